@@ -1,0 +1,45 @@
+# layoutbench — `make bench` runs the default scenario and renders its reports; `make test` runs the suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SCENARIO ?= bench/scenarios/default.yaml
+PYTEST_ARGS ?=
+
+.PHONY: venv test bench bench-micro bench-cluster perf-check lint clean
+
+venv: $(STAMP)
+
+# The venv is rebuilt from scratch when missing or older than pyproject.toml.
+$(STAMP): pyproject.toml
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/ruff check engines workloads bench reports tests
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory perf-check
+
+bench: $(STAMP)
+	$(BIN)/layoutbench run $(SCENARIO) --report
+
+bench-micro: $(STAMP)
+	$(BIN)/pytest -q tests/benchmarks --benchmark-only --benchmark-autosave \
+	  $$(ls .benchmarks/*/*.json >/dev/null 2>&1 && echo --benchmark-compare)
+
+bench-cluster: $(STAMP)
+	$(BIN)/python -m bench.cluster run bench/scenarios/small.yaml
+
+perf-check: $(STAMP)
+	@if [ -f bench/baselines/ci.json ] && $(BIN)/python -c "import bench.perfcheck" 2>/dev/null; then \
+	  $(BIN)/layoutbench perf-check; \
+	else echo "perf-check: no baseline yet (bench/baselines/ci.json), skipped"; fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check engines workloads bench reports tests
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .benchmarks

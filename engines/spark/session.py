@@ -1,0 +1,75 @@
+"""The one way to get a SparkSession in layoutbench (DESIGN.md §4).
+
+Local by default (``local[*]``); any master URL (``spark://…``, ``yarn``, ``k8s://…``) may be
+passed. Workers run this interpreter (``PYSPARK_PYTHON=sys.executable``) so they have pyarrow;
+the driver binds to 127.0.0.1; the UI is off unless asked; Parquet timestamps are written as
+TIMESTAMP_MICROS so min/max statistics exist.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Mapping
+
+from pyspark.sql import SparkSession
+
+_LOCK = threading.Lock()
+_SESSION: SparkSession | None = None
+
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.driver.memory": "2g",
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
+    "spark.scheduler.mode": "FAIR",
+}
+
+
+def get_spark(
+    master: str | None = None,
+    app_name: str = "layoutbench",
+    conf: Mapping[str, str] | None = None,
+    ui: bool = False,
+) -> SparkSession:
+    """Return the active session, creating one with layoutbench's settings if none exists.
+
+    ``master`` defaults to ``$LAYOUTBENCH_SPARK_MASTER`` or ``local[*]``.
+    """
+    with _LOCK:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        global _SESSION
+        if _SESSION is not None and _SESSION.sparkContext._jsc is not None:
+            return _SESSION
+        master = master or os.environ.get("LAYOUTBENCH_SPARK_MASTER", "local[*]")
+        builder = SparkSession.builder.master(master).appName(app_name)
+        settings = dict(DEFAULT_CONF)
+        settings["spark.driver.host"] = "127.0.0.1"
+        settings["spark.driver.bindAddress"] = "127.0.0.1"
+        settings["spark.executorEnv.PYSPARK_PYTHON"] = sys.executable
+        if ui:
+            settings["spark.ui.enabled"] = "true"
+        settings.update(conf or {})
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        _SESSION = spark
+        return spark
+
+
+def stop_spark() -> None:
+    """Stop the active session, if any."""
+    global _SESSION
+    with _LOCK:
+        if _SESSION is not None:
+            _SESSION.stop()
+            _SESSION = None

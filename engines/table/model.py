@@ -1,0 +1,103 @@
+"""Plain data types shared by the table core, the planners, the engines and the simulator.
+
+Nothing here does I/O. A :class:`FileSlice` is the input type of every planner: the real
+engines build them from a table's file-system view, the simulator from its metadata-only table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Hudi's meta columns, in the order Hudi writes them.
+META_COLUMNS: tuple[str, ...] = (
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+)
+
+ColumnStats = dict[str, tuple[Any, Any]]
+"""Per-column (min, max) of a base file; only columns whose statistics are known."""
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    """One base file of a file group as seen by a snapshot (COW: one file per slice).
+
+    ``path`` is relative to the table's base path (``<partition>/<file name>``).
+    """
+
+    partition: str
+    file_id: str
+    instant: str
+    path: str
+    size_bytes: int
+    num_rows: int
+    column_stats: ColumnStats = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def file_group(self) -> tuple[str, str]:
+        return (self.partition, self.file_id)
+
+    @property
+    def file_name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+@dataclass
+class WriteStat:
+    """What one written base file contributes to a commit (Hudi's HoodieWriteStat, JSON-compatible)."""
+
+    file_id: str
+    partition: str
+    path: str
+    num_writes: int
+    file_size: int
+    total_write_bytes: int | None = None
+    prev_commit: str = "null"
+    num_inserts: int | None = None
+    num_update_writes: int = 0
+    num_deletes: int = 0
+    min_record_key: str | None = None
+    max_record_key: str | None = None
+    column_stats: ColumnStats = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.total_write_bytes is None:
+            self.total_write_bytes = self.file_size
+        if self.num_inserts is None:
+            self.num_inserts = self.num_writes - self.num_update_writes
+
+    def to_file_slice(self, instant: str) -> FileSlice:
+        return FileSlice(
+            partition=self.partition,
+            file_id=self.file_id,
+            instant=instant,
+            path=self.path,
+            size_bytes=self.file_size,
+            num_rows=self.num_writes - self.num_deletes if self.num_deletes else self.num_writes,
+            column_stats=dict(self.column_stats),
+        )
+
+
+def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
+    """Split ``<fileId>_<writeToken>_<instant>.parquet`` into its parts; None if not a base file."""
+    if not name.endswith(".parquet") or name.startswith("."):
+        return None
+    stem = name[: -len(".parquet")]
+    parts = stem.split("_")
+    if len(parts) != 3 or not all(parts):
+        return None
+    file_id, token, instant = parts
+    if not instant.isdigit():
+        return None
+    return file_id, token, instant
+
+
+def base_file_name(file_id: str, write_token: str, instant: str) -> str:
+    """Hudi's base file name; neither fileId nor the write token may contain ``_``."""
+    if "_" in file_id or "_" in write_token:
+        raise ValueError(f"fileId {file_id!r} and write token {write_token!r} must not contain '_'")
+    return f"{file_id}_{write_token}_{instant}.parquet"

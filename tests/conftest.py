@@ -1,0 +1,26 @@
+"""Shared fixtures: one real local[2] Spark session for the whole run, paths to the shared fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-tables"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from engines.spark.session import get_spark, stop_spark
+
+    session = get_spark(master=os.environ.get("LAYOUTBENCH_TEST_MASTER", "local[2]"))
+    yield session
+    stop_spark()
+
+
+@pytest.fixture(scope="session")
+def hudi_fixtures() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.fail(f"shared Hudi fixtures not found at {FIXTURES}")
+    return FIXTURES
