@@ -1,0 +1,71 @@
+"""Avro plans: the seed's schemas (``avro/*.avsc``, verbatim) read and written with fastavro.
+
+Plans are stored as Avro object container files (codec null), as Hudi stores requested
+compaction and clustering plans. Every record is validated against its schema before it is
+written; a truncated or corrupt file raises :class:`PlanFileError` naming the file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import fastavro
+import fastavro.validation
+
+BASE_FILE_COMPACTION_PLAN = "HoodieBaseFileCompactionPlan"
+CLUSTERING_PLAN = "HoodieClusteringPlan"
+REQUESTED_REPLACE = "HoodieRequestedReplaceMetadata"
+SCHEMA_NAMES = (BASE_FILE_COMPACTION_PLAN, CLUSTERING_PLAN, REQUESTED_REPLACE)
+
+
+class PlanFileError(ValueError):
+    """A plan file that is missing, truncated, corrupt or does not match its schema."""
+
+
+def schema_json(name: str) -> dict[str, Any]:
+    """The raw .avsc document of a schema, as shipped."""
+    if name not in SCHEMA_NAMES:
+        raise KeyError(f"unknown schema {name!r}; expected one of {SCHEMA_NAMES}")
+    text = resources.files("engines.table").joinpath(f"avro/{name}.avsc").read_text()
+    return json.loads(text)
+
+
+@cache
+def parsed_schema(name: str) -> Any:
+    named: dict[str, Any] = {}
+    if name == REQUESTED_REPLACE:
+        fastavro.parse_schema(schema_json(CLUSTERING_PLAN), named_schemas=named)
+    return fastavro.parse_schema(schema_json(name), named_schemas=named)
+
+
+def encode_plan(name: str, record: dict[str, Any]) -> bytes:
+    """Validate ``record`` against schema ``name`` and return an Avro container file's bytes."""
+    schema = parsed_schema(name)
+    try:
+        fastavro.validation.validate(record, schema, raise_errors=True)
+    except fastavro.validation.ValidationError as exc:
+        raise PlanFileError(f"{name} record does not match its schema: {exc}") from None
+    buf = io.BytesIO()
+    fastavro.writer(buf, schema, [record], codec="null")
+    return buf.getvalue()
+
+
+def decode_plan(name: str, data: bytes, source: str) -> dict[str, Any]:
+    """Read the single record of a plan file; ``source`` names the file in errors."""
+    if not data:
+        raise PlanFileError(f"plan file {source} is empty")
+    try:
+        reader = fastavro.reader(io.BytesIO(data), reader_schema=parsed_schema(name))
+        records = list(reader)
+    except Exception as exc:  # fastavro raises many types on corrupt input
+        raise PlanFileError(f"plan file {source} is truncated or corrupt ({type(exc).__name__}: {exc})") from None
+    if len(records) != 1:
+        raise PlanFileError(f"plan file {source} holds {len(records)} records, expected exactly 1")
+    record = records[0]
+    if not isinstance(record, dict):
+        raise PlanFileError(f"plan file {source} does not hold a {name} record")
+    return record

@@ -1,0 +1,172 @@
+"""Table storage over ``pyarrow.fs``: the only module in ``engines/table`` that touches a file system.
+
+Paths given to a :class:`Storage` are relative to its base path and always use ``/``.
+Local paths and URIs (``file://``, ``s3://``, ``hdfs://``, ``gs://``) are accepted.
+
+Atomic create writes a temporary sibling and renames it into place. On local and HDFS file
+systems the rename is atomic; on object stores pyarrow implements it as copy + delete, so
+completion there is atomic only per object PUT (which is what the commit point needs: the
+object appears whole or not at all).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import uuid
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+
+class StorageError(OSError):
+    """A storage operation failed; the message names the path."""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str  # relative to the storage base
+    size: int
+    mtime_ns: int | None = None
+
+
+class Storage:
+    """A table's base path on some file system."""
+
+    def __init__(self, base: str, filesystem: pafs.FileSystem | None = None) -> None:
+        if filesystem is None:
+            if "://" in base:
+                filesystem, root = pafs.FileSystem.from_uri(base)
+            else:
+                filesystem, root = pafs.LocalFileSystem(), os.path.abspath(base)
+        else:
+            root = base
+        self.fs = filesystem
+        self.root = root.rstrip("/") or "/"
+        self.uri = base if "://" in base else root
+
+    # -- paths ------------------------------------------------------------------------------
+    def abs(self, rel: str) -> str:
+        return f"{self.root}/{rel}" if rel else self.root
+
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
+    def local_path(self, rel: str = "") -> str:
+        """Absolute local path (local file systems only)."""
+        if not self.is_local:
+            raise StorageError(f"{self.uri} is not on a local file system")
+        return self.abs(rel)
+
+    # -- reads ------------------------------------------------------------------------------
+    def exists(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.abs(rel)).type != pafs.FileType.NotFound
+
+    def is_dir(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.abs(rel)).type == pafs.FileType.Directory
+
+    def read_bytes(self, rel: str) -> bytes:
+        try:
+            with self.fs.open_input_stream(self.abs(rel)) as f:
+                return f.read()
+        except (FileNotFoundError, OSError) as exc:
+            raise StorageError(f"cannot read {self.abs(rel)}: {exc}") from exc
+
+    def size(self, rel: str) -> int:
+        info = self.fs.get_file_info(self.abs(rel))
+        if info.type == pafs.FileType.NotFound:
+            raise StorageError(f"no such file: {self.abs(rel)}")
+        return int(info.size or 0)
+
+    def list(self, rel: str = "", recursive: bool = False) -> list[FileEntry]:
+        """Files (not directories) under ``rel``; empty when ``rel`` does not exist."""
+        selector = pafs.FileSelector(self.abs(rel), allow_not_found=True, recursive=recursive)
+        out = []
+        prefix = self.root + "/"
+        for info in self.fs.get_file_info(selector):
+            if info.type != pafs.FileType.File:
+                continue
+            path = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
+            out.append(FileEntry(path, int(info.size or 0), info.mtime_ns))
+        return sorted(out, key=lambda e: e.path)
+
+    def list_dirs(self, rel: str = "", recursive: bool = False) -> list[str]:
+        selector = pafs.FileSelector(self.abs(rel), allow_not_found=True, recursive=recursive)
+        prefix = self.root + "/"
+        return sorted(
+            i.path[len(prefix):] if i.path.startswith(prefix) else i.path
+            for i in self.fs.get_file_info(selector)
+            if i.type == pafs.FileType.Directory
+        )
+
+    # -- writes -----------------------------------------------------------------------------
+    def mkdirs(self, rel: str) -> None:
+        self.fs.create_dir(self.abs(rel), recursive=True)
+
+    def write_atomic(self, rel: str, data: bytes, overwrite: bool = True) -> None:
+        """Write ``data`` to ``rel`` so that readers see all of it or nothing (temp + rename)."""
+        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        name = rel.rsplit("/", 1)[-1]
+        tmp = f"{parent}/.{name}.{uuid.uuid4().hex}.tmp" if parent else f".{name}.{uuid.uuid4().hex}.tmp"
+        if not overwrite and self.exists(rel):
+            raise StorageError(f"{self.abs(rel)} already exists")
+        if parent:
+            self.mkdirs(parent)
+        try:
+            with self.fs.open_output_stream(self.abs(tmp)) as f:
+                f.write(data)
+            self.fs.move(self.abs(tmp), self.abs(rel))
+        except OSError as exc:
+            self.delete(tmp, missing_ok=True)
+            raise StorageError(f"cannot write {self.abs(rel)}: {exc}") from exc
+
+    def create_exclusive(self, rel: str, data: bytes) -> bool:
+        """Create ``rel`` only if it does not exist; True when this call created it.
+
+        Exclusive on local file systems (O_EXCL); elsewhere a check-then-write, which is only
+        as strong as the store's consistency (documented limitation).
+        """
+        if self.is_local:
+            path = self.abs(rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except OSError as exc:
+                if exc.errno == errno.EEXIST:
+                    return False
+                raise StorageError(f"cannot create {path}: {exc}") from exc
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            return True
+        if self.exists(rel):
+            return False
+        self.write_atomic(rel, data)
+        return True
+
+    def delete(self, rel: str, missing_ok: bool = False) -> bool:
+        """Delete one file; True if it existed."""
+        try:
+            self.fs.delete_file(self.abs(rel))
+            return True
+        except FileNotFoundError:
+            if missing_ok:
+                return False
+            raise StorageError(f"no such file: {self.abs(rel)}") from None
+        except OSError as exc:
+            if missing_ok and not self.exists(rel):
+                return False
+            raise StorageError(f"cannot delete {self.abs(rel)}: {exc}") from exc
+
+    def delete_dir(self, rel: str) -> None:
+        if self.exists(rel):
+            self.fs.delete_dir(self.abs(rel))
+
+    def parquet_metadata(self, rel: str):
+        """The Parquet footer (``pyarrow.parquet.FileMetaData``) of a file."""
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_metadata(self.abs(rel), filesystem=self.fs)
+        except (OSError, ValueError) as exc:
+            raise StorageError(f"cannot read the Parquet footer of {self.abs(rel)}: {exc}") from exc

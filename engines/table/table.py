@@ -1,0 +1,172 @@
+"""``HudiTable``: one table's storage, properties, timeline, view and writer lock in one handle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from engines.table.instants import InstantClock
+from engines.table.lock import WriterLock
+from engines.table.metadata import CommitMetadata
+from engines.table.properties import (
+    UnsupportedTableError,
+    default_properties,
+    read_properties,
+    write_properties,
+)
+from engines.table.storage import Storage
+from engines.table.timeline import METAFOLDER, Instant, State, Timeline, TimelineError
+from engines.table.view import FileSystemView
+
+READABLE_VERSIONS = {"6": "1", "8": "2", "9": "2"}
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    name: str
+    partition_field: str
+    record_key: str
+    hive_style: bool = True
+
+
+class HudiTable:
+    """A Hudi COPY_ON_WRITE table at ``base`` (local path or URI)."""
+
+    def __init__(self, storage: Storage, properties: dict[str, str], clock: InstantClock | None = None) -> None:
+        self.storage = storage
+        self.properties = properties
+        self.clock = clock or InstantClock()
+        self.lock = WriterLock(storage)
+        self._timeline: Timeline | None = None
+
+    # -- creation ---------------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        base: str,
+        config: TableConfig,
+        clock: InstantClock | None = None,
+        exist_ok: bool = False,
+    ) -> HudiTable:
+        storage = Storage(base)
+        if storage.exists(".hoodie/hoodie.properties"):
+            if not exist_ok:
+                raise FileExistsError(f"a Hudi table already exists at {storage.uri}")
+            return cls.open(base, clock=clock)
+        storage.mkdirs(METAFOLDER)
+        storage.mkdirs(f"{METAFOLDER}/archived")
+        props = default_properties(config.name, [config.partition_field], config.record_key, config.hive_style)
+        write_properties(storage, props)
+        return cls(storage, props, clock)
+
+    @classmethod
+    def open(cls, base: str, clock: InstantClock | None = None, require_cow: bool = True) -> HudiTable:
+        """Open an existing table; MERGE_ON_READ and unknown versions raise a clear error."""
+        storage = Storage(base)
+        props = read_properties(storage)
+        table = cls(storage, props, clock)
+        if require_cow:
+            table.check_supported()
+        return table
+
+    def check_supported(self) -> None:
+        ttype = self.properties.get("hoodie.table.type", "COPY_ON_WRITE").upper()
+        if ttype not in ("COPY_ON_WRITE", "COW"):
+            raise UnsupportedTableError(
+                f"{self.storage.uri} is a {ttype} table; layoutbench supports only COPY_ON_WRITE tables"
+            )
+        version = self.properties.get("hoodie.table.version", "6")
+        if version not in READABLE_VERSIONS:
+            raise UnsupportedTableError(f"{self.storage.uri}: Hudi table version {version} is not supported")
+
+    @property
+    def writable(self) -> bool:
+        return self.properties.get("hoodie.table.version") == "6"
+
+    def check_writable(self) -> None:
+        self.check_supported()
+        if not self.writable:
+            raise UnsupportedTableError(
+                f"{self.storage.uri}: only table version 6 (timeline layout 1) is written by layoutbench"
+            )
+
+    # -- properties -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.properties.get("hoodie.table.name", "")
+
+    @property
+    def base_uri(self) -> str:
+        return self.storage.uri
+
+    @property
+    def partition_fields(self) -> list[str]:
+        raw = self.properties.get("hoodie.table.partition.fields", "")
+        return [f for f in raw.split(",") if f]
+
+    @property
+    def record_key(self) -> str:
+        return self.properties.get("hoodie.table.recordkey.fields", "")
+
+    @property
+    def hive_style(self) -> bool:
+        return self.properties.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
+
+    def partition_path(self, value: str) -> str:
+        field = self.partition_fields[0] if self.partition_fields else ""
+        if not field:
+            return ""
+        return f"{field}={value}" if self.hive_style else value
+
+    # -- timeline / view --------------------------------------------------------------------
+    @property
+    def timeline(self) -> Timeline:
+        if self._timeline is None:
+            self._timeline = Timeline.load(self.storage)
+        return self._timeline
+
+    def refresh(self) -> Timeline:
+        self._timeline = Timeline.load(self.storage)
+        return self._timeline
+
+    def view(self, read_footers: bool = True) -> FileSystemView:
+        if self.properties.get("hoodie.timeline.layout.version", "1") != "1":
+            raise UnsupportedTableError(
+                f"{self.storage.uri}: timeline layout {self.properties.get('hoodie.timeline.layout.version')} "
+                "(Hudi 1.x) is not read by layoutbench's view; only layout 1 (table version 6)"
+            )
+        return FileSystemView(self.storage, self.refresh(), read_footers=read_footers)
+
+    def new_instant_time(self) -> str:
+        return self.clock.next(self.refresh().last_timestamp())
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        data = self.timeline.read(instant, State.COMPLETED)
+        return CommitMetadata.from_json(data, source=f".hoodie/{instant.timestamp}.{instant.action}")
+
+    def latest_schema(self) -> str | None:
+        for inst in reversed(self.refresh().completed_data_instants()):
+            meta = self.commit_metadata(inst)
+            if meta.schema:
+                return meta.schema
+        return None
+
+    # -- transactions -----------------------------------------------------------------------
+    def start(self, action: str, content: bytes = b"", inflight_content: bytes = b"") -> Instant:
+        """Create ``<t>.<action>.requested`` and move it to inflight; returns the inflight instant."""
+        timeline = self.refresh()
+        ts = self.clock.next(timeline.last_timestamp())
+        requested = timeline.create_requested(ts, action, content)
+        return timeline.transition_to_inflight(requested, inflight_content)
+
+    def complete(self, instant: Instant, metadata: CommitMetadata, replace: bool = False) -> Instant:
+        if instant.state != State.INFLIGHT:
+            raise TimelineError(f"instant {instant} is not inflight")
+        done = self.refresh().complete(instant, metadata.to_json(replace=replace))
+        self._timeline = None
+        return done
+
+
+def logical_clock(start: datetime) -> InstantClock:
+    """Deterministic instants (start + n ms) for reproducible benchmark runs."""
+    return InstantClock(logical_start=start)

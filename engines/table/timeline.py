@@ -1,0 +1,216 @@
+"""The table timeline (Hudi timeline layout 1, table version 6): instants and their state files.
+
+| action              | requested                          | inflight                          | completed            |
+| ------------------- | ---------------------------------- | --------------------------------- | -------------------- |
+| commit              | ``<t>.commit.requested``           | ``<t>.inflight``                  | ``<t>.commit``       |
+| replacecommit       | ``<t>.replacecommit.requested``    | ``<t>.replacecommit.inflight``    | ``<t>.replacecommit``|
+| basefilecompaction  | ``<t>.basefilecompaction.requested``| ``<t>.basefilecompaction.inflight``| ``<t>.commit``      |
+| clean / rollback    | ``<t>.clean.requested`` …          | ``<t>.clean.inflight`` …          | ``<t>.clean`` …      |
+
+The completed file is the commit point and is written atomically (temp + rename). Hudi readers
+only load completed commit/deltacommit/replacecommit files, so an Option 1 compaction completes
+as ``<t>.commit`` (as Hudi's own compaction does) and its ``basefilecompaction`` state files are
+ignored by them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+
+from engines.table.storage import Storage
+
+METAFOLDER = ".hoodie"
+
+COMMIT = "commit"
+REPLACE = "replacecommit"
+COMPACTION = "basefilecompaction"
+CLEAN = "clean"
+ROLLBACK = "rollback"
+WRITE_ACTIONS = (COMMIT, REPLACE, COMPACTION)
+OUR_ACTIONS = (COMMIT, REPLACE, COMPACTION, CLEAN, ROLLBACK)
+# Actions found in tables written by Apache Hudi that we recognise (read-only).
+FOREIGN_ACTIONS = ("deltacommit", "compaction", "clustering", "savepoint", "restore", "indexing")
+DATA_ACTIONS = (COMMIT, REPLACE, COMPACTION, "deltacommit")
+
+_NAME = re.compile(r"^(\d{14}|\d{17})(?:\.([a-z]+))?(?:\.(requested|inflight))?$")
+
+
+class TimelineError(RuntimeError):
+    """An illegal timeline transition or an unreadable instant file."""
+
+
+class State(IntEnum):
+    REQUESTED = 1
+    INFLIGHT = 2
+    COMPLETED = 3
+
+
+@dataclass(frozen=True, order=True)
+class Instant:
+    timestamp: str
+    action: str
+    state: State
+
+    @property
+    def is_completed(self) -> bool:
+        return self.state == State.COMPLETED
+
+    def __str__(self) -> str:
+        return f"{self.timestamp}.{self.action}[{self.state.name.lower()}]"
+
+
+def state_file(timestamp: str, action: str, state: State) -> str:
+    """The file name (inside ``.hoodie``) of an instant in a given state."""
+    if state == State.REQUESTED:
+        return f"{timestamp}.{action}.requested"
+    if state == State.INFLIGHT:
+        return f"{timestamp}.inflight" if action == COMMIT else f"{timestamp}.{action}.inflight"
+    if action == COMPACTION:
+        return f"{timestamp}.{COMMIT}"
+    return f"{timestamp}.{action}"
+
+
+def _parse_listing(names: Iterable[str]) -> list[Instant]:
+    seen: dict[str, dict[str, State]] = {}
+    for name in names:
+        m = _NAME.match(name)
+        if not m:
+            continue
+        ts, action, suffix = m.group(1), m.group(2), m.group(3)
+        if action is None:
+            if suffix != "inflight":
+                continue
+            action = COMMIT  # "<t>.inflight" is the commit action's inflight file
+        if action not in OUR_ACTIONS and action not in FOREIGN_ACTIONS:
+            continue
+        state = {"requested": State.REQUESTED, "inflight": State.INFLIGHT, None: State.COMPLETED}[suffix]
+        by_action = seen.setdefault(ts, {})
+        by_action[action] = max(by_action.get(action, State.REQUESTED), state)
+    out = []
+    for ts, by_action in seen.items():
+        if COMPACTION in by_action:
+            # A base-file compaction completes as "<t>.commit".
+            state = State.COMPLETED if by_action.get(COMMIT) == State.COMPLETED else by_action[COMPACTION]
+            out.append(Instant(ts, COMPACTION, state))
+            by_action = {a: s for a, s in by_action.items() if a not in (COMPACTION, COMMIT)}
+        if "clustering" in by_action and REPLACE in by_action:
+            by_action.pop("clustering")  # Hudi 1.x pending clustering completing as replacecommit
+        for action, state in by_action.items():
+            out.append(Instant(ts, action, state))
+    return sorted(out)
+
+
+class Timeline:
+    """An immutable snapshot of a table's timeline, plus the writes that move instants along it."""
+
+    def __init__(self, storage: Storage, instants: list[Instant]) -> None:
+        self.storage = storage
+        self.instants = instants
+        self._by_ts = {i.timestamp: i for i in instants}
+
+    @classmethod
+    def load(cls, storage: Storage) -> Timeline:
+        names = [e.path.rsplit("/", 1)[-1] for e in storage.list(METAFOLDER)]
+        return cls(storage, _parse_listing(names))
+
+    def reload(self) -> Timeline:
+        return Timeline.load(self.storage)
+
+    # -- queries ----------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[Instant]:
+        return iter(self.instants)
+
+    def __len__(self) -> int:
+        return len(self.instants)
+
+    def get(self, timestamp: str) -> Instant | None:
+        return self._by_ts.get(timestamp)
+
+    def completed(self, actions: Iterable[str] | None = None) -> list[Instant]:
+        acts = set(actions) if actions is not None else None
+        return [i for i in self.instants if i.is_completed and (acts is None or i.action in acts)]
+
+    def pending(self, actions: Iterable[str] | None = None) -> list[Instant]:
+        acts = set(actions) if actions is not None else None
+        return [i for i in self.instants if not i.is_completed and (acts is None or i.action in acts)]
+
+    def completed_data_instants(self) -> list[Instant]:
+        """Completed instants that make data visible (commit, replacecommit, compaction, deltacommit)."""
+        return self.completed(DATA_ACTIONS)
+
+    def last_timestamp(self) -> str | None:
+        return self.instants[-1].timestamp if self.instants else None
+
+    def read(self, instant: Instant, state: State | None = None) -> bytes:
+        """Bytes of an instant's state file (its current state unless given)."""
+        name = state_file(instant.timestamp, instant.action, state or instant.state)
+        try:
+            return self.storage.read_bytes(f"{METAFOLDER}/{name}")
+        except OSError as exc:
+            raise TimelineError(f"cannot read instant file .hoodie/{name}: {exc}") from exc
+
+    # -- transitions ------------------------------------------------------------------------
+    def _path(self, ts: str, action: str, state: State) -> str:
+        return f"{METAFOLDER}/{state_file(ts, action, state)}"
+
+    def _current_state(self, ts: str, action: str) -> State | None:
+        for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
+            if self.storage.exists(self._path(ts, action, state)):
+                return state
+        return None
+
+    def create_requested(self, timestamp: str, action: str, content: bytes = b"") -> Instant:
+        if action not in OUR_ACTIONS:
+            raise TimelineError(f"unknown action {action!r}; expected one of {OUR_ACTIONS}")
+        last = Timeline.load(self.storage).last_timestamp()
+        if last is not None and timestamp <= last:
+            raise TimelineError(
+                f"instant {timestamp} is not after the latest instant {last}; instants must increase"
+            )
+        if not self.storage.create_exclusive(self._path(timestamp, action, State.REQUESTED), content):
+            raise TimelineError(f"instant {timestamp}.{action} already requested")
+        return Instant(timestamp, action, State.REQUESTED)
+
+    def transition_to_inflight(self, instant: Instant, content: bytes = b"") -> Instant:
+        current = self._current_state(instant.timestamp, instant.action)
+        if current != State.REQUESTED:
+            raise TimelineError(
+                f"cannot move {instant.timestamp}.{instant.action} to inflight: it is "
+                f"{current.name.lower() if current else 'absent'}, not requested"
+            )
+        self.storage.write_atomic(self._path(instant.timestamp, instant.action, State.INFLIGHT), content)
+        return Instant(instant.timestamp, instant.action, State.INFLIGHT)
+
+    def complete(self, instant: Instant, content: bytes) -> Instant:
+        """Write the completed file atomically: the commit point."""
+        current = self._current_state(instant.timestamp, instant.action)
+        if current != State.INFLIGHT:
+            raise TimelineError(
+                f"cannot complete {instant.timestamp}.{instant.action}: it is "
+                f"{current.name.lower() if current else 'absent'}, not inflight"
+            )
+        if not content:
+            raise TimelineError("completed instant content must not be empty (Hudi readers reject it)")
+        self.storage.write_atomic(
+            self._path(instant.timestamp, instant.action, State.COMPLETED), content, overwrite=False
+        )
+        return Instant(instant.timestamp, instant.action, State.COMPLETED)
+
+    def revert_to_requested(self, instant: Instant) -> Instant:
+        """Drop the inflight file of a pending instant (rollback of a clustering keeps the plan)."""
+        current = self._current_state(instant.timestamp, instant.action)
+        if current == State.COMPLETED:
+            raise TimelineError(f"cannot revert completed instant {instant.timestamp}.{instant.action}")
+        self.storage.delete(self._path(instant.timestamp, instant.action, State.INFLIGHT), missing_ok=True)
+        return Instant(instant.timestamp, instant.action, State.REQUESTED)
+
+    def delete_pending(self, instant: Instant) -> None:
+        """Remove every state file of a pending instant (a rolled-back ingest commit)."""
+        current = self._current_state(instant.timestamp, instant.action)
+        if current == State.COMPLETED:
+            raise TimelineError(f"cannot delete completed instant {instant.timestamp}.{instant.action}")
+        for state in (State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(self._path(instant.timestamp, instant.action, state), missing_ok=True)
