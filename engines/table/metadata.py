@@ -84,6 +84,20 @@ def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:
     )
 
 
+def _avro_document(data: bytes, source: str) -> dict[str, Any]:
+    import io
+
+    import fastavro
+
+    try:
+        records = list(fastavro.reader(io.BytesIO(data)))
+    except Exception as exc:  # fastavro raises many types on corrupt input
+        raise MetadataError(f"{source}: corrupt Avro commit metadata ({type(exc).__name__}: {exc})") from None
+    if len(records) != 1 or not isinstance(records[0], dict):
+        raise MetadataError(f"{source}: expected one Avro commit-metadata record, found {len(records)}")
+    return records[0]
+
+
 @dataclass
 class CommitMetadata:
     """What a completed commit / replacecommit records."""
@@ -129,10 +143,14 @@ class CommitMetadata:
 
     @classmethod
     def from_json(cls, data: bytes, source: str = "<metadata>") -> CommitMetadata:
-        try:
-            doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MetadataError(f"{source}: not valid commit metadata JSON ({exc})") from None
+        """Parse layout-1 JSON, or the Avro container a Hudi 1.x completed instant holds."""
+        if data[:4] == b"Obj\x01":
+            doc = _avro_document(data, source)
+        else:
+            try:
+                doc = json.loads(data.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                raise MetadataError(f"{source}: not valid commit metadata JSON ({exc})") from None
         if not isinstance(doc, dict):
             raise MetadataError(f"{source}: commit metadata must be a JSON object, got {type(doc).__name__}")
         try:

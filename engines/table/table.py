@@ -130,19 +130,15 @@ class HudiTable:
         return self._timeline
 
     def view(self, read_footers: bool = True) -> FileSystemView:
-        if self.properties.get("hoodie.timeline.layout.version", "1") != "1":
-            raise UnsupportedTableError(
-                f"{self.storage.uri}: timeline layout {self.properties.get('hoodie.timeline.layout.version')} "
-                "(Hudi 1.x) is not read by layoutbench's view; only layout 1 (table version 6)"
-            )
         return FileSystemView(self.storage, self.refresh(), read_footers=read_footers)
 
     def new_instant_time(self) -> str:
         return self.clock.next(self.refresh().last_timestamp())
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        data = self.timeline.read(instant, State.COMPLETED)
-        return CommitMetadata.from_json(data, source=f".hoodie/{instant.timestamp}.{instant.action}")
+        timeline = self.timeline
+        data = timeline.read(instant, State.COMPLETED)
+        return CommitMetadata.from_json(data, source=f"{timeline.folder}/{timeline.file_name(instant, State.COMPLETED)}")
 
     def latest_schema(self) -> str | None:
         for inst in reversed(self.refresh().completed_data_instants()):

@@ -35,7 +35,8 @@ OUR_ACTIONS = (COMMIT, REPLACE, COMPACTION, CLEAN, ROLLBACK)
 FOREIGN_ACTIONS = ("deltacommit", "compaction", "clustering", "savepoint", "restore", "indexing")
 DATA_ACTIONS = (COMMIT, REPLACE, COMPACTION, "deltacommit")
 
-_NAME = re.compile(r"^(\d{14}|\d{17})(?:\.([a-z]+))?(?:\.(requested|inflight))?$")
+_NAME = re.compile(r"^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?(?:\.([a-z]+))?(?:\.(requested|inflight))?$")
+LAYOUT2_FOLDER = f"{METAFOLDER}/timeline"  # Hudi 1.x (table versions 8/9), read-only
 
 
 class TimelineError(RuntimeError):
@@ -73,13 +74,15 @@ def state_file(timestamp: str, action: str, state: State) -> str:
     return f"{timestamp}.{action}"
 
 
-def _parse_listing(names: Iterable[str]) -> list[Instant]:
+def _parse_listing(names: Iterable[str], completed_files: dict[tuple[str, str], str]) -> list[Instant]:
     seen: dict[str, dict[str, State]] = {}
     for name in names:
         m = _NAME.match(name)
         if not m:
             continue
-        ts, action, suffix = m.group(1), m.group(2), m.group(3)
+        ts, completion, action, suffix = m.group(1), m.group(2), m.group(3), m.group(4)
+        if completion is not None and (action is None or suffix is not None):
+            continue
         if action is None:
             if suffix != "inflight":
                 continue
@@ -87,6 +90,8 @@ def _parse_listing(names: Iterable[str]) -> list[Instant]:
         if action not in OUR_ACTIONS and action not in FOREIGN_ACTIONS:
             continue
         state = {"requested": State.REQUESTED, "inflight": State.INFLIGHT, None: State.COMPLETED}[suffix]
+        if state == State.COMPLETED:
+            completed_files[(ts, action)] = name
         by_action = seen.setdefault(ts, {})
         by_action[action] = max(by_action.get(action, State.REQUESTED), state)
     out = []
@@ -106,18 +111,39 @@ def _parse_listing(names: Iterable[str]) -> list[Instant]:
 class Timeline:
     """An immutable snapshot of a table's timeline, plus the writes that move instants along it."""
 
-    def __init__(self, storage: Storage, instants: list[Instant]) -> None:
+    def __init__(self, storage: Storage, instants: list[Instant], folder: str = METAFOLDER,
+                 completed_files: dict[tuple[str, str], str] | None = None) -> None:
         self.storage = storage
         self.instants = instants
+        self.folder = folder
+        self.completed_files = completed_files or {}
         self._by_ts = {i.timestamp: i for i in instants}
+
+    @property
+    def layout(self) -> int:
+        return 2 if self.folder == LAYOUT2_FOLDER else 1
 
     @classmethod
     def load(cls, storage: Storage) -> Timeline:
-        names = [e.path.rsplit("/", 1)[-1] for e in storage.list(METAFOLDER)]
-        return cls(storage, _parse_listing(names))
+        """Load layout 1 (``.hoodie/``) or, when present, layout 2 (``.hoodie/timeline/``, read-only)."""
+        folder = LAYOUT2_FOLDER if storage.is_dir(LAYOUT2_FOLDER) else METAFOLDER
+        names = [e.path.rsplit("/", 1)[-1] for e in storage.list(folder)]
+        completed: dict[tuple[str, str], str] = {}
+        instants = _parse_listing(names, completed)
+        return cls(storage, instants, folder, completed)
 
     def reload(self) -> Timeline:
         return Timeline.load(self.storage)
+
+    def file_name(self, instant: Instant, state: State | None = None) -> str:
+        """Name (inside the timeline folder) of an instant's state file."""
+        state = state or instant.state
+        if state == State.COMPLETED:
+            action = COMMIT if instant.action == COMPACTION else instant.action
+            known = self.completed_files.get((instant.timestamp, action))
+            if known:
+                return known
+        return state_file(instant.timestamp, instant.action, state)
 
     # -- queries ----------------------------------------------------------------------------
     def __iter__(self) -> Iterator[Instant]:
@@ -146,14 +172,16 @@ class Timeline:
 
     def read(self, instant: Instant, state: State | None = None) -> bytes:
         """Bytes of an instant's state file (its current state unless given)."""
-        name = state_file(instant.timestamp, instant.action, state or instant.state)
+        name = self.file_name(instant, state)
         try:
-            return self.storage.read_bytes(f"{METAFOLDER}/{name}")
+            return self.storage.read_bytes(f"{self.folder}/{name}")
         except OSError as exc:
-            raise TimelineError(f"cannot read instant file .hoodie/{name}: {exc}") from exc
+            raise TimelineError(f"cannot read instant file {self.folder}/{name}: {exc}") from exc
 
     # -- transitions ------------------------------------------------------------------------
     def _path(self, ts: str, action: str, state: State) -> str:
+        if self.layout != 1:
+            raise TimelineError("layoutbench writes only timeline layout 1 (Hudi table version 6)")
         return f"{METAFOLDER}/{state_file(ts, action, state)}"
 
     def _current_state(self, ts: str, action: str) -> State | None:

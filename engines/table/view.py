@@ -81,9 +81,11 @@ class FileSystemView:
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         if instant.timestamp not in self._metadata:
-            name = state_file(instant.timestamp, instant.action, State.COMPLETED)
+            name = self.timeline.file_name(instant, State.COMPLETED)
             data = self.timeline.read(instant, State.COMPLETED)
-            self._metadata[instant.timestamp] = CommitMetadata.from_json(data, source=f".hoodie/{name}")
+            self._metadata[instant.timestamp] = CommitMetadata.from_json(
+                data, source=f"{self.timeline.folder}/{name}"
+            )
         return self._metadata[instant.timestamp]
 
     def _write_stats_by_path(self) -> dict[str, WriteStat]:
