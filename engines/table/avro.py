@@ -34,12 +34,24 @@ def schema_json(name: str) -> dict[str, Any]:
     return json.loads(text)
 
 
+def _inline_references(doc: Any, defs: dict[str, Any]) -> Any:
+    """Replace references to other shipped schemas by their definitions (container files must be self-contained)."""
+    if isinstance(doc, str):
+        return defs.get(doc, defs.get(doc.rsplit(".", 1)[-1], doc))
+    if isinstance(doc, list):
+        return [_inline_references(d, defs) for d in doc]
+    if isinstance(doc, dict):
+        return {k: _inline_references(v, defs) if k in ("type", "items", "values", "fields") else v
+                for k, v in doc.items()}
+    return doc
+
+
 @cache
 def parsed_schema(name: str) -> Any:
-    named: dict[str, Any] = {}
+    doc = schema_json(name)
     if name == REQUESTED_REPLACE:
-        fastavro.parse_schema(schema_json(CLUSTERING_PLAN), named_schemas=named)
-    return fastavro.parse_schema(schema_json(name), named_schemas=named)
+        doc = _inline_references(doc, {CLUSTERING_PLAN: schema_json(CLUSTERING_PLAN)})
+    return fastavro.parse_schema(doc)
 
 
 def encode_plan(name: str, record: dict[str, Any]) -> bytes:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
+from engines.table import faults
+
 
 class StorageError(OSError):
     """A storage operation failed; the message names the path."""
@@ -116,6 +118,7 @@ class Storage:
         try:
             with self.fs.open_output_stream(self.abs(tmp)) as f:
                 f.write(data)
+            faults.point("storage.before_rename")
             self.fs.move(self.abs(tmp), self.abs(rel))
         except OSError as exc:
             self.delete(tmp, missing_ok=True)

@@ -81,6 +81,8 @@ def _parse_listing(names: Iterable[str], completed_files: dict[tuple[str, str], 
         if not m:
             continue
         ts, completion, action, suffix = m.group(1), m.group(2), m.group(3), m.group(4)
+        if action in ("inflight", "requested") and suffix is None:
+            action, suffix = None, action
         if completion is not None and (action is None or suffix is not None):
             continue
         if action is None:
