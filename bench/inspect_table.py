@@ -1,0 +1,56 @@
+"""``layoutbench inspect``: what a Hudi table holds, as data (rendered by the CLI)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from engines.table.table import HudiTable
+
+SIZE_BUCKETS = [(1 << 20, "<1 MB"), (10 << 20, "1-10 MB"), (50 << 20, "10-50 MB"), (100 << 20, "50-100 MB"),
+                (128 << 20, "100-128 MB"), (512 << 20, "128-512 MB"), (1 << 62, ">=512 MB")]
+
+
+def size_bucket(size: int) -> str:
+    return next(label for limit, label in SIZE_BUCKETS if size < limit)
+
+
+def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = 100 << 20) -> dict[str, Any]:
+    """Timeline, partitions, file groups, live vs physical files, size histogram and row count."""
+    table = HudiTable.open(base)
+    view = table.view()
+    snap = view.snapshot(as_of=as_of)
+    hist = Counter(size_bucket(s.size_bytes) for s in snap)
+    per_partition: dict[str, dict[str, int]] = {}
+    for s in snap:
+        p = per_partition.setdefault(s.partition, {"live_files": 0, "bytes": 0, "rows": 0})
+        p["live_files"] += 1
+        p["bytes"] += s.size_bytes
+        p["rows"] += s.num_rows
+    physical = view.base_files
+    live_bytes = sum(s.size_bytes for s in snap)
+    physical_bytes = sum(b.size for b in physical)
+    return {
+        "base_path": table.base_uri,
+        "table_name": table.name,
+        "table_type": table.properties.get("hoodie.table.type"),
+        "table_version": table.properties.get("hoodie.table.version"),
+        "timeline_layout": view.timeline.layout,
+        "as_of": as_of,
+        "timeline": [{"instant": i.timestamp, "action": i.action, "state": i.state.name} for i in view.timeline],
+        "partitions": dict(sorted(per_partition.items())),
+        "file_groups": len(view.file_groups()),
+        "live_files": len(snap),
+        "physical_files": len(physical),
+        "live_bytes": live_bytes,
+        "physical_bytes": physical_bytes,
+        "space_amplification": round(physical_bytes / live_bytes, 4) if live_bytes else None,
+        "size_histogram": {label: hist.get(label, 0) for _, label in SIZE_BUCKETS},
+        "small_files": sum(1 for s in snap if s.size_bytes < small_file_limit),
+        "small_file_limit": small_file_limit,
+        "mean_file_bytes": int(live_bytes / len(snap)) if snap else 0,
+        "snapshot_rows": sum(s.num_rows for s in snap),
+        "replaced_file_groups": len(view.replaced_file_groups(as_of)),
+        "pending_clustering_file_groups": len(view.pending_clustering_file_groups()),
+        "pending_compaction_files": len(view.pending_compaction_paths()),
+    }
