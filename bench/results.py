@@ -1,0 +1,195 @@
+"""The results folder: ``results/<run-id>/run.json`` plus one Parquet file per table.
+
+Reports, comparisons, calibration and the CI gate read results only through this module, so a
+run (real or simulated) can be re-rendered or compared later. Column sets are fixed here; a
+table with no rows is still written with its schema.
+
+Tables (one row per …):
+- ``commits``: completed instant per engine — engine, seq, batch, instant, action, operation,
+  kind (ingest / compaction / clustering / merge / clean / rollback), duration_s, records_written,
+  bytes_written, files_written, files_replaced, batch_bytes (the batch written once; 0 for
+  maintenance), cum_bytes_written, cum_batch_bytes, wa, live_files, physical_files, live_bytes,
+  physical_bytes, space_amp, small_files, mean_file_bytes, metadata_bytes.
+- ``files``: file at a checkpoint — engine, checkpoint (batch index), partition, file_id, path,
+  size_bytes, rows, live.
+- ``maintenance``: table-service run — engine, batch, kind, instant, mode, duration_s, files_in,
+  files_out, bytes_read, bytes_written, records, files_deleted, details (JSON).
+- ``queries``: query execution — engine, checkpoint, query, run (0 = cold, 1.. warm), latency_s,
+  files_total, files_scanned, files_pruned, row_groups_total, row_groups_scanned, rows_scanned,
+  result_rows, verified, error.
+- ``isolation``: reader query during maintenance — engine, maintenance_instant, reader, seq,
+  query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
+- ``crash``: injected crash — engine, point, recovered, rows_lost, rows_duplicated,
+  query_failures, hudi_rs_agrees, details.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+TABLES: dict[str, pa.Schema] = {
+    "commits": pa.schema([
+        ("engine", pa.string()), ("seq", pa.int64()), ("batch", pa.int64()), ("instant", pa.string()),
+        ("action", pa.string()), ("operation", pa.string()), ("kind", pa.string()),
+        ("duration_s", pa.float64()), ("records_written", pa.int64()), ("bytes_written", pa.int64()),
+        ("files_written", pa.int64()), ("files_replaced", pa.int64()), ("batch_bytes", pa.int64()),
+        ("cum_bytes_written", pa.int64()), ("cum_batch_bytes", pa.int64()), ("wa", pa.float64()),
+        ("live_files", pa.int64()), ("physical_files", pa.int64()), ("live_bytes", pa.int64()),
+        ("physical_bytes", pa.int64()), ("space_amp", pa.float64()), ("small_files", pa.int64()),
+        ("mean_file_bytes", pa.float64()), ("metadata_bytes", pa.int64()),
+    ]),
+    "files": pa.schema([
+        ("engine", pa.string()), ("checkpoint", pa.int64()), ("partition", pa.string()),
+        ("file_id", pa.string()), ("path", pa.string()), ("size_bytes", pa.int64()), ("rows", pa.int64()),
+        ("live", pa.bool_()),
+    ]),
+    "maintenance": pa.schema([
+        ("engine", pa.string()), ("batch", pa.int64()), ("kind", pa.string()), ("instant", pa.string()),
+        ("mode", pa.string()), ("duration_s", pa.float64()), ("files_in", pa.int64()),
+        ("files_out", pa.int64()), ("bytes_read", pa.int64()), ("bytes_written", pa.int64()),
+        ("records", pa.int64()), ("files_deleted", pa.int64()), ("details", pa.string()),
+    ]),
+    "queries": pa.schema([
+        ("engine", pa.string()), ("checkpoint", pa.int64()), ("query", pa.string()), ("run", pa.int64()),
+        ("latency_s", pa.float64()), ("files_total", pa.int64()), ("files_scanned", pa.int64()),
+        ("files_pruned", pa.int64()), ("row_groups_total", pa.int64()), ("row_groups_scanned", pa.int64()),
+        ("rows_scanned", pa.int64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
+        ("error", pa.string()),
+    ]),
+    "isolation": pa.schema([
+        ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),
+        ("seq", pa.int64()), ("query", pa.string()), ("started_s", pa.float64()), ("ended_s", pa.float64()),
+        ("outcome", pa.string()), ("expected", pa.string()), ("got", pa.string()), ("error", pa.string()),
+    ]),
+    "crash": pa.schema([
+        ("engine", pa.string()), ("point", pa.string()), ("recovered", pa.bool_()), ("rows_lost", pa.int64()),
+        ("rows_duplicated", pa.int64()), ("query_failures", pa.int64()), ("hudi_rs_agrees", pa.bool_()),
+        ("details", pa.string()),
+    ]),
+}
+
+
+class ResultsError(ValueError):
+    """A results folder that is missing or malformed."""
+
+
+def new_run_id(scenario_name: str, now: datetime | None = None) -> str:
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%S}-{scenario_name}"
+
+
+def git_info(cwd: str | None = None) -> dict[str, Any]:
+    def run(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    return {"sha": run("rev-parse", "HEAD") or None, "dirty": bool(run("status", "--porcelain"))}
+
+
+def java_version() -> str | None:
+    try:
+        out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    first = (out.stderr or out.stdout).splitlines()
+    return first[0] if first else None
+
+
+def package_versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for pkg in ("pyspark", "pyarrow", "pandas", "fastavro", "hudi", "deltalake", "layoutbench"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    out["java"] = java_version()
+    return out
+
+
+def machine_info() -> dict[str, Any]:
+    mem = None
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        pass
+    return {"cores": os.cpu_count(), "memory_bytes": mem, "platform": platform.platform(),
+            "machine": platform.machine(), "hostname": socket.gethostname()}
+
+
+class ResultsWriter:
+    """Accumulates rows per table and writes the folder."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+
+    def add(self, table: str, **row: Any) -> None:
+        if table not in TABLES:
+            raise ResultsError(f"unknown results table {table!r}")
+        self.rows[table].append(row)
+
+    def write_table(self, table: str) -> Path:
+        schema = TABLES[table]
+        rows = self.rows[table]
+        cols = {f.name: [r.get(f.name) for r in rows] for f in schema}
+        path = self.folder / f"{table}.parquet"
+        pq.write_table(pa.table(cols, schema=schema), path)
+        return path
+
+    def write_run(self, run: dict[str, Any]) -> Path:
+        for name in TABLES:
+            self.write_table(name)
+        path = self.folder / "run.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(run, indent=2, default=str))
+        tmp.replace(path)
+        return path
+
+
+class Results:
+    """A results folder opened for reading."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        run_file = self.folder / "run.json"
+        if not run_file.is_file():
+            raise ResultsError(f"{self.folder} is not a results folder: run.json not found")
+        try:
+            self.run: dict[str, Any] = json.loads(run_file.read_text())
+        except ValueError as exc:
+            raise ResultsError(f"{run_file}: not valid JSON ({exc})") from None
+        self._cache: dict[str, pd.DataFrame] = {}
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self.run.get("simulated"))
+
+    @property
+    def engines(self) -> list[str]:
+        return list(self.run.get("engines", {}))
+
+    def table(self, name: str) -> pd.DataFrame:
+        if name not in TABLES:
+            raise ResultsError(f"unknown results table {name!r}")
+        if name not in self._cache:
+            path = self.folder / f"{name}.parquet"
+            if path.is_file():
+                self._cache[name] = pq.read_table(path).to_pandas()
+            else:
+                self._cache[name] = TABLES[name].empty_table().to_pandas()
+        return self._cache[name]

@@ -1,0 +1,151 @@
+"""Scenarios as validated YAML: workload, engines, maintenance schedule, queries, isolation, Spark.
+
+``load_scenario(path)`` returns a :class:`Scenario` or raises :class:`ScenarioError` with one
+message that lists every problem (unknown key, wrong type, impossible value) with its location.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from workloads.spec import WorkloadSpec
+
+ENGINE_KINDS = ("cow_baseline", "append_compaction", "clustering", "delta_peer")
+QUERY_NAMES = ("full_scan_by_level", "service_hours", "point_lookup", "recent_hour", "topn_latency")
+
+
+class ScenarioError(ValueError):
+    """A scenario file with problems; the message lists all of them."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EngineSpec(_Strict):
+    """One engine of the comparison; ``config`` keys are checked by the engine factory."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    kind: Literal["cow_baseline", "append_compaction", "clustering", "delta_peer"]
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class MaintenanceSpec(_Strict):
+    """When table services run: inline every N commits, async on a thread, or semi-async."""
+
+    mode: Literal["inline", "async", "schedule_inline", "none"] = "inline"
+    every_commits: int = Field(10, ge=1)
+    async_interval_s: float = Field(2.0, gt=0)
+    final: bool = True  # run one last maintenance after the final batch
+
+
+class SizingSpec(_Strict):
+    """File sizing shared by every engine so the comparison is fair."""
+
+    small_file_limit_mb: float = Field(100.0, ge=0)
+    target_file_mb: float = Field(120.0, gt=0)
+    max_file_mb: float = Field(120.0, gt=0)
+    row_group_rows: int = Field(65_536, ge=1_000)
+    cleaner_commits_retained: int = Field(10, ge=1)
+
+    @model_validator(mode="after")
+    def _limits(self) -> SizingSpec:
+        if self.small_file_limit_mb > self.max_file_mb:
+            raise ValueError("small_file_limit_mb must not exceed max_file_mb")
+        return self
+
+
+class QuerySpec(_Strict):
+    suite: list[str] = Field(default_factory=lambda: list(QUERY_NAMES))
+    warm_runs: int = Field(3, ge=1, le=50)
+    checkpoint_every: int = Field(50, ge=1)
+    verify: bool = True
+
+    @field_validator("suite")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        unknown = [q for q in v if q not in QUERY_NAMES]
+        if unknown:
+            raise ValueError(f"unknown queries {unknown}; known: {list(QUERY_NAMES)}")
+        return v
+
+
+class IsolationSpec(_Strict):
+    enabled: bool = True
+    readers: int = Field(2, ge=1, le=16)
+    queries: list[str] = Field(default_factory=lambda: ["full_scan_by_level"])
+    max_maintenance_runs: int = Field(2, ge=1)
+
+
+class SparkSpec(_Strict):
+    master: str = "local[2]"
+    conf: dict[str, str] = Field(default_factory=dict)
+
+
+class Scenario(_Strict):
+    name: str
+    description: str = ""
+    workload: WorkloadSpec
+    engines: list[EngineSpec]
+    sizing: SizingSpec = Field(default_factory=SizingSpec)
+    maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
+    queries: QuerySpec = Field(default_factory=QuerySpec)
+    isolation: IsolationSpec = Field(default_factory=IsolationSpec)
+    spark: SparkSpec = Field(default_factory=SparkSpec)
+    output: str = "results"
+    deterministic_instants: bool = True
+
+    @field_validator("engines")
+    @classmethod
+    def _unique(cls, v: list[EngineSpec]) -> list[EngineSpec]:
+        if not v:
+            raise ValueError("at least one engine is required")
+        names = [e.name for e in v]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"engine names must be unique; repeated: {dupes}")
+        return v
+
+    def select_engines(self, names: list[str]) -> Scenario:
+        known = {e.name for e in self.engines}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ScenarioError(f"--engines names unknown engines {unknown}; this scenario has {sorted(known)}")
+        return self.model_copy(update={"engines": [e for e in self.engines if e.name in names]})
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = [f"{source}: {exc.error_count()} problem(s)"]
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        lines.append(f"  - {loc}: {msg}" + (f" (got {err['input']!r})" if err["type"] != "extra_forbidden"
+                                            and not isinstance(err.get("input"), dict) else ""))
+    return "\n".join(lines)
+
+
+def parse_scenario(doc: Any, source: str = "<scenario>") -> Scenario:
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"{source}: a scenario must be a YAML mapping, got {type(doc).__name__}")
+    try:
+        return Scenario.model_validate(doc)
+    except ValidationError as exc:
+        raise ScenarioError(_describe(exc, source)) from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ScenarioError(f"scenario file {p} does not exist")
+    try:
+        doc = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{p}: not valid YAML ({exc})") from None
+    return parse_scenario(doc, str(p))
