@@ -27,7 +27,7 @@ class PredicateError(ValueError):
     """A predicate the pruner does not understand."""
 
 
-def _may_match(lo: Any, hi: Any, op: str, value: Any) -> bool:
+def may_match(lo: Any, hi: Any, op: str, value: Any) -> bool:
     try:
         if op in ("=", "=="):
             return lo <= value <= hi
@@ -53,7 +53,7 @@ def slice_may_match(fs: FileSlice, predicates: Iterable[Predicate]) -> bool:
         rng = fs.column_stats.get(column)
         if rng is None:
             continue
-        if not _may_match(rng[0], rng[1], op, value):
+        if not may_match(rng[0], rng[1], op, value):
             return False
     return True
 
@@ -66,10 +66,13 @@ def prune(slices: Sequence[FileSlice], predicates: Iterable[Predicate] = ()) -> 
 
 
 def count_row_groups(storage: Storage, slices: Sequence[FileSlice],
-                     predicates: Iterable[Predicate] = ()) -> tuple[int, int]:
-    """(row groups total, row groups whose min/max may match) over ``slices``' footers."""
+                     predicates: Iterable[Predicate] = ()) -> tuple[int, int, int]:
+    """(row groups total, row groups whose min/max may match, rows in those) over ``slices``' footers.
+
+    The last figure is what a Parquet reader with row-group filtering reads.
+    """
     preds = list(predicates)
-    total = matching = 0
+    total = matching = rows = 0
     for s in slices:
         md = storage.parquet_metadata(s.path)
         per_col = {c: row_group_ranges(md, c) for c, _, _ in preds}
@@ -78,11 +81,13 @@ def count_row_groups(storage: Storage, slices: Sequence[FileSlice],
             ok = True
             for column, op, value in preds:
                 rng = per_col[column][rg]
-                if rng is not None and not _may_match(rng[0], rng[1], op, value):
+                if rng is not None and not may_match(rng[0], rng[1], op, value):
                     ok = False
                     break
-            matching += ok
-    return total, matching
+            if ok:
+                matching += 1
+                rows += md.row_group(rg).num_rows
+    return total, matching, rows
 
 
 @dataclass

@@ -1,0 +1,194 @@
+"""The query suite: each query runs on Spark over an engine's snapshot and is verified against
+ground truth computed from the generated rows with pyarrow (an independent implementation).
+
+Every query declares the simple predicates used to prune files by min/max, a Spark
+implementation and a reference implementation; both return a canonical, comparable value.
+Parameters (which service, which hours, which key) are derived from the ground-truth table so
+they are deterministic for a seed and always select existing data.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+from engines.spark.reader import Predicate, count_row_groups, read_snapshot
+from engines.table.model import FileSlice
+from engines.table.storage import Storage
+
+TOP_N = 3
+
+
+@dataclass
+class QueryParams:
+    """Deterministic parameters of the suite for one checkpoint."""
+
+    service: str
+    ts_from: Any
+    ts_to: Any
+    trace_id: str
+    recent_from: Any
+    day: str
+    partition_column: str = "dt"
+
+
+@dataclass
+class Query:
+    name: str
+    predicates: Callable[[QueryParams], list[Predicate]]
+    spark: Callable[[DataFrame, QueryParams], Any]
+    reference: Callable[[pa.Table, QueryParams], Any]
+    description: str = ""
+
+
+@dataclass
+class QueryRun:
+    name: str
+    latency_s: float
+    files_total: int
+    files_scanned: int
+    files_pruned: int
+    row_groups_total: int = 0
+    row_groups_scanned: int = 0
+    rows_scanned: int = 0
+    result: Any = None
+    result_rows: int = 0
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def choose_params(truth: pa.Table, partition_column: str = "dt") -> QueryParams:
+    """Pick parameters from the ground truth: the 2nd most frequent service, a 3-hour window in the
+    middle of the data, the key in the middle of the sorted key set, the last hour, the busiest day."""
+    services = pc.value_counts(truth.column("service")).to_pylist()
+    services.sort(key=lambda d: (-d["counts"], d["values"]))
+    service = services[min(1, len(services) - 1)]["values"]
+    ts = truth.column("ts")
+    lo, hi = pc.min(ts).as_py(), pc.max(ts).as_py()
+    mid = lo + (hi - lo) / 2
+    keys = pc.sort_indices(truth.column("trace_id"))
+    trace_id = truth.column("trace_id")[keys[len(keys) // 2].as_py()].as_py()
+    days = pc.value_counts(truth.column(partition_column)).to_pylist()
+    days.sort(key=lambda d: (-d["counts"], d["values"]))
+    return QueryParams(service, mid, mid + timedelta(hours=3), trace_id, hi - timedelta(hours=1),
+                       days[0]["values"], partition_column)
+
+
+def _canon_counts(pairs: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+    return sorted((k, int(v)) for k, v in pairs)
+
+
+# -- the five queries ---------------------------------------------------------------------------
+def _full_scan_spark(df: DataFrame, p: QueryParams) -> Any:
+    return _canon_counts([(r["level"], r["n"]) for r in df.groupBy("level").agg(F.count("*").alias("n")).collect()])
+
+
+def _full_scan_ref(t: pa.Table, p: QueryParams) -> Any:
+    return _canon_counts([(d["values"], d["counts"]) for d in pc.value_counts(t.column("level")).to_pylist()])
+
+
+def _service_hours_spark(df: DataFrame, p: QueryParams) -> Any:
+    row = df.where((F.col("service") == p.service) & (F.col("ts") >= F.lit(p.ts_from))
+                   & (F.col("ts") <= F.lit(p.ts_to))).agg(
+        F.count("*").alias("n"), F.round(F.sum("latency_ms"), 3).alias("s")).collect()[0]
+    return (int(row["n"]), float(row["s"] or 0.0))
+
+
+def _service_hours_ref(t: pa.Table, p: QueryParams) -> Any:
+    mask = pc.and_(pc.equal(t.column("service"), p.service),
+                   pc.and_(pc.greater_equal(t.column("ts"), pa.scalar(p.ts_from, t.schema.field("ts").type)),
+                           pc.less_equal(t.column("ts"), pa.scalar(p.ts_to, t.schema.field("ts").type))))
+    sel = t.filter(mask)
+    total = pc.sum(sel.column("latency_ms")).as_py() or 0.0
+    return (sel.num_rows, round(float(total), 3))
+
+
+def _point_spark(df: DataFrame, p: QueryParams) -> Any:
+    rows = df.where(F.col("trace_id") == p.trace_id).select("trace_id", "service", "latency_ms").collect()
+    return sorted((r["trace_id"], r["service"], float(r["latency_ms"])) for r in rows)
+
+
+def _point_ref(t: pa.Table, p: QueryParams) -> Any:
+    sel = t.filter(pc.equal(t.column("trace_id"), p.trace_id))
+    return sorted(zip(sel.column("trace_id").to_pylist(), sel.column("service").to_pylist(),
+                      [float(x) for x in sel.column("latency_ms").to_pylist()], strict=True))
+
+
+def _recent_spark(df: DataFrame, p: QueryParams) -> Any:
+    return int(df.where(F.col("ts") >= F.lit(p.recent_from)).count())
+
+
+def _recent_ref(t: pa.Table, p: QueryParams) -> Any:
+    return t.filter(pc.greater_equal(t.column("ts"), pa.scalar(p.recent_from, t.schema.field("ts").type))).num_rows
+
+
+def _topn_spark(df: DataFrame, p: QueryParams) -> Any:
+    w = Window.partitionBy("service").orderBy(F.col("latency_ms").desc(), F.col("trace_id"))
+    rows = (df.where(F.col(p.partition_column) == p.day).withColumn("rk", F.row_number().over(w))
+            .where(F.col("rk") <= TOP_N).select("service", "trace_id").collect())
+    return sorted((r["service"], r["trace_id"]) for r in rows)
+
+
+def _topn_ref(t: pa.Table, p: QueryParams) -> Any:
+    sel = t.filter(pc.equal(t.column(p.partition_column), p.day)).select(["service", "trace_id", "latency_ms"])
+    order = sel.sort_by([("service", "ascending"), ("latency_ms", "descending"), ("trace_id", "ascending")])
+    out, seen = [], {}
+    for svc, key in zip(order.column("service").to_pylist(), order.column("trace_id").to_pylist(), strict=True):
+        if seen.get(svc, 0) < TOP_N:
+            seen[svc] = seen.get(svc, 0) + 1
+            out.append((svc, key))
+    return sorted(out)
+
+
+SUITE: dict[str, Query] = {
+    q.name: q for q in [
+        Query("full_scan_by_level", lambda p: [], _full_scan_spark, _full_scan_ref, "count(*) group by level"),
+        Query("service_hours", lambda p: [("service", "=", p.service), ("ts", ">=", p.ts_from), ("ts", "<=", p.ts_to)],
+              _service_hours_spark, _service_hours_ref, "one service over 3 hours: count, sum(latency)"),
+        Query("point_lookup", lambda p: [("trace_id", "=", p.trace_id)], _point_spark, _point_ref,
+              "one row by trace_id"),
+        Query("recent_hour", lambda p: [("ts", ">=", p.recent_from)], _recent_spark, _recent_ref,
+              "rows of the most recent hour"),
+        Query("topn_latency", lambda p: [(p.partition_column, "=", p.day)], _topn_spark, _topn_ref,
+              f"top-{TOP_N} latency per service for the busiest day"),
+    ]
+}
+
+
+def result_size(value: Any) -> int:
+    return len(value) if isinstance(value, list) else 1
+
+
+def run_query(spark: Any, storage: Storage, slices: list[FileSlice], query: Query, params: QueryParams,
+              count_row_groups_too: bool = True) -> QueryRun:
+    """Plan (prune) and execute one query on a snapshot; errors are captured, not raised."""
+    preds = query.predicates(params)
+    t0 = time.perf_counter()
+    try:
+        scan = read_snapshot(spark, storage, slices, preds)
+        result = query.spark(scan.df, params)
+    except Exception as exc:  # a reader failing under concurrent maintenance is a measured outcome
+        return QueryRun(query.name, time.perf_counter() - t0, len(slices), 0, 0,
+                        error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
+    latency = time.perf_counter() - t0
+    run = QueryRun(query.name, latency, scan.files_total, scan.files_scanned, scan.files_pruned,
+                   result=result, result_rows=result_size(result))
+    if count_row_groups_too:
+        try:
+            rg_total, rg_match, rows = count_row_groups(storage, scan.scanned, preds)
+            run.row_groups_total, run.row_groups_scanned, run.rows_scanned = rg_total, rg_match, rows
+        except OSError:
+            pass
+    return run
+
+
+__all__ = ["SUITE", "Query", "QueryParams", "QueryRun", "choose_params", "run_query", "count_row_groups"]
