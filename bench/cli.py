@@ -67,6 +67,93 @@ def inspect(
     )
 
 
+@app.command()
+def validate(scenario: str = typer.Argument(..., help="scenario YAML file")) -> None:
+    """Check a scenario file; every problem is explained in one message."""
+    from bench.scenario import ScenarioError, load_scenario
+
+    try:
+        sc = load_scenario(scenario)
+    except ScenarioError as exc:
+        fail(str(exc))
+        return
+    console.print(f"{scenario}: ok — {len(sc.engines)} engines "
+                  f"({', '.join(e.name for e in sc.engines)}), {sc.workload.num_batches} batches")
+
+
+@app.command()
+def run(
+    scenario: str = typer.Argument(..., help="scenario YAML file"),
+    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)"),
+    master: str | None = typer.Option(None, "--master", help="Spark master URL (local[*], spark://host:7077, ...)"),
+    engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of the scenario's engines"),
+    seed: int | None = typer.Option(None, "--seed", help="override the workload seed"),
+    keep_tables: bool = typer.Option(True, "--keep-tables/--no-keep-tables", help="keep the tables after the run"),
+    report: bool = typer.Option(False, "--report", help="render the reports after the run"),
+) -> None:
+    """Run a scenario; the results folder is printed as the last line."""
+    from bench.runner import run_scenario
+    from bench.scenario import ScenarioError, load_scenario
+
+    try:
+        sc = load_scenario(scenario)
+        if engines:
+            sc = sc.select_engines([e.strip() for e in engines.split(",") if e.strip()])
+        if seed is not None:
+            sc = sc.model_copy(update={"workload": sc.workload.model_copy(update={"seed": seed})})
+    except ScenarioError as exc:
+        fail(str(exc))
+        return
+    run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables)
+    from bench.results import Results
+
+    results = Results(run_dir)
+    ok = results.run["verification"]["ok"]
+    if report:
+        _render(run_dir, design_review=True)
+    else:
+        _print_summary(results)
+    if not ok:
+        for f in results.run["verification"]["failures"][:20]:
+            Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {f}")
+    print(run_dir)
+    if not ok:
+        raise typer.Exit(1)
+
+
+def _print_summary(results: object) -> None:
+    from bench.results import Results
+
+    assert isinstance(results, Results)
+    commits = results.table("commits")
+    queries = results.table("queries")
+    t = Table("engine", "WA", "live files", "physical files", "space amp", "ingest p50 s", "queries verified",
+              title=f"run {results.run['run_id']}")
+    for engine in results.engines:
+        c = commits[commits.engine == engine]
+        last = c.sort_values("seq").iloc[-1] if len(c) else None
+        ing = c[c.kind == "ingest"].duration_s
+        q = queries[queries.engine == engine]
+        t.add_row(engine, f"{last.wa:.3f}" if last is not None and last.wa == last.wa else "-",
+                  str(last.live_files) if last is not None else "-", str(last.physical_files) if last is not None else "-",
+                  f"{last.space_amp:.3f}" if last is not None and last.space_amp == last.space_amp else "-",
+                  f"{ing.median():.3f}" if len(ing) else "-", f"{int(q.verified.sum())}/{len(q)}")
+    console.print(t)
+
+
+def _render(run_dir: object, design_review: bool) -> None:
+    try:
+        from reports import render_report
+    except ImportError:
+        from bench.results import Results
+
+        _print_summary(Results(run_dir))
+        return
+    paths = render_report(run_dir, design_review=design_review)
+    for name, path in paths.items():
+        console.print(f"{name}: {path}")
+
+
 def main() -> None:
     app()
 

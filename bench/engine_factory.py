@@ -1,0 +1,95 @@
+"""Build an engine from a scenario's engine entry: the only place that knows engine kinds.
+
+The scenario's shared ``sizing`` gives every engine the same small-file limit, target/max file
+size, row-group size and cleaner retention; an engine's own ``config`` may override its keys.
+Unknown config keys are an error naming the engine and the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+from typing import Any
+
+from bench.scenario import EngineSpec, Scenario, ScenarioError
+from engines.base import Engine
+from engines.table.table import HudiTable, TableConfig, logical_clock
+
+MB = 1 << 20
+LOGICAL_START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _apply(cls: type, base: dict[str, Any], overrides: dict[str, Any], where: str) -> Any:
+    """Instantiate dataclass ``cls`` from ``base`` updated by ``overrides`` (unknown keys rejected)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(k for k in overrides if k not in names)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown config keys {unknown}; allowed: {sorted(names)}")
+    values = {k: v for k, v in base.items() if k in names}
+    values.update(overrides)
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError(f"{where}: {exc}") from None
+
+
+def _split(config: dict[str, Any], keys: set[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    return ({k: v for k, v in config.items() if k in keys}, {k: v for k, v in config.items() if k not in keys})
+
+
+def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
+    clock = logical_clock(LOGICAL_START) if scenario.deterministic_instants else None
+    cfg = TableConfig(name=name, partition_field=scenario.workload.partition_column, record_key="trace_id")
+    return HudiTable.create(table_path, cfg, clock=clock, exist_ok=True)
+
+
+def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engine:
+    """The engine of ``spec`` over a (new or existing) table at ``table_path``."""
+    sizing = scenario.sizing
+    where = f"engine {spec.name!r} ({spec.kind})"
+    mb = {k: v for k, v in spec.config.items() if k.endswith("_mb")}
+    config = {k: v for k, v in spec.config.items() if not k.endswith("_mb")}
+    config.update({k[:-3] + ("_size" if k.endswith("_file_mb") else ""): int(v * MB) for k, v in mb.items()})
+    common = {
+        "small_file_limit": int(sizing.small_file_limit_mb * MB),
+        "target_file_size": int(sizing.target_file_mb * MB),
+        "max_file_size": int(sizing.max_file_mb * MB),
+        "row_group_rows": sizing.row_group_rows,
+        "cleaner_commits_retained": sizing.cleaner_commits_retained,
+        "commits_retained": sizing.cleaner_commits_retained,
+        "mode": "manual",
+    }
+    if spec.kind == "delta_peer":
+        from engines.delta_peer.engine import DeltaPeerConfig, DeltaPeerEngine
+
+        cfg = _apply(DeltaPeerConfig, common, config, where)
+        return DeltaPeerEngine(table_path, cfg, name=spec.name)
+    table = open_table(scenario, table_path, spec.name)
+    if spec.kind == "cow_baseline":
+        from engines.cow_baseline.config import CowConfig
+        from engines.cow_baseline.engine import CowBaselineEngine, CowEngineConfig
+
+        planner_keys = {f.name for f in dataclasses.fields(CowConfig)}
+        planner_over, engine_over = _split(config, planner_keys)
+        planner = _apply(CowConfig, common, planner_over, where)
+        cfg = _apply(CowEngineConfig, {**common, "planner": planner}, engine_over, where)
+        return CowBaselineEngine(table, cfg, name=spec.name)
+    if spec.kind == "append_compaction":
+        from engines.append_compaction.config import CompactionConfig
+        from engines.append_compaction.engine import AppendCompactionEngine, Option1Config
+
+        planner_keys = {f.name for f in dataclasses.fields(CompactionConfig)}
+        planner_over, engine_over = _split(config, planner_keys)
+        planner = _apply(CompactionConfig, common, planner_over, where)
+        cfg = _apply(Option1Config, {**common, "compaction": planner}, engine_over, where)
+        return AppendCompactionEngine(table, cfg, name=spec.name)
+    if spec.kind == "clustering":
+        from engines.clustering.config import ClusteringConfig
+        from engines.clustering.engine import ClusteringEngine, Option2Config
+
+        planner_keys = {f.name for f in dataclasses.fields(ClusteringConfig)}
+        planner_over, engine_over = _split(config, planner_keys)
+        planner = _apply(ClusteringConfig, common, planner_over, where)
+        cfg = _apply(Option2Config, {**common, "clustering": planner}, engine_over, where)
+        return ClusteringEngine(table, cfg, name=spec.name)
+    raise ScenarioError(f"{where}: unknown engine kind")

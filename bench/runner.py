@@ -1,0 +1,323 @@
+"""The runner: identical batches into every engine, maintenance on the scenario's schedule,
+metrics from each table's own commit metadata (audited against a storage listing), the query
+suite at checkpoints verified against ground truth, readers racing maintenance, results stored.
+
+Like LST-Bench, the run records events (one row per instant, maintenance run, query and
+isolation probe) and derives cumulative metrics (WA, space amplification) afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from bench.engine_factory import build_engine
+from bench.isolation import IsolationProbe
+from bench.queries import SUITE, QueryParams, choose_params, run_query
+from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
+from bench.scenario import Scenario
+from engines.base import Engine, MaintenanceResult
+from engines.spark.session import get_spark
+from engines.table.storage import Storage
+from engines.table.timeline import METAFOLDER
+from workloads.generator import batch_df, batch_table
+
+
+class VerificationError(RuntimeError):
+    """A run whose figures or query results did not verify."""
+
+
+@dataclass
+class EngineState:
+    engine: Engine
+    seq: int = 0
+    ingest_latencies: list[float] = field(default_factory=list)
+    maintenance_runs: int = 0
+    isolation_runs: int = 0
+    async_thread: threading.Thread | None = None
+
+
+@dataclass
+class RunContext:
+    scenario: Scenario
+    run_dir: Path
+    writer: ResultsWriter
+    spark: Any
+    failures: list[str] = field(default_factory=list)
+    overhead_s: float = 0.0
+    batch_bytes: dict[int, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _table_state(storage: Storage, slices: list, physical: list, small_limit: int) -> dict[str, Any]:
+    live_bytes = sum(s.size_bytes for s in slices)
+    phys_bytes = sum(b.size for b in physical)
+    meta_bytes = sum(e.size for e in storage.list(METAFOLDER))
+    return {
+        "live_files": len(slices), "physical_files": len(physical), "live_bytes": live_bytes,
+        "physical_bytes": phys_bytes, "space_amp": (phys_bytes / live_bytes) if live_bytes else None,
+        "small_files": sum(1 for s in slices if s.size_bytes < small_limit),
+        "mean_file_bytes": (live_bytes / len(slices)) if slices else 0.0, "metadata_bytes": meta_bytes,
+    }
+
+
+def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, instant: str, action: str,
+                   operation: str, duration: float, stats: list, replaced: int) -> None:
+    """One commits row: what the instant wrote (from its metadata) and the table state after it."""
+    t0 = time.perf_counter()
+    view = st.engine.table.view()
+    state = _table_state(st.engine.table.storage, view.snapshot(), view.base_files,
+                         int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
+    with ctx.lock:
+        st.seq += 1
+        ctx.writer.add(
+            "commits", engine=st.engine.name, seq=st.seq, batch=batch, instant=instant, action=action,
+            operation=operation, kind=kind, duration_s=duration,
+            records_written=sum(s.num_writes for s in stats),
+            bytes_written=sum(int(s.total_write_bytes or s.file_size) for s in stats),
+            files_written=len(stats), files_replaced=replaced, **state,
+        )
+        ctx.overhead_s += time.perf_counter() - t0
+
+
+def record_maintenance(ctx: RunContext, st: EngineState, batch: int, res: MaintenanceResult, mode: str) -> None:
+    with ctx.lock:
+        ctx.writer.add("maintenance", engine=st.engine.name, batch=batch, kind=res.kind, instant=res.instant,
+                       mode=mode, duration_s=res.duration_s, files_in=res.files_in, files_out=res.files_out,
+                       bytes_read=res.bytes_read, bytes_written=res.bytes_written, records=res.records,
+                       files_deleted=res.files_deleted, details=json.dumps(res.details, default=str))
+        st.maintenance_runs += 1
+    if res.kind in ("clean", "rollback") or not res.instant:
+        return
+    table = st.engine.table
+    inst = table.refresh().get(res.instant)
+    if inst is None or not inst.is_completed:
+        return
+    meta = table.commit_metadata(inst)
+    replaced = sum(len(v) for v in meta.replaced_file_ids.values()) or res.files_in
+    record_instant(ctx, st, batch, res.kind, res.instant, inst.action, meta.operation_type, res.duration_s,
+                   meta.write_stats, replaced)
+
+
+def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | None, mode: str) -> None:
+    """Schedule + execute (with concurrent readers for the first runs) + clean."""
+    engine = st.engine
+    instant = engine.schedule()
+    if instant is not None:
+        probe = None
+        iso = ctx.scenario.isolation
+        if iso.enabled and truth is not None and st.isolation_runs < iso.max_maintenance_runs:
+            st.isolation_runs += 1
+            probe = IsolationProbe(ctx.spark, engine, truth, iso.queries, iso.readers,
+                                   ctx.scenario.workload.partition_column)
+            probe.start()
+        try:
+            res = engine.execute(instant)
+        finally:
+            if probe is not None:
+                for row in probe.stop(instant):
+                    ctx.writer.add("isolation", **row)
+        if res is not None:
+            record_maintenance(ctx, st, batch, res, mode)
+    cleaned = engine.clean()
+    if cleaned is not None and (cleaned.files_deleted or cleaned.instant):
+        record_maintenance(ctx, st, batch, cleaned, mode)
+
+
+def audit(ctx: RunContext, st: EngineState, truth_rows: int) -> None:
+    """Commit metadata vs storage listing, and snapshot rows vs ground truth: mismatches are errors."""
+    t0 = time.perf_counter()
+    table = st.engine.table
+    view = table.view()
+    sizes = {b.path: b.size for b in view.base_files}
+    for inst in view.timeline.completed_data_instants():
+        for stat in view.commit_metadata(inst).write_stats:
+            on_disk = sizes.get(stat.path)
+            if on_disk is not None and on_disk != stat.file_size:
+                ctx.failures.append(f"{st.engine.name}: {stat.path} is {on_disk} bytes on storage, "
+                                    f"{stat.file_size} in commit {inst.timestamp}")
+    snap = view.snapshot()
+    for s in snap:
+        if s.path not in sizes:
+            ctx.failures.append(f"{st.engine.name}: live file {s.path} is missing from storage")
+    rows = sum(s.num_rows for s in snap)
+    if rows != truth_rows:
+        ctx.failures.append(f"{st.engine.name}: snapshot has {rows} rows by commit metadata, ground truth {truth_rows}")
+    ctx.overhead_s += time.perf_counter() - t0
+
+
+def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.Table, params: QueryParams) -> None:
+    engine = st.engine
+    audit(ctx, st, truth.num_rows)
+    t0 = time.perf_counter()
+    view = engine.table.view()
+    snap = view.snapshot()
+    live = {s.path for s in snap}
+    for b in view.base_files:
+        s = next((x for x in snap if x.path == b.path), None)
+        ctx.writer.add("files", engine=engine.name, checkpoint=checkpoint, partition=b.partition, file_id=b.file_id,
+                       path=b.path, size_bytes=b.size, rows=s.num_rows if s else None, live=b.path in live)
+    ctx.overhead_s += time.perf_counter() - t0
+    qs = ctx.scenario.queries
+    for name in qs.suite:
+        query = SUITE[name]
+        expected = query.reference(truth, params)
+        for run in range(qs.warm_runs + 1):
+            res = run_query(ctx.spark, engine.table.storage, snap, query, params, count_row_groups_too=run == 0)
+            verified = res.error is None and (not qs.verify or res.result == expected)
+            if res.error is None and qs.verify and res.result != expected:
+                ctx.failures.append(f"{engine.name}: query {name} at checkpoint {checkpoint} returned "
+                                    f"{str(res.result)[:200]}, expected {str(expected)[:200]}")
+            if res.error is not None:
+                ctx.failures.append(f"{engine.name}: query {name} failed: {res.error}")
+            ctx.writer.add("queries", engine=engine.name, checkpoint=checkpoint, query=name, run=run,
+                           latency_s=res.latency_s, files_total=res.files_total, files_scanned=res.files_scanned,
+                           files_pruned=res.files_pruned, row_groups_total=res.row_groups_total if run == 0 else None,
+                           row_groups_scanned=res.row_groups_scanned if run == 0 else None,
+                           rows_scanned=res.rows_scanned if run == 0 else None, result_rows=res.result_rows,
+                           verified=verified, error=res.error)
+
+
+def _derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int]) -> None:
+    """WA and cumulative bytes per engine, computed after the run from the event rows."""
+    by_engine: dict[str, list[dict[str, Any]]] = {}
+    for row in writer.rows["commits"]:
+        by_engine.setdefault(row["engine"], []).append(row)
+    for rows in by_engine.values():
+        rows.sort(key=lambda r: r["seq"])
+        cum_w = cum_b = 0
+        seen_batches: set[int] = set()
+        for r in rows:
+            cum_w += r["bytes_written"]
+            if r["kind"] == "ingest" and r["batch"] not in seen_batches:
+                seen_batches.add(r["batch"])
+                r["batch_bytes"] = batch_bytes.get(r["batch"], 0)
+                cum_b += r["batch_bytes"]
+            else:
+                r["batch_bytes"] = 0
+            r["cum_bytes_written"], r["cum_batch_bytes"] = cum_w, cum_b
+            r["wa"] = cum_w / cum_b if cum_b else None
+
+
+def _async_loop(ctx: RunContext, st: EngineState, stop: threading.Event, truth_ref: list) -> None:
+    interval = ctx.scenario.maintenance.async_interval_s
+    while not stop.wait(interval):
+        try:
+            maintain(ctx, st, -1, None, "async")
+        except Exception as exc:  # recorded, the run goes on
+            ctx.failures.append(f"{st.engine.name}: async maintenance failed: {type(exc).__name__}: {exc}")
+
+
+def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str | None = None,
+                 keep_tables: bool = True, progress: bool = True, run_id: str | None = None) -> Path:
+    """Run a scenario end to end and return its results folder."""
+    wall0 = time.perf_counter()
+    spec = scenario.workload
+    run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
+    writer = ResultsWriter(run_dir)
+    spark = get_spark(master or scenario.spark.master, conf=scenario.spark.conf)
+    ctx = RunContext(scenario, run_dir, writer, spark)
+    engines: list[EngineState] = []
+    for es in scenario.engines:
+        table_path = str((run_dir / "tables" / es.name).resolve())
+        engines.append(EngineState(build_engine(es, scenario, table_path)))
+    reference_engine = next((e for e in engines if getattr(e.engine, "writes_batches_once", False)), None)
+    mode = scenario.maintenance.mode
+    stop = threading.Event()
+    if mode == "async":
+        for st in engines:
+            st.async_thread = threading.Thread(target=_async_loop, args=(ctx, st, stop, []), daemon=True,
+                                               name=f"async-{st.engine.name}")
+            st.async_thread.start()
+    truth_parts: list[pa.Table] = []
+    n = spec.num_batches
+    checkpoints = {b for b in range(n) if (b + 1) % scenario.queries.checkpoint_every == 0} | {n - 1}
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} batches"),
+                   TimeElapsedColumn(), TimeRemainingColumn(), disable=not progress, transient=False)
+    with bar:
+        task = bar.add_task(f"{scenario.name}", total=n)
+        for b in range(n):
+            df = batch_df(spark, spec, b).cache()
+            truth_parts.append(batch_table(spec, b))
+            for st in engines:
+                bar.update(task, description=f"{scenario.name} · batch {b + 1}/{n} · {st.engine.name}")
+                t0 = time.perf_counter()
+                res = st.engine.ingest(df)
+                dur = time.perf_counter() - t0
+                st.ingest_latencies.append(dur)
+                record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
+                               sum(len(v) for v in res.replaced.values()))
+                if st is reference_engine:
+                    ctx.batch_bytes[b] = res.bytes_written
+                for m in st.engine.after_commit():
+                    record_maintenance(ctx, st, b, m, "engine")
+                if mode == "inline" and (b + 1) % scenario.maintenance.every_commits == 0:
+                    maintain(ctx, st, b, pa.concat_tables(truth_parts), "inline")
+            df.unpersist()
+            if b in checkpoints:
+                if b == n - 1 and scenario.maintenance.final and mode != "none":
+                    stop.set()
+                    for st in engines:
+                        if st.async_thread is not None:
+                            st.async_thread.join()
+                        if mode != "inline" or (b + 1) % scenario.maintenance.every_commits != 0:
+                            maintain(ctx, st, b, pa.concat_tables(truth_parts), mode)
+                truth = pa.concat_tables(truth_parts)
+                params = choose_params(truth, spec.partition_column)
+                for st in engines:
+                    bar.update(task, description=f"{scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
+                    run_checkpoint(ctx, st, b, truth, params)
+            bar.update(task, advance=1)
+    stop.set()
+    for st in engines:
+        if st.async_thread is not None:
+            st.async_thread.join()
+        st.engine.close()
+    if reference_engine is None:
+        ctx.batch_bytes.update(_measure_batch_bytes(ctx, spec))
+    _derive_cumulative(writer, ctx.batch_bytes)
+    wall = time.perf_counter() - wall0
+    total_rows = sum(t.num_rows for t in truth_parts)
+    run = {
+        "run_id": run_dir.name, "created": datetime.now(UTC).isoformat(), "scenario": scenario.model_dump(mode="json"),
+        "seed": spec.seed, "git": git_info(str(Path(__file__).resolve().parents[1])), "versions": package_versions(),
+        "machine": machine_info(), "spark_master": spark.sparkContext.master,
+        "engines": {st.engine.name: {"kind": es.kind, "table_path": str((run_dir / "tables" / es.name).resolve()),
+                                      "config": es.config}
+                    for st, es in zip(engines, scenario.engines, strict=True)},
+        "simulated": False, "wall_time_s": wall, "harness_overhead_s": ctx.overhead_s,
+        "harness_overhead_ratio": ctx.overhead_s / wall if wall else None,
+        "ground_truth": {"rows": total_rows, "batches": n,
+                         "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
+        "verification": {"ok": not ctx.failures, "failures": ctx.failures},
+        "tables_kept": keep_tables,
+    }
+    writer.write_run(run)
+    if not keep_tables:
+        shutil.rmtree(run_dir / "tables", ignore_errors=True)
+    return run_dir
+
+
+def _measure_batch_bytes(ctx: RunContext, spec: Any) -> dict[int, int]:
+    """Bytes of each batch written once as new file groups, when no engine wrote it that way."""
+    from engines.spark.insert import insert_new_file_groups
+    from engines.table.table import HudiTable, TableConfig, logical_clock
+
+    scratch = ctx.run_dir / "tables" / "_batch_bytes"
+    table = HudiTable.create(str(scratch.resolve()), TableConfig("batch_bytes", spec.partition_column, "trace_id"),
+                             clock=logical_clock(datetime(2026, 1, 1, tzinfo=UTC)))
+    out = {}
+    for b in range(spec.num_batches):
+        out[b] = insert_new_file_groups(table, batch_df(ctx.spark, spec, b)).bytes_written
+    shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
