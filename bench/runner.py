@@ -22,13 +22,12 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from bench.engine_factory import build_engine
 from bench.isolation import IsolationProbe
+from bench.probe import HudiProbe, TableProbe, probe_of
 from bench.queries import SUITE, QueryParams, choose_params, run_query
 from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
 from bench.scenario import Scenario
 from engines.base import Engine, MaintenanceResult
 from engines.spark.session import get_spark
-from engines.table.storage import Storage
-from engines.table.timeline import METAFOLDER
 from workloads.generator import batch_df, batch_table
 
 
@@ -58,15 +57,18 @@ class RunContext:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _table_state(storage: Storage, slices: list, physical: list, small_limit: int) -> dict[str, Any]:
+def _table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
+    if isinstance(probe, HudiProbe):
+        slices, physical = probe.state()
+    else:
+        slices, physical = probe.snapshot(), probe.physical_files()
     live_bytes = sum(s.size_bytes for s in slices)
     phys_bytes = sum(b.size for b in physical)
-    meta_bytes = sum(e.size for e in storage.list(METAFOLDER))
     return {
         "live_files": len(slices), "physical_files": len(physical), "live_bytes": live_bytes,
         "physical_bytes": phys_bytes, "space_amp": (phys_bytes / live_bytes) if live_bytes else None,
         "small_files": sum(1 for s in slices if s.size_bytes < small_limit),
-        "mean_file_bytes": (live_bytes / len(slices)) if slices else 0.0, "metadata_bytes": meta_bytes,
+        "mean_file_bytes": (live_bytes / len(slices)) if slices else 0.0, "metadata_bytes": probe.metadata_bytes(),
     }
 
 
@@ -74,9 +76,7 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
                    operation: str, duration: float, stats: list, replaced: int) -> None:
     """One commits row: what the instant wrote (from its metadata) and the table state after it."""
     t0 = time.perf_counter()
-    view = st.engine.table.view()
-    state = _table_state(st.engine.table.storage, view.snapshot(), view.base_files,
-                         int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
+    state = _table_state(probe_of(st.engine), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
     with ctx.lock:
         st.seq += 1
         ctx.writer.add(
@@ -98,14 +98,11 @@ def record_maintenance(ctx: RunContext, st: EngineState, batch: int, res: Mainte
         st.maintenance_runs += 1
     if res.kind in ("clean", "rollback") or not res.instant:
         return
-    table = st.engine.table
-    inst = table.refresh().get(res.instant)
-    if inst is None or not inst.is_completed:
+    writes = probe_of(st.engine).instant_writes(res.instant)
+    if writes is None:
         return
-    meta = table.commit_metadata(inst)
-    replaced = sum(len(v) for v in meta.replaced_file_ids.values()) or res.files_in
-    record_instant(ctx, st, batch, res.kind, res.instant, inst.action, meta.operation_type, res.duration_s,
-                   meta.write_stats, replaced)
+    record_instant(ctx, st, batch, res.kind, res.instant, writes.action, writes.operation, res.duration_s,
+                   writes.stats, writes.replaced or res.files_in)
 
 
 def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | None, mode: str) -> None:
@@ -134,24 +131,9 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
 
 
 def audit(ctx: RunContext, st: EngineState, truth_rows: int) -> None:
-    """Commit metadata vs storage listing, and snapshot rows vs ground truth: mismatches are errors."""
+    """Metadata vs storage listing and rows vs ground truth; mismatches are reported as errors."""
     t0 = time.perf_counter()
-    table = st.engine.table
-    view = table.view()
-    sizes = {b.path: b.size for b in view.base_files}
-    for inst in view.timeline.completed_data_instants():
-        for stat in view.commit_metadata(inst).write_stats:
-            on_disk = sizes.get(stat.path)
-            if on_disk is not None and on_disk != stat.file_size:
-                ctx.failures.append(f"{st.engine.name}: {stat.path} is {on_disk} bytes on storage, "
-                                    f"{stat.file_size} in commit {inst.timestamp}")
-    snap = view.snapshot()
-    for s in snap:
-        if s.path not in sizes:
-            ctx.failures.append(f"{st.engine.name}: live file {s.path} is missing from storage")
-    rows = sum(s.num_rows for s in snap)
-    if rows != truth_rows:
-        ctx.failures.append(f"{st.engine.name}: snapshot has {rows} rows by commit metadata, ground truth {truth_rows}")
+    ctx.failures += [f"{st.engine.name}: {f}" for f in probe_of(st.engine).audit(truth_rows)]
     ctx.overhead_s += time.perf_counter() - t0
 
 
@@ -159,20 +141,20 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
     engine = st.engine
     audit(ctx, st, truth.num_rows)
     t0 = time.perf_counter()
-    view = engine.table.view()
-    snap = view.snapshot()
-    live = {s.path for s in snap}
-    for b in view.base_files:
-        s = next((x for x in snap if x.path == b.path), None)
+    probe = probe_of(engine)
+    snap = probe.snapshot()
+    live = {s.path: s for s in snap}
+    for b in probe.physical_files():
+        s = live.get(b.path)
         ctx.writer.add("files", engine=engine.name, checkpoint=checkpoint, partition=b.partition, file_id=b.file_id,
-                       path=b.path, size_bytes=b.size, rows=s.num_rows if s else None, live=b.path in live)
+                       path=b.path, size_bytes=b.size, rows=s.num_rows if s else None, live=s is not None)
     ctx.overhead_s += time.perf_counter() - t0
     qs = ctx.scenario.queries
     for name in qs.suite:
         query = SUITE[name]
         expected = query.reference(truth, params)
         for run in range(qs.warm_runs + 1):
-            res = run_query(ctx.spark, engine.table.storage, snap, query, params, count_row_groups_too=run == 0)
+            res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=run == 0)
             verified = res.error is None and (not qs.verify or res.result == expected)
             if res.error is None and qs.verify and res.result != expected:
                 ctx.failures.append(f"{engine.name}: query {name} at checkpoint {checkpoint} returned "

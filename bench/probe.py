@@ -1,0 +1,98 @@
+"""What the runner reads from a table: the snapshot, the physical files, what an instant wrote,
+and an audit of the table's metadata against a storage listing. Hudi tables are read through our
+view; other formats (the Delta peer) provide their own probe with the same methods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from engines.table.model import FileSlice, WriteStat
+from engines.table.storage import Storage
+from engines.table.table import HudiTable
+from engines.table.timeline import METAFOLDER
+
+
+@dataclass(frozen=True)
+class PhysicalFile:
+    partition: str
+    file_id: str
+    path: str
+    size: int
+
+
+@dataclass
+class InstantWrites:
+    action: str
+    operation: str
+    stats: list[WriteStat]
+    replaced: int
+
+
+class TableProbe(Protocol):
+    storage: Storage
+
+    def snapshot(self) -> list[FileSlice]: ...
+
+    def physical_files(self) -> list[PhysicalFile]: ...
+
+    def metadata_bytes(self) -> int: ...
+
+    def instant_writes(self, instant: str) -> InstantWrites | None: ...
+
+    def audit(self, expected_rows: int) -> list[str]: ...
+
+
+class HudiProbe:
+    """The probe of a Hudi table, through :class:`engines.table.view.FileSystemView`."""
+
+    def __init__(self, table: HudiTable) -> None:
+        self.table = table
+        self.storage = table.storage
+
+    def state(self) -> tuple[list[FileSlice], list[PhysicalFile]]:
+        view = self.table.view()
+        return view.snapshot(), [PhysicalFile(b.partition, b.file_id, b.path, b.size) for b in view.base_files]
+
+    def snapshot(self) -> list[FileSlice]:
+        return self.table.view().snapshot()
+
+    def physical_files(self) -> list[PhysicalFile]:
+        return self.state()[1]
+
+    def metadata_bytes(self) -> int:
+        return sum(e.size for e in self.storage.list(METAFOLDER))
+
+    def instant_writes(self, instant: str) -> InstantWrites | None:
+        inst = self.table.refresh().get(instant)
+        if inst is None or not inst.is_completed:
+            return None
+        meta = self.table.commit_metadata(inst)
+        return InstantWrites(inst.action, meta.operation_type, meta.write_stats,
+                             sum(len(v) for v in meta.replaced_file_ids.values()))
+
+    def audit(self, expected_rows: int) -> list[str]:
+        """Commit metadata vs storage listing, and snapshot rows vs ground truth."""
+        failures = []
+        view = self.table.view()
+        sizes = {b.path: b.size for b in view.base_files}
+        for inst in view.timeline.completed_data_instants():
+            for stat in view.commit_metadata(inst).write_stats:
+                on_disk = sizes.get(stat.path)
+                if on_disk is not None and on_disk != stat.file_size:
+                    failures.append(f"{stat.path} is {on_disk} bytes on storage, {stat.file_size} in commit "
+                                    f"{inst.timestamp}")
+        snap = view.snapshot()
+        failures += [f"live file {s.path} is missing from storage" for s in snap if s.path not in sizes]
+        rows = sum(s.num_rows for s in snap)
+        if rows != expected_rows:
+            failures.append(f"snapshot has {rows} rows by commit metadata, ground truth {expected_rows}")
+        return failures
+
+
+def probe_of(engine: object) -> TableProbe:
+    """The engine's own probe if it has one, else a Hudi probe of its table."""
+    custom = getattr(engine, "probe", None)
+    if callable(custom):
+        return custom()
+    return HudiProbe(engine.table)  # type: ignore[attr-defined]
