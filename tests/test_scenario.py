@@ -1,0 +1,71 @@
+"""Scenario validation: every shipped scenario validates; malformed files get one message naming every problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import app
+from bench.scenario import ScenarioError, load_scenario
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "bench" / "scenarios").glob("*.yaml"))
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
+def test_shipped_scenarios_validate(path: Path) -> None:
+    sc = load_scenario(path)
+    assert sc.engines
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_every_problem_in_one_message(tmp_path: Path) -> None:
+    p = write(tmp_path, """
+name: bad
+colour: blue
+workload: {num_batches: 0, batch_mb: -1}
+engines:
+  - {name: a, kind: cow_baseline}
+  - {name: a, kind: warp_drive}
+queries: {warm_runs: "three", suite: [nope]}
+sizing: {small_file_limit_mb: 200, max_file_mb: 100}
+""")
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(p)
+    msg = str(err.value)
+    for fragment in ["colour: unknown key", "workload.num_batches", "engines.1.kind", "queries.warm_runs",
+                     "queries.suite", "sizing"]:
+        assert fragment in msg, (fragment, msg)
+    result = runner.invoke(app, ["validate", str(p)])
+    assert result.exit_code == 2 and "colour" in result.output
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("- just a list", "must be a YAML mapping"),
+    ("name: x\nworkload: {}\nengines: [", "not valid YAML"),
+    ("name: x\nworkload: {}\nengines: []", "at least one engine"),
+    ("name: x\nworkload: {}\nengines: [{name: a, kind: clustering}, {name: a, kind: clustering}]", "unique"),
+])
+def test_malformed_files(tmp_path: Path, text: str, needle: str) -> None:
+    with pytest.raises(ScenarioError, match=needle):
+        load_scenario(write(tmp_path, text))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="does not exist"):
+        load_scenario(tmp_path / "nope.yaml")
+
+
+def test_select_engines_rejects_unknown(tmp_path: Path) -> None:
+    sc = load_scenario(SCENARIOS[0])
+    with pytest.raises(ScenarioError, match="unknown engines"):
+        sc.select_engines(["nope"])
