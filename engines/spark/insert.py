@@ -101,12 +101,9 @@ def insert_new_file_groups(
     schema = arrow_schema_of(df)
     check_compatible(table.latest_schema(), schema, "the batch")
     partition_col = table.partition_fields[0]
-    if df.isEmpty():
-        raise EmptyBatchError("the batch is empty: nothing to insert (no instant was created)")
     n = num_tasks or max(1, df.select(partition_col).distinct().count())
-    ordered = df.repartition(n, F.col(partition_col)).sortWithinPartitions(
-        partition_col, *(sort_columns or [table.record_key])
-    )
+    spread = df.coalesce(1) if n == 1 else df.repartition(n, F.col(partition_col))
+    ordered = spread.sortWithinPartitions(partition_col, *(sort_columns or [table.record_key]))
     with table.lock:
         instant = table.start(COMMIT)
         spec = write_spec_for(
@@ -114,4 +111,7 @@ def insert_new_file_groups(
             stats_columns=list(stats_columns if stats_columns is not None else [c.name for c in schema]),
         )
         stats = write_dataframe(ordered, spec)
+        if not stats:
+            table.refresh().delete_pending(instant)
+            raise EmptyBatchError("the batch is empty: nothing to insert (the started instant was removed)")
         return commit_write(table, instant, stats, operation, avro_schema_string(schema))
