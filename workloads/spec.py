@@ -1,0 +1,58 @@
+"""The workload specification: a validated model of the seeded log-ingestion stream."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class WorkloadSpecError(ValueError):
+    """An impossible workload; the message names every offending field."""
+
+
+class WorkloadSpec(BaseModel):
+    """Batch ``b`` of this workload is a pure function of ``(seed, b, row index)``.
+
+    The run's ``ts`` range covers ``num_partitions`` day (or hour) partitions evenly across
+    ``num_batches`` batches; late rows are moved up to ``max_lateness_partitions`` partitions back.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int = Field(42, ge=0)
+    num_batches: int = Field(10, gt=0)
+    batch_records: int | None = Field(None, gt=0)
+    batch_mb: float | None = Field(1.0, gt=0)
+    partition_granularity: Literal["day", "hour"] = "day"
+    num_partitions: int = Field(3, gt=0)
+    start: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+    arrival: Literal["steady", "bursty", "diurnal"] = "steady"
+    late_fraction: float = Field(0.0, ge=0.0, lt=1.0)
+    max_lateness_partitions: int = Field(1, ge=1)
+    num_services: int = Field(20, gt=0, le=100_000)
+    service_skew: float = Field(1.1, ge=0.0, le=5.0)
+    num_hosts: int = Field(50, gt=0)
+    corrections_fraction: float = Field(0.0, ge=0.0, le=1.0)
+    delete_fraction: float = Field(0.0, ge=0.0, le=1.0)
+    partition_column: str = Field("dt", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> WorkloadSpec:
+        if self.batch_records is None and self.batch_mb is None:
+            raise ValueError("set batch_records or batch_mb")
+        if self.start.tzinfo is None:
+            object.__setattr__(self, "start", self.start.replace(tzinfo=UTC))
+        if self.partition_column in ("ts", "service", "host", "level", "trace_id", "latency_ms", "message"):
+            raise ValueError(f"partition_column {self.partition_column!r} clashes with a data column")
+        return self
+
+    @classmethod
+    def parse(cls, doc: dict[str, Any]) -> WorkloadSpec:
+        """Validate a mapping; one :class:`WorkloadSpecError` lists every problem by field."""
+        try:
+            return cls.model_validate(doc)
+        except ValidationError as exc:
+            problems = [f"{'.'.join(str(p) for p in e['loc']) or 'workload'}: {e['msg']}" for e in exc.errors()]
+            raise WorkloadSpecError("invalid workload: " + "; ".join(problems)) from None
