@@ -1,0 +1,21 @@
+"""Hudi's copy-on-write sizing configs (hudi-semantics.md §7.1), defaults as in Hudi 0.12."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MB = 1 << 20
+
+
+@dataclass(frozen=True)
+class CowConfig:
+    small_file_limit: int = 100 * MB  # hoodie.parquet.small.file.limit
+    max_file_size: int = 120 * MB  # hoodie.parquet.max.file.size
+    record_size_estimate: int = 1024  # hoodie.copyonwrite.record.size.estimate
+    record_size_estimation_threshold: float = 1.0  # hoodie.record.size.estimation.threshold
+    insert_split_size: int = 500_000  # hoodie.copyonwrite.insert.split.size
+    auto_split_inserts: bool = True  # hoodie.copyonwrite.insert.auto.split
+
+    def __post_init__(self) -> None:
+        if self.max_file_size <= 0 or self.record_size_estimate <= 0 or self.insert_split_size <= 0:
+            raise ValueError("max_file_size, record_size_estimate and insert_split_size must be positive")
