@@ -66,3 +66,66 @@ class Engine(Protocol):
     def close(self) -> None:
         """Stop background threads (async modes) and wait for them."""
         ...
+
+
+class TableServiceModes:
+    """Inline / async / manual scheduling of an engine's table service (mixin).
+
+    inline: ``after_commit`` schedules and executes once ``inline_every`` commits completed since
+    the last service instant; async: a daemon thread schedules and executes every
+    ``async_interval_s`` seconds beside ingestion; manual: only explicit calls.
+    """
+
+    name: str
+    table: HudiTable
+    _service_actions: tuple[str, ...] = ()
+
+    def _start_modes(self, mode: str, inline_every: int, async_interval_s: float) -> None:
+        import threading
+
+        self._mode = mode
+        self._inline_every = inline_every
+        self._async_interval_s = async_interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.async_results: list[MaintenanceResult] = []
+        self.async_errors: list[str] = []
+        if mode == "async":
+            self._thread = threading.Thread(target=self._async_loop, daemon=True, name=f"async-{self.name}")
+            self._thread.start()
+
+    def commits_since_last_service(self) -> int:
+        timeline = self.table.refresh()
+        service = [i.timestamp for i in timeline.instants if i.action in self._service_actions]
+        last = service[-1] if service else ""
+        return sum(1 for i in timeline.completed(["commit"]) if i.timestamp > last)
+
+    def after_commit(self) -> list[MaintenanceResult]:
+        if self._mode != "inline" or self.commits_since_last_service() < self._inline_every:
+            return []
+        return self.schedule_and_execute()
+
+    def schedule_and_execute(self) -> list[MaintenanceResult]:
+        out: list[MaintenanceResult] = []
+        instant = self.schedule()  # type: ignore[attr-defined]
+        if instant is not None:
+            res = self.execute(instant)  # type: ignore[attr-defined]
+            if res is not None:
+                out.append(res)
+        cleaned = self.clean()  # type: ignore[attr-defined]
+        if cleaned is not None:
+            out.append(cleaned)
+        return out
+
+    def _async_loop(self) -> None:
+        while not self._stop.wait(self._async_interval_s):
+            try:
+                self.async_results += self.schedule_and_execute()
+            except Exception as exc:  # recorded; the service retries on its next round
+                self.async_errors.append(f"{type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None

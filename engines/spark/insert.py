@@ -8,6 +8,7 @@ step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -15,6 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.spark.writer import WriteSpec, write_dataframe
+from engines.table import faults
 from engines.table.metadata import CommitMetadata
 from engines.table.model import WriteStat, parse_base_file_name
 from engines.table.schema import avro_schema_string, check_compatible
@@ -86,6 +88,14 @@ def commit_write(table: HudiTable, instant: Instant, stats: list[WriteStat], ope
     return CommitResult(instant.timestamp, instant.action, operation, stats, replaced or {})
 
 
+def fire(step: str, on_step: Callable[[str], None] | None) -> None:
+    """A step boundary: the engine's hook (which raises the fault point) or the fault point itself."""
+    if on_step is not None:
+        on_step(step)
+    else:
+        faults.point(step)
+
+
 def insert_new_file_groups(
     table: HudiTable,
     df: DataFrame,
@@ -95,6 +105,8 @@ def insert_new_file_groups(
     sort_columns: list[str] | None = None,
     stats_columns: list[str] | None = None,
     num_tasks: int | None = None,
+    extra: dict[str, str] | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> CommitResult:
     """Write ``df`` as new file groups (one per partition value per task, rolled at target size)."""
     table.check_writable()
@@ -114,4 +126,6 @@ def insert_new_file_groups(
         if not stats:
             table.refresh().delete_pending(instant)
             raise EmptyBatchError("the batch is empty: nothing to insert (the started instant was removed)")
-        return commit_write(table, instant, stats, operation, avro_schema_string(schema))
+        fire("ingest.after_files_written", on_step)
+        fire("ingest.before_complete", on_step)
+        return commit_write(table, instant, stats, operation, avro_schema_string(schema), extra=extra)

@@ -61,7 +61,7 @@ def get_spark(
         for key, value in settings.items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel("ERROR")
+        spark.sparkContext.setLogLevel("FATAL")  # failures surface as Python exceptions
         _SESSION = spark
         return spark
 

@@ -48,6 +48,7 @@ class WriteSpec:
     stats_columns: list[str] = field(default_factory=list)
     preserve_commit_metadata: bool = False
     file_id_prefix: str = ""
+    file_id_override: str | None = None  # write a new slice of this file group (one output file only)
 
     def partition_path(self, value: str) -> str:
         return f"{self.partition_column}={value}" if self.hive_style else value
@@ -72,8 +73,14 @@ class _OpenFile:
                  task: int, attempt: int, seq: int, schema: pa.Schema) -> None:
         self.spec = spec
         self.partition = spec.partition_path(partition_value)
-        seed = f"{spec.file_id_prefix}/{spec.instant}/{self.partition}/{task}/{attempt}/{seq}"
-        self.file_id = f"{uuid.uuid5(_NAMESPACE, seed)}-{seq}"
+        if spec.file_id_override is not None:
+            if seq > 0:
+                raise ValueError(f"file group {spec.file_id_override} can take one output file only; "
+                                 "raise target_file_bytes or split the rows")
+            self.file_id = spec.file_id_override
+        else:
+            seed = f"{spec.file_id_prefix}/{spec.instant}/{self.partition}/{task}/{attempt}/{seq}"
+            self.file_id = f"{uuid.uuid5(_NAMESPACE, seed)}-{seq}"
         token = f"{task}-0-{attempt}"
         self.name = base_file_name(self.file_id, token, spec.instant)
         self.rel = f"{self.partition}/{self.name}" if self.partition else self.name
@@ -119,12 +126,12 @@ def _with_meta_columns(batch: pa.Table, spec: WriteSpec, partition: str, file_na
     n = batch.num_rows
     data_cols = [c for c in batch.column_names if c not in META_COLUMNS]
     keys = batch.column(spec.record_key).cast(pa.string())
+    commit_time = pa.array([spec.instant] * n, pa.string())
+    seqno = pa.array([f"{spec.instant}_{task}_{start_seq + i}" for i in range(n)], pa.string())
     if spec.preserve_commit_metadata and "_hoodie_commit_time" in batch.column_names:
-        commit_time = batch.column("_hoodie_commit_time")
-        seqno = batch.column("_hoodie_commit_seqno")
-    else:
-        commit_time = pa.array([spec.instant] * n, pa.string())
-        seqno = pa.array([f"{spec.instant}_{task}_{start_seq + i}" for i in range(n)], pa.string())
+        # keep the original commit time of rewritten rows; rows new in this write get this instant
+        commit_time = pc.coalesce(batch.column("_hoodie_commit_time").cast(pa.string()), commit_time)
+        seqno = pc.coalesce(batch.column("_hoodie_commit_seqno").cast(pa.string()), seqno)
     meta = {
         "_hoodie_commit_time": commit_time,
         "_hoodie_commit_seqno": seqno,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from engines.table import faults
 from engines.table.instants import InstantClock
 from engines.table.lock import WriterLock
 from engines.table.metadata import CommitMetadata
@@ -153,6 +154,7 @@ class HudiTable:
         timeline = self.refresh()
         ts = self.clock.next(timeline.last_timestamp())
         requested = timeline.create_requested(ts, action, content)
+        faults.point(f"timeline.{action}.after_requested")
         return timeline.transition_to_inflight(requested, inflight_content)
 
     def complete(self, instant: Instant, metadata: CommitMetadata, replace: bool = False) -> Instant:

@@ -1,0 +1,210 @@
+"""RFC-19 Option 1: APPEND writes + ``HoodieBaseFileCompactionPlan`` (schedule / execute).
+
+Decisions where the RFC is silent, taken as a Hudi committer would:
+- APPEND ingest is Hudi's insert with the small-file lookup off: one new file group per partition
+  per batch (rolled at the max file size), completed as ``<t>.commit`` with operationType
+  ``INSERT`` (a Java reader must parse the enum) and ``extraMetadata.writeMode=APPEND``.
+- New file ids of a compaction are fresh ``<uuid>-<n>`` file groups named with the compaction
+  instant, exactly like an insert's; old small files are separate file groups that disappear.
+- The completed instant is ``<t>.commit`` (Hudi's own compaction completes as a commit), its
+  write stats list the merged files, operationType ``COMPACT``; the requested/inflight files are
+  ``<t>.basefilecompaction.*``, which Hudi readers ignore.
+- ``order="rfc"`` (default) deletes the old files, then commits — the RFC's steps 6-7.
+  ``order="commit_before_delete"`` lists the old file ids in ``partitionToReplaceFileIds`` of the
+  completed instant (our view hides them from then on) and deletes them right after the commit.
+  hudi-rs honours ``partitionToReplaceFileIds`` only on replacecommits, so between that commit and
+  the deletes a hudi-rs reader sees the old and new files (duplicates); the window is one delete
+  loop long and is measured in the tests.
+- Memory while merging is bounded by Spark: each operation is one Spark job whose rows are
+  range-spread over ``ceil(total/target)`` tasks, each streaming one output file.
+- Operations run concurrently on a thread pool of ``max_parallel_operations`` Spark jobs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pyspark.sql import DataFrame
+
+from engines.append_compaction.config import CompactionConfig
+from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
+from engines.append_compaction.planner import plan_base_file_compaction
+from engines.base import MaintenanceResult, TableServiceModes
+from engines.spark.insert import CommitResult, commit_write, insert_new_file_groups, write_spec_for
+from engines.spark.rewrite import rewrite
+from engines.spark.session import get_spark
+from engines.table import faults
+from engines.table.model import FileSlice, WriteStat
+from engines.table.table import HudiTable
+from engines.table.timeline import COMPACTION, Instant, State, TimelineError
+
+INGEST_STEPS = ("ingest.after_files_written", "ingest.before_complete")
+EXECUTE_STEPS = ("option1.after_plan_saved", "option1.after_inflight", "option1.after_new_files_written",
+                 "option1.after_old_file_deleted", "option1.before_commit", "option1.after_commit")
+
+
+class MissingPlanInputError(RuntimeError):
+    """A compaction plan whose input files are gone (e.g. deleted before a crash)."""
+
+
+@dataclass
+class Option1Config:
+    compaction: CompactionConfig = field(default_factory=CompactionConfig)
+    order: Literal["rfc", "commit_before_delete"] = "rfc"
+    mode: Literal["inline", "async", "manual"] = "manual"
+    inline_every: int = 10
+    async_interval_s: float = 2.0
+    max_parallel_operations: int = 2
+    target_file_size: int = 120 * (1 << 20)
+    max_file_size: int = 120 * (1 << 20)
+    row_group_rows: int = 65_536
+    sort_columns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.order not in ("rfc", "commit_before_delete"):
+            raise ValueError(f"order must be 'rfc' or 'commit_before_delete', got {self.order!r}")
+        if self.max_parallel_operations < 1 or self.inline_every < 1:
+            raise ValueError("max_parallel_operations and inline_every must be at least 1")
+
+
+class AppendCompactionEngine(TableServiceModes):
+    """Option 1 over one table; see the module docstring for the decisions."""
+
+    _service_actions = (COMPACTION,)
+    writes_batches_once = True
+
+    def __init__(self, table: HudiTable, config: Option1Config, name: str | None = None,
+                 on_step: Callable[[str], None] | None = None) -> None:
+        self.table = table
+        self.config = config
+        self.name = name or ("option1_rfc" if config.order == "rfc" else "option1_cbd")
+        self.on_step = on_step
+        self._start_modes(config.mode, config.inline_every, config.async_interval_s)
+
+    def _step(self, name: str) -> None:
+        if self.on_step is not None:
+            self.on_step(name)
+        faults.point(name)
+
+    # -- ingest -------------------------------------------------------------------------------
+    def ingest(self, df: DataFrame) -> CommitResult:
+        """APPEND: new base files, no index lookup, no small-file merge."""
+        return insert_new_file_groups(
+            self.table, df, operation="INSERT", target_file_bytes=self.config.max_file_size,
+            row_group_rows=self.config.row_group_rows, sort_columns=list(self.config.sort_columns) or None,
+            extra={"writeMode": "APPEND"}, on_step=self._step)
+
+    def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
+        return self.table.view().snapshot(as_of)
+
+    # -- schedule -----------------------------------------------------------------------------
+    def plan(self) -> BaseFileCompactionPlan | None:
+        view = self.table.view()
+        return plan_base_file_compaction(view.snapshot(), self.config.compaction, view.pending_compaction_paths())
+
+    def schedule(self) -> str | None:
+        """scheduleBaseFileCompaction: save the plan as ``<t>.basefilecompaction.requested``."""
+        with self.table.lock:
+            plan = self.plan()
+            if plan is None:
+                return None
+            timeline = self.table.refresh()
+            ts = self.table.clock.next(timeline.last_timestamp())
+            timeline.create_requested(ts, COMPACTION, plan.encode())
+        self._step("option1.after_plan_saved")
+        return ts
+
+    def pending_plan(self) -> str | None:
+        pending = self.table.refresh().pending([COMPACTION])
+        return pending[0].timestamp if pending else None
+
+    def load_plan(self, instant: str) -> BaseFileCompactionPlan:
+        inst = self.table.refresh().get(instant)
+        if inst is None or inst.action != COMPACTION:
+            raise TimelineError(f"{instant} is not a base-file compaction instant of {self.table.base_uri}")
+        return BaseFileCompactionPlan.decode(self.table.timeline.read(inst, State.REQUESTED),
+                                             f".hoodie/{instant}.basefilecompaction.requested")
+
+    # -- execute ------------------------------------------------------------------------------
+    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+        """compactBaseFile: inflight → merge each operation → delete old + commit (in the configured order)."""
+        instant = instant or self.pending_plan()
+        if instant is None:
+            return None
+        t0 = time.perf_counter()
+        with self.table.lock:
+            plan = self.load_plan(instant)
+            missing = [p for p in plan.file_paths if not self.table.storage.exists(p)]
+            if missing:
+                raise MissingPlanInputError(
+                    f"compaction plan {instant} references {len(missing)} file(s) that no longer exist "
+                    f"(first: {missing[0]}); it cannot be executed")
+            inst = self.table.refresh().get(instant)
+            assert inst is not None
+            if inst.state == State.INFLIGHT:
+                from engines.table.rollback import rollback_instant
+
+                rollback_instant(self.table, inst)
+                plan = self.load_plan(instant)
+            inflight = self.table.refresh().transition_to_inflight(Instant(instant, COMPACTION, State.REQUESTED))
+            self._step("option1.after_inflight")
+            sizes = {p: self.table.storage.size(p) for p in plan.file_paths}
+            with ThreadPoolExecutor(max_workers=self.config.max_parallel_operations) as pool:
+                results = list(pool.map(lambda iop: self._merge(iop[1], instant, iop[0]),
+                                        enumerate(plan.operations)))
+            stats = [s for r in results for s in r]
+            self._step("option1.after_new_files_written")
+            old_ids = {op.partition_path: [p.rsplit("/", 1)[-1].split("_", 1)[0] for p in op.base_file_paths]
+                       for op in plan.operations}
+            extra = {"order": self.config.order, "writeMode": "BASE_FILE_COMPACTION"}
+            if self.config.order == "rfc":
+                deleted_before = self._delete_old(plan)
+                self._step("option1.before_commit")
+                commit_write(self.table, inflight, stats, "COMPACT", self.table.latest_schema(), extra=extra)
+                self._step("option1.after_commit")
+            else:
+                self._step("option1.before_commit")
+                commit_write(self.table, inflight, stats, "COMPACT", self.table.latest_schema(),
+                             replaced=old_ids, extra=extra)
+                self._step("option1.after_commit")
+                deleted_before = 0
+                self._delete_old(plan)
+        return MaintenanceResult(
+            kind="compaction", instant=instant, duration_s=time.perf_counter() - t0,
+            files_in=len(plan.file_paths), files_out=len(stats), bytes_read=sum(sizes.values()),
+            bytes_written=sum(s.file_size for s in stats), records=sum(s.num_writes for s in stats),
+            files_deleted=len(plan.file_paths),
+            details={"order": self.config.order, "operations": len(plan.operations),
+                     "deleted_before_commit": deleted_before})
+
+    def _merge(self, op: BaseFileCompactionOperation, instant: str, index: int) -> list[WriteStat]:
+        spark = get_spark()
+        view_slices = [FileSlice(op.partition_path, p.rsplit("/", 1)[-1].split("_", 1)[0], instant, p, 0, 0)
+                       for p in op.base_file_paths]
+        n_out = int(op.metrics.get("estimatedOutputFiles", 1)) or 1
+        spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
+                              stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}")
+        sort = list(self.config.sort_columns)
+        return rewrite(spark, self.table.storage, view_slices, spec, n_out, "linear" if sort else "none", sort)
+
+    def _stats_columns(self) -> list[str]:
+        from engines.table.schema import data_fields
+
+        schema = self.table.latest_schema()
+        return list(data_fields(schema)) if schema else []
+
+    def _delete_old(self, plan: BaseFileCompactionPlan) -> int:
+        deleted = 0
+        for path in plan.file_paths:
+            if self.table.storage.delete(path, missing_ok=True):
+                deleted += 1
+            self._step("option1.after_old_file_deleted")
+        return deleted
+
+    def clean(self) -> MaintenanceResult | None:
+        """Option 1 deletes old files itself during execute: nothing is left for a cleaner."""
+        return None

@@ -1,0 +1,159 @@
+"""The copy-on-write small-file baseline: Hudi's default insert path (hudi-semantics.md §7).
+
+Per batch: count inserts per partition; estimate the average record size from the newest commit
+that wrote more than the small-file limit (else ``record_size_estimate``); assign inserts with
+:func:`engines.cow_baseline.assign.assign_inserts`; rewrite every chosen small file in full, old
+rows plus its share of the inserts, as a new slice of the same file group (HoodieMergeHandle /
+ConcatHandle for inserts); write the rest as new file groups; commit once. Rows are routed to
+buckets by record-key order within the partition (Hudi hashes keys; the bucket sizes are the same,
+the choice of rows is deterministic here). Older slices stay for the cleaner
+(KEEP_LATEST_COMMITS). ``operation="bulk_insert"`` skips sizing entirely (reference point).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from engines.base import MaintenanceResult
+from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size
+from engines.cow_baseline.config import CowConfig
+from engines.spark.insert import (
+    CommitResult,
+    arrow_schema_of,
+    commit_write,
+    fire,
+    insert_new_file_groups,
+    write_spec_for,
+)
+from engines.spark.rewrite import rewrite
+from engines.spark.session import get_spark
+from engines.table import faults
+from engines.table.cleaner import run_clean
+from engines.table.model import FileSlice, WriteStat
+from engines.table.schema import avro_schema_string, check_compatible
+from engines.table.table import HudiTable
+from engines.table.timeline import COMMIT, REPLACE
+
+
+@dataclass
+class CowEngineConfig:
+    planner: CowConfig = field(default_factory=CowConfig)
+    operation: Literal["insert", "bulk_insert"] = "insert"
+    row_group_rows: int = 65_536
+    cleaner_commits_retained: int = 10
+    auto_clean: bool = True
+    mode: str = "manual"
+
+
+class CowBaselineEngine:
+    """Baseline engine; its "table service" is the cleaner (the merge happens at ingest)."""
+
+    writes_batches_once = False
+
+    def __init__(self, table: HudiTable, config: CowEngineConfig, name: str | None = None,
+                 on_step: Callable[[str], None] | None = None) -> None:
+        self.table = table
+        self.config = config
+        self.name = name or ("baseline" if config.operation == "insert" else "baseline_bulk_insert")
+        self.on_step = on_step
+
+    def _step(self, name: str) -> None:
+        if self.on_step is not None:
+            self.on_step(name)
+        faults.point(name)
+
+    def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
+        return self.table.view().snapshot(as_of)
+
+    def _avg_record_size(self) -> int:
+        timeline = self.table.refresh()
+        history = []
+        for inst in reversed(timeline.completed([COMMIT, REPLACE])):
+            meta = self.table.commit_metadata(inst)
+            history.append((meta.bytes_written, meta.records_written))
+        return average_record_size(history, self.config.planner)
+
+    def ingest(self, df: DataFrame) -> CommitResult:
+        cfg = self.config.planner
+        if self.config.operation == "bulk_insert":
+            return insert_new_file_groups(self.table, df, operation="BULK_INSERT", target_file_bytes=cfg.max_file_size,
+                                          row_group_rows=self.config.row_group_rows, on_step=self._step)
+        table = self.table
+        schema = arrow_schema_of(df)
+        check_compatible(table.latest_schema(), schema, "the batch")
+        part_col, key = table.partition_fields[0], table.record_key
+        counts = {table.partition_path(r[0]): int(r[1]) for r in df.groupBy(part_col).count().collect()}
+        if not counts:
+            from engines.spark.insert import EmptyBatchError
+
+            raise EmptyBatchError("the batch is empty: nothing to insert (no instant was created)")
+        spark = get_spark()
+        stats_columns = [f.name for f in schema]
+        with table.lock:
+            view = table.view()
+            live = view.snapshot()
+            by_partition: dict[str, list[FileSlice]] = {}
+            for s in live:
+                by_partition.setdefault(s.partition, []).append(s)
+            buckets = assign_inserts(by_partition, counts, self._avg_record_size(), cfg,
+                                     set(view.pending_clustering_file_groups()))
+            instant = table.start(COMMIT)
+            ranked = df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1).cache()
+            stats: list[WriteStat] = []
+            offsets: dict[str, int] = {}
+            prefix = f"{part_col}=" if table.hive_style else ""
+            for i, b in enumerate(buckets):
+                lo = offsets.get(b.partition, 0)
+                offsets[b.partition] = lo + b.num_records
+                value = b.partition[len(prefix):]
+                rows = ranked.where((F.col(part_col) == value) & (F.col("_rk") >= lo)
+                                    & (F.col("_rk") < lo + b.num_records)).drop("_rk")
+                stats += self._write_bucket(spark, b, rows, instant.timestamp, stats_columns, i)
+            ranked.unpersist()
+            fire("ingest.after_files_written", self._step)
+            fire("ingest.before_complete", self._step)
+            return commit_write(table, instant, stats, "INSERT", avro_schema_string(schema))
+
+    def _write_bucket(self, spark: object, bucket: InsertBucket, rows: DataFrame, instant: str,
+                      stats_columns: list[str], index: int) -> list[WriteStat]:
+        spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
+                              stats_columns=stats_columns, file_id_override=bucket.file_id,
+                              file_id_prefix=f"bucket-{index}")
+        base = [bucket.base_slice] if bucket.base_slice is not None else []
+        out = rewrite(spark, self.table.storage, base, spec, 1, extra=rows)  # type: ignore[arg-type]
+        for s in out:
+            s.prev_commit = bucket.base_slice.instant if bucket.base_slice else "null"
+            if bucket.base_slice is not None:
+                s.num_update_writes = 0
+                s.num_inserts = bucket.num_records
+        return out
+
+    def after_commit(self) -> list[MaintenanceResult]:
+        if not self.config.auto_clean:
+            return []
+        res = self.clean()
+        return [res] if res is not None else []
+
+    def schedule(self) -> str | None:
+        return None
+
+    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+        return None
+
+    def clean(self) -> MaintenanceResult | None:
+        res = run_clean(self.table, self.config.cleaner_commits_retained)
+        if res.instant is None:
+            return None
+        return MaintenanceResult(kind="clean", instant=res.instant, duration_s=res.duration_s,
+                                 files_deleted=res.files_deleted,
+                                 details={"bytes_freed": res.bytes_freed,
+                                          "earliest_commit_to_retain": res.earliest_commit_to_retain})
+
+    def close(self) -> None:
+        return None
+

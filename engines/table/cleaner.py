@@ -1,0 +1,95 @@
+"""Cleaner, KEEP_LATEST_COMMITS (hudi-semantics.md §6.1), planned as a pure function.
+
+With ``retained`` = N and more than N completed data instants, ``earliest`` is the instant at
+index ``count - N``. Every file of a file group replaced strictly before ``earliest`` is deleted;
+in other file groups the newest committed slice and the newest slice older than ``earliest``
+are kept and older committed slices are deleted. Files of pending or failed instants are never
+touched (that is rollback's job), so a reader of any retained instant keeps its files.
+Instants: ``<t>.clean.requested`` (the plan, JSON) → ``.inflight`` → ``<t>.clean`` (what was
+deleted); Hudi readers ignore clean files.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engines.table import faults
+from engines.table.table import HudiTable
+from engines.table.timeline import CLEAN
+from engines.table.view import BaseFile, FileSystemView
+
+CLEAN_STEPS = ("after_clean_requested", "after_file_deleted", "before_clean_complete")
+
+
+@dataclass
+class CleanPlan:
+    earliest_commit_to_retain: str | None
+    files: list[BaseFile] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+@dataclass
+class CleanResult:
+    instant: str | None
+    files_deleted: int
+    bytes_freed: int
+    duration_s: float
+    earliest_commit_to_retain: str | None
+
+
+def plan_clean(view: FileSystemView, retained: int) -> CleanPlan:
+    instants = [i.timestamp for i in view.timeline.completed_data_instants()]
+    if retained < 1:
+        raise ValueError("cleaner_commits_retained must be at least 1")
+    if len(instants) <= retained:
+        return CleanPlan(None)
+    earliest = instants[len(instants) - retained]
+    replaced = view.replaced_file_groups()
+    doomed: list[BaseFile] = []
+    for key, files in sorted(view.file_groups().items()):
+        committed = [f for f in files if view.is_committed(f.instant)]
+        if not committed:
+            continue
+        if key in replaced and replaced[key] < earliest:
+            doomed += committed
+            continue
+        keep = {committed[-1].path}
+        older = [f for f in committed if f.instant < earliest]
+        if older:
+            keep.add(older[-1].path)
+        doomed += [f for f in committed if f.instant < earliest and f.path not in keep]
+    return CleanPlan(earliest, doomed)
+
+
+def run_clean(table: HudiTable, retained: int, on_step: Callable[[str], None] | None = None) -> CleanResult:
+    """Plan and execute one clean; no instant is written when there is nothing to delete."""
+    t0 = time.perf_counter()
+    step = on_step or (lambda name: None)
+    with table.lock:
+        plan = plan_clean(table.view(), retained)
+        if not plan.files:
+            return CleanResult(None, 0, 0, time.perf_counter() - t0, plan.earliest_commit_to_retain)
+        body = {"earliestCommitToRetain": plan.earliest_commit_to_retain, "policy": "KEEP_LATEST_COMMITS",
+                "retained": retained, "filesToDelete": [f.path for f in plan.files]}
+        inst = table.start(CLEAN, content=json.dumps(body).encode())
+        _point("clean.after_clean_requested", step)
+        deleted = 0
+        for f in plan.files:
+            if table.storage.delete(f.path, missing_ok=True):
+                deleted += 1
+            _point("clean.after_file_deleted", step)
+        _point("clean.before_clean_complete", step)
+        done = {**body, "deletedFiles": [f.path for f in plan.files], "totalFilesDeleted": deleted}
+        table.refresh().complete(inst, json.dumps(done).encode())
+    return CleanResult(inst.timestamp, deleted, plan.bytes, time.perf_counter() - t0, plan.earliest_commit_to_retain)
+
+
+def _point(name: str, step: Callable[[str], None]) -> None:
+    step(name.split(".", 1)[1])
+    faults.point(name)

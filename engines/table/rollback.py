@@ -1,0 +1,120 @@
+"""Rollback of failed writes and recovery after a crash (hudi-semantics.md §3.4).
+
+``rollback_instant`` writes ``<r>.rollback.requested`` (naming the failed instant) → ``.inflight``,
+deletes every base file written with the failed instant's time, then completes ``<r>.rollback``.
+A failed ingest commit is removed from the timeline; a clustering or base-file compaction is
+reverted to *requested* so its plan can be executed again — unless the plan's inputs are gone
+(Option 1 in the RFC's order, killed after deleting old files), in which case the plan cannot be
+re-run and is removed too, and the result records the missing inputs: that is the data loss the
+RFC's order risks.
+
+``recover`` runs on open after a crash: it releases a stale lock, finishes interrupted rollbacks
+and cleans, and rolls back every inflight write.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engines.table import faults
+from engines.table.lock import LOCK_FILE
+from engines.table.table import HudiTable
+from engines.table.timeline import CLEAN, COMMIT, COMPACTION, REPLACE, ROLLBACK, Instant, State
+
+ROLLBACK_STEPS = ("after_rollback_requested", "after_partial_files_removed", "before_rollback_complete")
+
+
+@dataclass
+class RollbackResult:
+    rolled_back: str
+    action: str
+    instant: str | None
+    files_deleted: int
+    plan_kept: bool
+    duration_s: float
+    missing_inputs: list[str] = field(default_factory=list)
+
+
+def _plan_inputs(table: HudiTable, inst: Instant) -> list[str]:
+    """Relative paths of the files a pending plan reads."""
+    data = table.timeline.read(inst, State.REQUESTED)
+    source = f".hoodie/{inst.timestamp}.{inst.action}.requested"
+    if inst.action == COMPACTION:
+        from engines.append_compaction.plan import BaseFileCompactionPlan
+
+        return BaseFileCompactionPlan.decode(data, source).file_paths
+    from engines.clustering.plan import RequestedReplace
+
+    return [s.path for g in RequestedReplace.decode(data, source).plan.groups for s in g.slices]
+
+
+def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str], None] | None = None,
+                     resume: Instant | None = None) -> RollbackResult:
+    """Roll back one pending write instant (see module docstring)."""
+    t0 = time.perf_counter()
+    step = on_step or (lambda name: None)
+    with table.lock:
+        if resume is None:
+            body = {"instantToRollback": target.timestamp, "action": target.action}
+            rb = table.start(ROLLBACK, content=json.dumps(body).encode())
+        else:
+            rb = resume if resume.state == State.INFLIGHT else table.refresh().transition_to_inflight(resume)
+        _point("rollback.after_rollback_requested", step)
+        deleted = []
+        for entry in table.storage.list("", recursive=True):
+            if entry.path.startswith(".hoodie/"):
+                continue
+            name = entry.path.rsplit("/", 1)[-1]
+            if name.endswith(f"_{target.timestamp}.parquet"):
+                table.storage.delete(entry.path, missing_ok=True)
+                deleted.append(entry.path)
+        _point("rollback.after_partial_files_removed", step)
+        timeline = table.refresh()
+        current = timeline.get(target.timestamp)
+        missing: list[str] = []
+        keep_plan = target.action in (REPLACE, COMPACTION)
+        if keep_plan and current is not None:
+            missing = [p for p in _plan_inputs(table, current) if not table.storage.exists(p)]
+            keep_plan = not missing
+        if current is not None and not current.is_completed:
+            if keep_plan:
+                timeline.revert_to_requested(current)
+            else:
+                timeline.delete_pending(current)
+        _point("rollback.before_rollback_complete", step)
+        done = {"instantToRollback": target.timestamp, "action": target.action, "deletedFiles": deleted,
+                "planKept": keep_plan, "missingPlanInputs": missing}
+        table.refresh().complete(rb, json.dumps(done).encode())
+    return RollbackResult(target.timestamp, target.action, rb.timestamp, len(deleted), keep_plan,
+                          time.perf_counter() - t0, missing)
+
+
+def recover(table: HudiTable) -> list[RollbackResult]:
+    """Make a crashed table consistent: the snapshot becomes exactly its committed prefix."""
+    holder = table.lock.holder()
+    if holder is not None and table.lock.is_stale(holder):
+        table.storage.delete(LOCK_FILE, missing_ok=True)
+    results = []
+    timeline = table.refresh()
+    for inst in timeline.pending([ROLLBACK]):
+        body = json.loads(timeline.read(inst, State.REQUESTED) or b"{}")
+        target = Instant(body["instantToRollback"], body["action"], State.INFLIGHT)
+        results.append(rollback_instant(table, target, resume=inst))
+    timeline = table.refresh()
+    for inst in timeline.pending([CLEAN]):
+        # a clean only deletes files no snapshot needs: finishing it is safe; re-planning happens next run
+        timeline.delete_pending(inst)
+    timeline = table.refresh()
+    for inst in timeline.pending([COMMIT, REPLACE, COMPACTION]):
+        if inst.action in (REPLACE, COMPACTION) and inst.state == State.REQUESTED:
+            continue  # a scheduled plan that never started: keep it for execution
+        results.append(rollback_instant(table, inst))
+    return results
+
+
+def _point(name: str, step: Callable[[str], None]) -> None:
+    step(name.split(".", 1)[1])
+    faults.point(name)
