@@ -11,10 +11,12 @@ Decisions where the RFC is silent, taken as a Hudi committer would:
   ``<t>.basefilecompaction.*``, which Hudi readers ignore.
 - ``order="rfc"`` (default) deletes the old files, then commits — the RFC's steps 6-7.
   ``order="commit_before_delete"`` lists the old file ids in ``partitionToReplaceFileIds`` of the
-  completed instant (our view hides them from then on) and deletes them right after the commit.
-  hudi-rs honours ``partitionToReplaceFileIds`` only on replacecommits, so between that commit and
-  the deletes a hudi-rs reader sees the old and new files (duplicates); the window is one delete
-  loop long and is measured in the tests.
+  completed instant (our view hides them from then on). Deleting them right after the commit
+  (``cbd_delete="immediate"``) still breaks a reader that listed its files before the commit, so
+  the default (``cbd_delete="cleaner"``) leaves them to the KEEP_LATEST_COMMITS cleaner: fixing the
+  RFC's order converges to Option 2's snapshot isolation. hudi-rs honours
+  ``partitionToReplaceFileIds`` only on replacecommits, so until the old files are deleted a
+  hudi-rs reader sees old and new files (duplicates) — measured in the tests.
 - Memory while merging is bounded by Spark: each operation is one Spark job whose rows are
   range-spread over ``ceil(total/target)`` tasks, each streaming one output file.
 - Operations run concurrently on a thread pool of ``max_parallel_operations`` Spark jobs.
@@ -63,6 +65,8 @@ class Option1Config:
     max_file_size: int = 120 * (1 << 20)
     row_group_rows: int = 65_536
     sort_columns: tuple[str, ...] = ()
+    cbd_delete: Literal["cleaner", "immediate"] = "cleaner"
+    cleaner_commits_retained: int = 10
 
     def __post_init__(self) -> None:
         if self.order not in ("rfc", "commit_before_delete"):
@@ -172,14 +176,16 @@ class AppendCompactionEngine(TableServiceModes):
                              replaced=old_ids, extra=extra)
                 self._step("option1.after_commit")
                 deleted_before = 0
-                self._delete_old(plan)
+                if self.config.cbd_delete == "immediate":
+                    self._delete_old(plan)
         return MaintenanceResult(
             kind="compaction", instant=instant, duration_s=time.perf_counter() - t0,
             files_in=len(plan.file_paths), files_out=len(stats), bytes_read=sum(sizes.values()),
             bytes_written=sum(s.file_size for s in stats), records=sum(s.num_writes for s in stats),
-            files_deleted=len(plan.file_paths),
+            files_deleted=deleted_before if self.config.order == "rfc" or self.config.cbd_delete == "cleaner"
+            else len(plan.file_paths),
             details={"order": self.config.order, "operations": len(plan.operations),
-                     "deleted_before_commit": deleted_before})
+                     "deleted_before_commit": deleted_before, "cbd_delete": self.config.cbd_delete})
 
     def _merge(self, op: BaseFileCompactionOperation, instant: str, index: int) -> list[WriteStat]:
         spark = get_spark()
@@ -206,5 +212,15 @@ class AppendCompactionEngine(TableServiceModes):
         return deleted
 
     def clean(self) -> MaintenanceResult | None:
-        """Option 1 deletes old files itself during execute: nothing is left for a cleaner."""
-        return None
+        """RFC order deletes old files during execute; commit-before-delete leaves them to the cleaner."""
+        if self.config.order == "rfc":
+            return None
+        from engines.table.cleaner import run_clean
+
+        res = run_clean(self.table, self.config.cleaner_commits_retained)
+        if res.instant is None:
+            return None
+        return MaintenanceResult(kind="clean", instant=res.instant, duration_s=res.duration_s,
+                                 files_deleted=res.files_deleted,
+                                 details={"bytes_freed": res.bytes_freed,
+                                          "earliest_commit_to_retain": res.earliest_commit_to_retain})
