@@ -106,26 +106,26 @@ def record_maintenance(ctx: RunContext, st: EngineState, batch: int, res: Mainte
 
 
 def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | None, mode: str) -> None:
-    """Schedule + execute (with concurrent readers for the first runs) + clean."""
+    """Schedule + execute + clean, with reader threads racing the first runs (every engine: for the
+    baseline, whose merge happens at ingest, the readers race its cleaner)."""
     engine = st.engine
     instant = engine.schedule()
-    if instant is not None:
-        probe = None
-        iso = ctx.scenario.isolation
-        if iso.enabled and truth is not None and st.isolation_runs < iso.max_maintenance_runs:
-            st.isolation_runs += 1
-            probe = IsolationProbe(ctx.spark, engine, truth, iso.queries, iso.readers,
-                                   ctx.scenario.workload.partition_column)
-            probe.start()
-        try:
-            res = engine.execute(instant)
-        finally:
-            if probe is not None:
-                for row in probe.stop(instant):
-                    ctx.writer.add("isolation", **row)
-        if res is not None:
-            record_maintenance(ctx, st, batch, res, mode)
-    cleaned = engine.clean()
+    probe = None
+    iso = ctx.scenario.isolation
+    if iso.enabled and truth is not None and st.isolation_runs < iso.max_maintenance_runs:
+        st.isolation_runs += 1
+        probe = IsolationProbe(ctx.spark, engine, truth, iso.queries, iso.readers,
+                               ctx.scenario.workload.partition_column)
+        probe.start()
+    try:
+        res = engine.execute(instant) if instant is not None else None
+        cleaned = engine.clean()
+    finally:
+        if probe is not None:
+            for row in probe.stop(instant or "clean"):
+                ctx.writer.add("isolation", **row)
+    if res is not None:
+        record_maintenance(ctx, st, batch, res, mode)
     if cleaned is not None and (cleaned.files_deleted or cleaned.instant):
         record_maintenance(ctx, st, batch, cleaned, mode)
 

@@ -1,0 +1,78 @@
+"""The harness end to end on the small scenario: all result tables, verified queries, isolation
+figures for every engine, WA ordering, determinism of a second run, and a standalone cluster run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.results import Results
+from bench.runner import run_scenario
+from bench.scenario import load_scenario
+
+SMALL = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"
+
+
+def deterministic_figures(results: Results) -> dict:
+    c = results.table("commits")
+    out = {}
+    for engine, g in c.groupby("engine"):
+        g = g.sort_values("seq")
+        out[engine] = {"bytes": g.bytes_written.tolist(), "files": g.files_written.tolist(),
+                       "live": g.live_files.tolist(), "physical": g.physical_files.tolist(),
+                       "instants": g.instant.tolist()}
+    q = results.table("queries")
+    out["verified"] = int(q.verified.sum())
+    return out
+
+
+@pytest.fixture(scope="module")
+def small_run(spark, tmp_path_factory) -> Results:
+    out = tmp_path_factory.mktemp("results")
+    return Results(run_scenario(load_scenario(SMALL), out=out, progress=False, run_id="first"))
+
+
+def test_small_run_produces_consistent_results(small_run: Results) -> None:
+    run = small_run.run
+    assert run["verification"]["ok"], run["verification"]["failures"]
+    engines = set(run["engines"])
+    assert engines == {"baseline", "option1_rfc", "option1_cbd", "option2", "option2_sorted"}
+    for name in ("commits", "files", "maintenance", "queries", "isolation"):
+        assert set(small_run.table(name).engine) >= (engines if name != "maintenance" else engines - {"baseline"})
+    q = small_run.table("queries")
+    assert q.verified.all() and (q.run == 0).any() and (q.run > 0).any()
+    final = small_run.table("commits").sort_values("seq").groupby("engine").last()
+    assert final.wa.notna().all()
+    iso = small_run.table("isolation")
+    assert set(iso.engine) == engines
+    assert set(iso[iso.engine.str.startswith("option2")].outcome) == {"ok"}
+    assert run["harness_overhead_ratio"] < 0.05
+    assert run["git"]["sha"] and run["versions"]["pyspark"] and run["machine"]["cores"]
+    for path in (e["table_path"] for e in run["engines"].values()):
+        assert Path(path, ".hoodie", "hoodie.properties").exists()
+
+
+def test_same_seed_same_figures(spark, small_run: Results, tmp_path) -> None:
+    again = Results(run_scenario(load_scenario(SMALL), out=tmp_path, progress=False, run_id="second"))
+    assert deterministic_figures(again) == deterministic_figures(small_run)
+
+
+@pytest.mark.slow
+def test_standalone_cluster_matches_local(small_run: Results, tmp_path) -> None:
+    """The same scenario on a Spark standalone master + worker (127.0.0.1), in a child process."""
+    code = (
+        "import sys; from bench.cluster import standalone_cluster; from bench.runner import run_scenario;"
+        "from bench.scenario import load_scenario\n"
+        "with standalone_cluster(cores=2, memory='2g') as url:\n"
+        f"    print(run_scenario(load_scenario({str(SMALL)!r}), out={str(tmp_path)!r}, master=url,"
+        " progress=False, run_id='cluster'))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cluster = Results(Path(proc.stdout.strip().splitlines()[-1]))
+    assert cluster.run["spark_master"].startswith("spark://127.0.0.1:")
+    assert cluster.run["verification"]["ok"], cluster.run["verification"]["failures"]
+    assert deterministic_figures(cluster) == deterministic_figures(small_run)
