@@ -154,6 +154,73 @@ def _render(run_dir: object, design_review: bool) -> None:
         console.print(f"{name}: {path}")
 
 
+@app.command()
+def report(
+    run_dir: str = typer.Argument(..., help="results folder"),
+    design_review: bool = typer.Option(False, "--design-review", help="add the RFC-19 design review"),
+    simulation: str | None = typer.Option(None, "--simulation", help="a simulated results folder for 'at scale'"),
+) -> None:
+    """Render report.md, a self-contained report.html and the plots from a results folder."""
+    from bench.results import ResultsError
+    from reports import render_report
+
+    try:
+        paths = render_report(run_dir, design_review=design_review, simulation_dir=simulation)
+    except ResultsError as exc:
+        fail(str(exc))
+        return
+    console.print(f"report: {paths['report.html']}")
+    print(paths["report.md"])
+
+
+@app.command()
+def compare(
+    run_a: str = typer.Argument(..., help="baseline results folder"),
+    run_b: str = typer.Argument(..., help="results folder to judge"),
+    tolerance: float = typer.Option(1.5, help="timing ratio beyond which a timing regressed"),
+) -> None:
+    """Compare two runs metric by metric; exit 1 when anything regressed."""
+    from bench.results import ResultsError
+    from reports import compare_runs
+
+    try:
+        res = compare_runs(run_a, run_b, tolerance)
+    except ResultsError as exc:
+        fail(str(exc))
+        return
+    t = Table("engine", "metric", "A", "B", "change", "verdict")
+    for r in res.rows:
+        style = {"regressed": "red", "improved": "green"}.get(r["verdict"], "")
+        t.add_row(r["engine"], r["metric"], r["A"], r["B"], r["change"], f"[{style}]{r['verdict']}[/]" if style else r["verdict"])
+    console.print(t)
+    if res.regressed:
+        raise typer.Exit(1)
+
+
+@app.command("perf-check")
+def perf_check(
+    update_baseline: bool = typer.Option(False, "--update-baseline", help="rewrite bench/baselines/ci.json"),
+    reason: str | None = typer.Option(None, "--reason", help="why the baseline changes (required to update)"),
+) -> None:
+    """Run the CI scenario and compare with the committed baseline (exit 1 on regression)."""
+    from bench.perfcheck import BASELINE, run_perf_check
+
+    try:
+        res, run_dir = run_perf_check(update_baseline, reason)
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        fail(str(exc))
+        return
+    if res is None:
+        console.print(f"baseline written to {BASELINE} ({run_dir})")
+        return
+    bad = [r for r in res.rows if r["verdict"] == "regressed"]
+    for r in bad:
+        console.print(f"[red]regressed[/] {r['engine']} {r['metric']}: {r['A']} -> {r['B']} ({r['change']})")
+    console.print(f"perf-check: {len(res.rows)} figures compared, {len(bad)} regressed ({run_dir})")
+    if bad:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     app()
 

@@ -24,3 +24,17 @@ def hudi_fixtures() -> Path:
     if not FIXTURES.is_dir():
         pytest.fail(f"shared Hudi fixtures not found at {FIXTURES}")
     return FIXTURES
+
+
+SMALL_SCENARIO = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"
+
+
+@pytest.fixture(scope="session")
+def small_run(spark, tmp_path_factory):
+    """One real run of the small scenario, shared by the runner and report tests."""
+    from bench.results import Results
+    from bench.runner import run_scenario
+    from bench.scenario import load_scenario
+
+    out = tmp_path_factory.mktemp("results")
+    return Results(run_scenario(load_scenario(SMALL_SCENARIO), out=out, progress=False, run_id="first"))

@@ -29,12 +29,6 @@ def deterministic_figures(results: Results) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
-def small_run(spark, tmp_path_factory) -> Results:
-    out = tmp_path_factory.mktemp("results")
-    return Results(run_scenario(load_scenario(SMALL), out=out, progress=False, run_id="first"))
-
-
 def test_small_run_produces_consistent_results(small_run: Results) -> None:
     run = small_run.run
     assert run["verification"]["ok"], run["verification"]["failures"]

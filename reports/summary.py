@@ -1,0 +1,129 @@
+"""Per-engine figures computed from a results folder alone (the numbers every report shows)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from bench.results import Results
+
+FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2",
+            "delta_peer": "Delta peer"}
+MB = 1 << 20
+
+
+def _num(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
+@dataclass
+class EngineSummary:
+    engine: str
+    kind: str
+    family: str
+    wa: float | None = None
+    space_amp_peak: float | None = None
+    space_amp_final: float | None = None
+    ingest_p50_s: float | None = None
+    ingest_p95_s: float | None = None
+    ingest_max_s: float | None = None
+    ingest_mb_s: float | None = None
+    maintenance_runs: int = 0
+    maintenance_s: float = 0.0
+    maintenance_bytes_written: int = 0
+    live_files: int | None = None
+    physical_files: int | None = None
+    mean_file_mb: float | None = None
+    bytes_written: int = 0
+    queries_warm_median_s: dict[str, float] = field(default_factory=dict)
+    queries_files_scanned: dict[str, int] = field(default_factory=dict)
+    queries_verified: int = 0
+    queries_total: int = 0
+    isolation: dict[str, int] = field(default_factory=lambda: {"ok": 0, "failed": 0, "wrong": 0})
+    crash_rows_lost: int | None = None
+    crash_rows_duplicated: int | None = None
+
+    @property
+    def verified(self) -> bool:
+        return self.queries_total > 0 and self.queries_verified == self.queries_total
+
+
+def summarize(results: Results) -> list[EngineSummary]:
+    commits, queries = results.table("commits"), results.table("queries")
+    maint, iso, crash = results.table("maintenance"), results.table("isolation"), results.table("crash")
+    out = []
+    for engine, info in results.run.get("engines", {}).items():
+        kind = info.get("kind", "?")
+        s = EngineSummary(engine, kind, FAMILIES.get(kind, kind))
+        c = commits[commits.engine == engine].sort_values("seq")
+        if len(c):
+            last = c.iloc[-1]
+            s.wa = _num(last.wa)
+            s.space_amp_peak = _num(c.space_amp.max())
+            s.space_amp_final = _num(last.space_amp)
+            s.live_files, s.physical_files = int(last.live_files), int(last.physical_files)
+            s.mean_file_mb = _num(last.mean_file_bytes / MB)
+            s.bytes_written = int(c.bytes_written.sum())
+            ing = c[c.kind == "ingest"]
+            if len(ing):
+                s.ingest_p50_s = _num(ing.duration_s.median())
+                s.ingest_p95_s = _num(ing.duration_s.quantile(0.95))
+                s.ingest_max_s = _num(ing.duration_s.max())
+                total = ing.duration_s.sum()
+                s.ingest_mb_s = _num(ing.batch_bytes.sum() / MB / total) if total else None
+        m = maint[(maint.engine == engine) & (maint.kind != "clean")]
+        s.maintenance_runs = len(m)
+        s.maintenance_s = float(m.duration_s.sum()) if len(m) else 0.0
+        s.maintenance_bytes_written = int(m.bytes_written.sum()) if len(m) else 0
+        q = queries[queries.engine == engine]
+        if len(q):
+            final = q[q.checkpoint == q.checkpoint.max()]
+            for name, g in final.groupby("query"):
+                warm = g[g.run > 0].latency_s
+                s.queries_warm_median_s[name] = float(warm.median() if len(warm) else g.latency_s.median())
+                cold = g[g.run == 0]
+                if len(cold):
+                    s.queries_files_scanned[name] = int(cold.files_scanned.iloc[0])
+            s.queries_verified, s.queries_total = int(q.verified.sum()), len(q)
+        i = iso[iso.engine == engine]
+        for outcome in ("ok", "failed", "wrong"):
+            s.isolation[outcome] = int((i.outcome == outcome).sum())
+        k = crash[crash.engine == engine]
+        if len(k):
+            s.crash_rows_lost = int(k.rows_lost.clip(lower=0).sum())
+            s.crash_rows_duplicated = int(k.rows_duplicated.clip(lower=0).sum())
+        out.append(s)
+    return out
+
+
+def fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def summary_frame(summaries: list[EngineSummary]) -> pd.DataFrame:
+    rows = []
+    for s in summaries:
+        row = {"engine": s.engine, "design": s.family, "WA": fmt(s.wa), "space amp peak": fmt(s.space_amp_peak),
+               "space amp final": fmt(s.space_amp_final), "ingest p50 s": fmt(s.ingest_p50_s),
+               "ingest p95 s": fmt(s.ingest_p95_s), "ingest max s": fmt(s.ingest_max_s),
+               "ingest MB/s": fmt(s.ingest_mb_s, 2), "maintenance runs": s.maintenance_runs,
+               "maintenance s": fmt(s.maintenance_s, 2), "maintenance MB written": fmt(s.maintenance_bytes_written / MB, 1),
+               "live files": fmt(s.live_files), "physical files": fmt(s.physical_files),
+               "mean file MB": fmt(s.mean_file_mb, 2),
+               "isolation ok/failed/wrong": f"{s.isolation['ok']}/{s.isolation['failed']}/{s.isolation['wrong']}",
+               "queries verified": f"{s.queries_verified}/{s.queries_total}"}
+        for q, v in sorted(s.queries_warm_median_s.items()):
+            row[f"{q} s (files)"] = f"{v:.3f} ({s.queries_files_scanned.get(q, 'n/a')})"
+        rows.append(row)
+    return pd.DataFrame(rows)
