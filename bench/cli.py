@@ -221,6 +221,30 @@ def perf_check(
         raise typer.Exit(1)
 
 
+@app.command()
+def crashtest(
+    scenario: str = typer.Argument("bench/scenarios/crash.yaml", help="scenario YAML file"),
+    out: str = typer.Option("results", "--out", help="results root"),
+    engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of engines"),
+    points: str | None = typer.Option(None, "--points", help="comma-separated subset of injection points"),
+    reduced: bool = typer.Option(False, "--reduced", help="only the points where the designs differ"),
+) -> None:
+    """Kill the writer at every injection point of every engine, recover, finish, count losses."""
+    from bench.crashtest import run_crashtest
+    from bench.scenario import ScenarioError
+
+    split = (lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None)
+    try:
+        run_dir = run_crashtest(scenario, out, split(engines), split(points), reduced=reduced)
+    except ScenarioError as exc:
+        fail(str(exc))
+        return
+    from reports import render_report
+
+    render_report(run_dir)
+    print(run_dir)
+
+
 def main() -> None:
     app()
 

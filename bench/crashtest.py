@@ -168,20 +168,16 @@ def crash_one(scenario_path: str, scenario: Scenario, engine: str, point: str, w
                         v["hudi_rs_agrees"], details)
 
 
-def crash_points(scenario: Scenario) -> dict[str, list[str]]:
+def crash_points(scenario: Scenario, reduced: bool = False) -> dict[str, list[str]]:
     """Injection points per engine, from the engines' own step lists."""
-    from bench.engine_points import points_for_kind
+    from bench.engine_points import points_for_kind, reduced_points
 
-    out = {}
-    for e in scenario.engines:
-        if e.kind == "delta_peer":
-            continue
-        out[e.name] = points_for_kind(e.kind, e.config)
-    return out
+    pick = reduced_points if reduced else points_for_kind
+    return {e.name: pick(e.kind, e.config) for e in scenario.engines if e.kind != "delta_peer"}
 
 
 def run_crashtest(scenario_path: str, out_dir: str | Path, engines: list[str] | None = None,
-                  points: list[str] | None = None, master: str = "local[1]") -> Path:
+                  points: list[str] | None = None, master: str = "local[1]", reduced: bool = False) -> Path:
     """Every (engine, point) pair; writes a results folder with the ``crash`` table."""
     from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
 
@@ -189,7 +185,7 @@ def run_crashtest(scenario_path: str, out_dir: str | Path, engines: list[str] | 
     run_dir = Path(out_dir) / new_run_id(f"crash-{scenario.name}")
     writer = ResultsWriter(run_dir)
     expected = set(truth_keys(scenario))
-    matrix = crash_points(scenario)
+    matrix = crash_points(scenario, reduced)
     t0 = time.perf_counter()
     for engine, engine_points in matrix.items():
         if engines and engine not in engines:

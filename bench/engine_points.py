@@ -1,0 +1,40 @@
+"""Named crash-injection points per engine kind: every step boundary the engines mark with
+:func:`engines.table.faults.point`. ``name:n`` targets the n-th time a point is reached."""
+
+from __future__ import annotations
+
+from typing import Any
+
+INGEST = ["timeline.commit.after_requested", "ingest.after_files_written", "ingest.before_complete",
+          "storage.before_rename"]
+CLEAN = ["timeline.clean.after_requested", "clean.after_clean_requested", "clean.after_file_deleted",
+         "clean.before_clean_complete"]
+OPTION1 = ["option1.after_plan_saved", "timeline.basefilecompaction.after_requested", "option1.after_inflight",
+           "option1.after_new_files_written", "option1.after_old_file_deleted", "option1.after_old_file_deleted:2",
+           "option1.before_commit", "option1.after_commit"]
+OPTION2 = ["clustering.after_plan_saved", "clustering.after_inflight", "clustering.after_group_written",
+           "clustering.after_all_groups", "clustering.before_replacecommit", "clustering.after_replacecommit"]
+ROLLBACK = ["rollback.after_rollback_requested", "rollback.after_partial_files_removed",
+            "rollback.before_rollback_complete"]
+
+
+def points_for_kind(kind: str, config: dict[str, Any] | None = None) -> list[str]:
+    """Every injection point an engine of ``kind`` passes through in a scenario run."""
+    if kind == "cow_baseline":
+        return INGEST + CLEAN
+    if kind == "append_compaction":
+        order = (config or {}).get("order", "rfc")
+        pts = INGEST + OPTION1
+        return pts + (CLEAN if order == "commit_before_delete" else [])
+    if kind == "clustering":
+        return INGEST + OPTION2 + CLEAN
+    return []
+
+
+def reduced_points(kind: str, config: dict[str, Any] | None = None) -> list[str]:
+    """The subset ``make test`` runs: the points where the designs differ."""
+    if kind == "append_compaction":
+        return ["option1.after_old_file_deleted", "option1.after_new_files_written"]
+    if kind == "clustering":
+        return ["clustering.after_group_written", "clustering.before_replacecommit"]
+    return ["ingest.after_files_written"]
