@@ -233,7 +233,9 @@ def crashtest(
     from bench.crashtest import run_crashtest
     from bench.scenario import ScenarioError
 
-    split = (lambda v: [x.strip() for x in v.split(",") if x.strip()] if v else None)
+    def split(value: str | None) -> list[str] | None:
+        return [x.strip() for x in value.split(",") if x.strip()] if value else None
+
     try:
         run_dir = run_crashtest(scenario, out, split(engines), split(points), reduced=reduced)
     except ScenarioError as exc:
