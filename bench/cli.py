@@ -247,6 +247,44 @@ def crashtest(
     print(run_dir)
 
 
+@app.command()
+def simulate(
+    scenario: str = typer.Argument(..., help="scenario YAML file"),
+    calibration: str | None = typer.Option(None, "--calibration", help="calibration file from `calibrate`"),
+    horizon: int | None = typer.Option(None, "--horizon", help="number of batches (default: the scenario's)"),
+    out: str = typer.Option("results", "--out", help="results root"),
+) -> None:
+    """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
+    from bench.scenario import ScenarioError, load_scenario
+    from bench.simulate import simulate as run_simulation
+
+    try:
+        sc = load_scenario(scenario)
+    except ScenarioError as exc:
+        fail(str(exc))
+        return
+    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon)
+    from bench.results import Results
+
+    _print_summary(Results(run_dir))
+    print(run_dir)
+
+
+@app.command()
+def calibrate(
+    run_dir: str = typer.Argument(..., help="results folder of a real run"),
+    out: str | None = typer.Option(None, "--out", help="calibration file (default RUN/calibration.json)"),
+) -> None:
+    """Fit the simulator's cost model to a real run."""
+    from bench.results import ResultsError
+    from bench.simulate import calibrate as fit
+
+    try:
+        print(fit(run_dir, out))
+    except ResultsError as exc:
+        fail(str(exc))
+
+
 def main() -> None:
     app()
 

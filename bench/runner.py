@@ -119,13 +119,13 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
         probe.start()
     try:
         res = engine.execute(instant) if instant is not None else None
+        if res is not None:  # the table state right after the instant, before the cleaner runs
+            record_maintenance(ctx, st, batch, res, mode)
         cleaned = engine.clean()
     finally:
         if probe is not None:
             for row in probe.stop(instant or "clean"):
                 ctx.writer.add("isolation", **row)
-    if res is not None:
-        record_maintenance(ctx, st, batch, res, mode)
     if cleaned is not None and (cleaned.files_deleted or cleaned.instant):
         record_maintenance(ctx, st, batch, cleaned, mode)
 

@@ -1,0 +1,52 @@
+"""``layoutbench calibrate RUN``: fit the cost model's parameters to a real run (least squares)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from bench.results import Results
+from bench.simulate.costmodel import MB, CostModel
+
+
+def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Non-negative least squares by clipping and refitting the remaining columns."""
+    active = list(range(x.shape[1]))
+    coef = np.zeros(x.shape[1])
+    for _ in range(x.shape[1]):
+        sol, *_ = np.linalg.lstsq(x[:, active], y, rcond=None)
+        if (sol >= 0).all():
+            coef[active] = sol
+            return coef
+        active = [a for a, s in zip(active, sol, strict=True) if s > 0]
+        if not active:
+            break
+    return coef
+
+
+def calibrate(run_dir: str | Path, out_path: str | Path | None = None) -> Path:
+    res = Results(run_dir)
+    model = CostModel(source=f"calibrated from {res.run.get('run_id')}")
+    c = res.table("commits")
+    ing = c[c.kind == "ingest"]
+    if len(ing) >= 3:
+        x = np.column_stack([np.ones(len(ing)), ing.bytes_written / MB, ing.files_written])
+        a, w, f = _fit(x, ing.duration_s.to_numpy())
+        model.commit_overhead_s, model.write_s_per_mb, model.file_create_s = float(a), float(w), float(f)
+        model.bytes_per_record = float(ing.bytes_written.sum() / max(1, ing.records_written.sum()))
+    m = res.table("maintenance")
+    m = m[m.kind != "clean"]
+    if len(m) >= 2:
+        # read and written bytes are nearly collinear in a rewrite: fit one per-MB cost on bytes read
+        x = np.column_stack([np.ones(len(m)), m.bytes_read / MB, m.files_in + m.files_out])
+        o, r, f = _fit(x, m.duration_s.to_numpy())
+        model.service_overhead_s, model.read_s_per_mb, model.service_file_s = float(o), float(r), float(f)
+        model.rewrite_s_per_mb = 0.0
+    q = res.table("queries")
+    q = q[(q.run == 0) & q.rows_scanned.notna()]
+    if len(q) >= 3 and model.bytes_per_record:
+        x = np.column_stack([np.ones(len(q)), q.files_scanned, q.rows_scanned * model.bytes_per_record / MB])
+        o, f, s = _fit(x, q.latency_s.to_numpy())
+        model.query_overhead_s, model.file_open_s, model.scan_s_per_mb = float(o), float(f), float(s)
+    return model.save(out_path or Path(run_dir) / "calibration.json")

@@ -1,0 +1,61 @@
+"""Cost model: seconds and object-store requests from what an action reads and writes.
+
+    ingest      = commit_overhead_s + MB_written * write_s_per_mb + files_written * file_create_s
+    maintenance = service_overhead_s + MB_read * read_s_per_mb + MB_written * rewrite_s_per_mb
+                  + (files_in + files_out) * service_file_s
+    query       = query_overhead_s + files_scanned * file_open_s + MB_scanned * scan_s_per_mb
+
+Parameters come from ``layoutbench calibrate RUN`` (least squares on a real run's rows) or the
+defaults below (measured once on the 2-core development machine, local disk). Request prices
+default to Amazon S3 Standard, us-east-1, as published on the AWS S3 pricing page:
+PUT/COPY/POST/LIST $0.005 per 1,000, GET $0.0004 per 1,000 (configurable).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+MB = 1 << 20
+
+
+@dataclass
+class CostModel:
+    commit_overhead_s: float = 0.20
+    service_overhead_s: float = 0.30
+    write_s_per_mb: float = 0.05
+    read_s_per_mb: float = 0.02
+    rewrite_s_per_mb: float = 0.05
+    service_file_s: float = 0.01
+    file_create_s: float = 0.01
+    query_overhead_s: float = 0.08
+    file_open_s: float = 0.004
+    scan_s_per_mb: float = 0.01
+    put_per_1000_usd: float = 0.005
+    get_per_1000_usd: float = 0.0004
+    list_per_1000_usd: float = 0.005
+    bytes_per_record: float | None = None
+    source: str = "defaults"
+
+    def ingest_s(self, bytes_written: int, files: int) -> float:
+        return self.commit_overhead_s + bytes_written / MB * self.write_s_per_mb + files * self.file_create_s
+
+    def maintenance_s(self, bytes_read: int, bytes_written: int, files_in: int, files_out: int) -> float:
+        return (self.service_overhead_s + bytes_read / MB * self.read_s_per_mb
+                + bytes_written / MB * self.rewrite_s_per_mb + (files_in + files_out) * self.service_file_s)
+
+    def query_s(self, files: int, bytes_scanned: int) -> float:
+        return self.query_overhead_s + files * self.file_open_s + bytes_scanned / MB * self.scan_s_per_mb
+
+    def request_cost_usd(self, puts: int, gets: int, lists: int) -> float:
+        return (puts * self.put_per_1000_usd + gets * self.get_per_1000_usd + lists * self.list_per_1000_usd) / 1000
+
+    def save(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.write_text(json.dumps(asdict(self), indent=2))
+        return p
+
+    @classmethod
+    def load(cls, path: str | Path) -> CostModel:
+        return cls(**json.loads(Path(path).read_text()))

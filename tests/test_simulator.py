@@ -1,0 +1,65 @@
+"""Simulator: validated against a real run of the same scenario (same planners -> same file counts;
+durations from the calibrated cost model within the stated error), and the RFC's metadata table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.results import Results
+from bench.simulate import calibrate, replace_metadata_scaling, simulate
+from bench.simulate.driver import analytic_partition_counts
+from workloads.generator import batch_partition_counts
+from workloads.spec import WorkloadSpec
+
+SMALL = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"
+
+
+def test_simulation_matches_real_run(small_run, tmp_path) -> None:
+    from bench.scenario import load_scenario
+
+    cal = calibrate(small_run.folder, tmp_path / "cal.json")
+    sim = Results(simulate(load_scenario(SMALL), tmp_path, calibration_path=cal, run_id="sim"))
+    assert sim.simulated and set(sim.engines) == set(small_run.engines)
+    real_c, sim_c = small_run.table("commits"), sim.table("commits")
+    report = []
+    for engine in small_run.engines:
+        r = real_c[real_c.engine == engine].sort_values("seq")
+        s = sim_c[sim_c.engine == engine].sort_values("seq")
+        assert r.kind.tolist() == s.kind.tolist(), engine
+        assert r.live_files.tolist() == s.live_files.tolist(), engine
+        assert r.physical_files.tolist() == s.physical_files.tolist(), engine
+        assert r.files_written.tolist() == s.files_written.tolist(), engine
+        assert abs(s.wa.iloc[-1] / r.wa.iloc[-1] - 1) < 0.10, engine  # bytes are estimates: compression differs
+    for kind in ("ingest",):
+        real_t = real_c[real_c.kind == kind].duration_s.sum()
+        sim_t = sim_c[sim_c.kind == kind].duration_s.sum()
+        report.append(f"{kind}: real {real_t:.2f} s, simulated {sim_t:.2f} s, error {sim_t / real_t - 1:+.1%}")
+        assert abs(sim_t / real_t - 1) < 0.30
+    rm, sm = small_run.table("maintenance"), sim.table("maintenance")
+    rt, st = rm[rm.kind != "clean"].duration_s.sum(), sm[sm.kind != "clean"].duration_s.sum()
+    report.append(f"maintenance: real {rt:.2f} s, simulated {st:.2f} s, error {st / rt - 1:+.1%}")
+    rq, sq = small_run.table("queries"), sim.table("queries")
+    rq = rq[rq.run == 0].latency_s.sum()
+    report.append(f"queries (cold): real {rq:.2f} s, simulated {sq.latency_s.sum():.2f} s, error "
+                  f"{sq.latency_s.sum() / rq - 1:+.1%}")
+    print("\n" + "\n".join(report))
+    assert abs(st / rt - 1) < 0.30
+
+
+def test_analytic_partition_counts_close_to_exact() -> None:
+    spec = WorkloadSpec(seed=4, num_batches=48, batch_records=5000, partition_granularity="hour",
+                        num_partitions=12, late_fraction=0.1, max_lateness_partitions=2)
+    for b in (0, 5, 30, 47):
+        exact, approx = batch_partition_counts(spec, b), analytic_partition_counts(spec, b)
+        assert sum(approx.values()) == sum(exact.values())
+        assert set(approx) == set(exact)
+        for k in exact:
+            assert abs(approx[k] - exact[k]) <= max(30, 0.01 * sum(exact.values())), (b, k, exact, approx)
+
+
+def test_replace_metadata_scaling_measured() -> None:
+    rows = replace_metadata_scaling(sizes=[(1, 300), (10, 3000)], repeats=1)
+    assert [r["replaced_file_groups"] for r in rows] == [300, 3000]
+    for r in rows:
+        assert r["serialise_ms"] > 0 and r["deserialise_ms"] > 0 and r["peak_memory_bytes"] > 0
+        assert r["rfc_serialise_ms"] is not None
