@@ -31,7 +31,7 @@ from engines.append_compaction.config import CompactionConfig
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.planner import plan_clustering
-from engines.cow_baseline.assign import assign_inserts, average_record_size
+from engines.cow_baseline.assign import assign_inserts
 from engines.cow_baseline.config import CowConfig
 from engines.table.model import FileSlice
 from engines.table.sizing import split_evenly
@@ -98,11 +98,12 @@ class SimEngine:
     puts: int = 0
     gets: int = 0
     lists: int = 0
-    history: list[tuple[int, int]] = field(default_factory=list)  # (bytes, records) per instant, oldest first
     live_bytes: int = 0
     phys_bytes: int = 0
     small: int = 0
     dead: set[str] = field(default_factory=set)  # physical files no longer live, waiting for the cleaner
+    by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
+    avg_record_size: int | None = None  # Hudi's estimate from the newest commit above the threshold
 
     def new_id(self) -> str:
         self.counter += 1
@@ -142,6 +143,7 @@ class Simulator:
             e.live_bytes -= old.size_bytes
             e.small -= old.size_bytes < self.small
         e.live[(partition, file_id)] = s
+        e.by_part[partition][file_id] = s
         e.physical[path] = SimFile(s)
         e.live_bytes += size
         e.phys_bytes += size
@@ -152,6 +154,7 @@ class Simulator:
 
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
         if e.live.pop(s.file_group, None) is not None:
+            e.by_part[s.partition].pop(s.file_id, None)
             e.live_bytes -= s.size_bytes
             e.small -= s.size_bytes < self.small
         if delete_now:
@@ -175,7 +178,9 @@ class Simulator:
     def _record(self, e: SimEngine, batch: int, kind: str, instant: str, written: list[FileSlice], duration: float,
                 replaced: int, batch_bytes: int) -> None:
         live_n, live_bytes, phys_bytes = len(e.live), e.live_bytes, e.phys_bytes
-        e.history.append((sum(s.size_bytes for s in written), sum(s.num_rows for s in written)))
+        wbytes, wrows = sum(s.size_bytes for s in written), sum(s.num_rows for s in written)
+        if wbytes > self.small and wrows:
+            e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
         self.writer.add("commits", engine=e.name, seq=e.seq, batch=batch, instant=instant,
@@ -197,11 +202,8 @@ class Simulator:
         stats = self._stats(b)
         if e.kind == "cow_baseline":
             cfg = CowConfig(small_file_limit=self.small, max_file_size=self.max_file)
-            by_part: dict[str, list[FileSlice]] = defaultdict(list)
-            for s in e.live.values():
-                if s.partition in counts:
-                    by_part[s.partition].append(s)
-            avg = average_record_size(reversed(e.history[-1000:]), cfg)  # Hudi's rule, as the engine applies it
+            by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)}
+            avg = e.avg_record_size or cfg.record_size_estimate  # Hudi's rule, as the engine applies it
             instant = self._instant(e)
             for bucket in assign_inserts(by_part, counts, avg, cfg):
                 if bucket.base_slice is not None:
@@ -233,7 +235,8 @@ class Simulator:
                             bytes_read=0, bytes_written=0, records=0, files_deleted=deleted, details="{}")
 
     def maintain(self, e: SimEngine, b: int) -> None:
-        candidates = list(e.live.values()) if self.exact else [s for s in e.live.values() if s.partition in e.dirty]
+        candidates = list(e.live.values()) if self.exact else [
+            s for p in sorted(e.dirty) for s in e.by_part.get(p, {}).values()]
         e.lists += len({s.partition for s in candidates})
         groups: list[tuple[str, list[FileSlice], int]] = []
         conf = e.spec.config
