@@ -8,15 +8,16 @@ Decisions where the RFC is silent, taken as a Hudi committer would:
   instant, exactly like an insert's; old small files are separate file groups that disappear.
 - The completed instant is ``<t>.commit`` (Hudi's own compaction completes as a commit), its
   write stats list the merged files, operationType ``COMPACT``; the requested/inflight files are
-  ``<t>.basefilecompaction.*``, which Hudi readers ignore.
+  ``<t>.basefilecompaction.*``, which Hudi readers ignore. Commit-before-delete must tell readers
+  which file groups the new files replace, and Hudi readers (hudi-rs included) honour
+  ``partitionToReplaceFileIds`` only on replacecommits, so that variant completes as
+  ``<t>.replacecommit`` — the mechanism Option 2 uses.
 - ``order="rfc"`` (default) deletes the old files, then commits — the RFC's steps 6-7.
   ``order="commit_before_delete"`` lists the old file ids in ``partitionToReplaceFileIds`` of the
   completed instant (our view hides them from then on). Deleting them right after the commit
   (``cbd_delete="immediate"``) still breaks a reader that listed its files before the commit, so
   the default (``cbd_delete="cleaner"``) leaves them to the KEEP_LATEST_COMMITS cleaner: fixing the
-  RFC's order converges to Option 2's snapshot isolation. hudi-rs honours
-  ``partitionToReplaceFileIds`` only on replacecommits, so until the old files are deleted a
-  hudi-rs reader sees old and new files (duplicates) — measured in the tests.
+  RFC's order converges to Option 2's snapshot isolation.
 - Memory while merging is bounded by Spark: each operation is one Spark job whose rows are
   range-spread over ``ceil(total/target)`` tasks, each streaming one output file.
 - Operations run concurrently on a thread pool of ``max_parallel_operations`` Spark jobs.

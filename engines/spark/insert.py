@@ -21,7 +21,7 @@ from engines.table.metadata import CommitMetadata
 from engines.table.model import WriteStat, parse_base_file_name
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
-from engines.table.timeline import COMMIT, Instant
+from engines.table.timeline import COMMIT, REPLACE, Instant
 
 
 class EmptyBatchError(ValueError):
@@ -84,7 +84,7 @@ def commit_write(table: HudiTable, instant: Instant, stats: list[WriteStat], ope
     remove_uncommitted_leftovers(table, instant.timestamp, stats)
     meta = CommitMetadata(operation_type=operation, write_stats=stats, schema=schema,
                           replaced_file_ids=replaced or {}, extra=extra or {})
-    table.complete(instant, meta, replace=instant.action != COMMIT)
+    table.complete(instant, meta, replace=instant.action == REPLACE or bool(replaced))
     return CommitResult(instant.timestamp, instant.action, operation, stats, replaced or {})
 
 

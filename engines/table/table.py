@@ -16,7 +16,7 @@ from engines.table.properties import (
     write_properties,
 )
 from engines.table.storage import Storage
-from engines.table.timeline import METAFOLDER, Instant, State, Timeline, TimelineError
+from engines.table.timeline import COMPACTION, METAFOLDER, REPLACE, Instant, State, Timeline, TimelineError
 from engines.table.view import FileSystemView
 
 READABLE_VERSIONS = {"6": "1", "8": "2", "9": "2"}
@@ -160,7 +160,8 @@ class HudiTable:
     def complete(self, instant: Instant, metadata: CommitMetadata, replace: bool = False) -> Instant:
         if instant.state != State.INFLIGHT:
             raise TimelineError(f"instant {instant} is not inflight")
-        done = self.refresh().complete(instant, metadata.to_json(replace=replace))
+        completed_action = REPLACE if instant.action == COMPACTION and replace else None
+        done = self.refresh().complete(instant, metadata.to_json(replace=replace), completed_action)
         self._timeline = None
         return done
 

@@ -63,14 +63,17 @@ class Instant:
         return f"{self.timestamp}.{self.action}[{self.state.name.lower()}]"
 
 
-def state_file(timestamp: str, action: str, state: State) -> str:
-    """The file name (inside ``.hoodie``) of an instant in a given state."""
+def state_file(timestamp: str, action: str, state: State, completed_action: str | None = None) -> str:
+    """The file name (inside ``.hoodie``) of an instant in a given state.
+
+    A base-file compaction completes as ``<t>.commit``, or as ``<t>.replacecommit`` when it
+    records replaced file groups (commit-before-delete), so that Hudi readers hide them."""
     if state == State.REQUESTED:
         return f"{timestamp}.{action}.requested"
     if state == State.INFLIGHT:
         return f"{timestamp}.inflight" if action == COMMIT else f"{timestamp}.{action}.inflight"
     if action == COMPACTION:
-        return f"{timestamp}.{COMMIT}"
+        return f"{timestamp}.{completed_action or COMMIT}"
     return f"{timestamp}.{action}"
 
 
@@ -99,10 +102,10 @@ def _parse_listing(names: Iterable[str], completed_files: dict[tuple[str, str], 
     out = []
     for ts, by_action in seen.items():
         if COMPACTION in by_action:
-            # A base-file compaction completes as "<t>.commit".
-            state = State.COMPLETED if by_action.get(COMMIT) == State.COMPLETED else by_action[COMPACTION]
-            out.append(Instant(ts, COMPACTION, state))
-            by_action = {a: s for a, s in by_action.items() if a not in (COMPACTION, COMMIT)}
+            # A base-file compaction completes as "<t>.commit" (or "<t>.replacecommit").
+            done = State.COMPLETED in (by_action.get(COMMIT), by_action.get(REPLACE))
+            out.append(Instant(ts, COMPACTION, State.COMPLETED if done else by_action[COMPACTION]))
+            by_action = {a: s for a, s in by_action.items() if a not in (COMPACTION, COMMIT, REPLACE)}
         if "clustering" in by_action and REPLACE in by_action:
             by_action.pop("clustering")  # Hudi 1.x pending clustering completing as replacecommit
         for action, state in by_action.items():
@@ -141,10 +144,11 @@ class Timeline:
         """Name (inside the timeline folder) of an instant's state file."""
         state = state or instant.state
         if state == State.COMPLETED:
-            action = COMMIT if instant.action == COMPACTION else instant.action
-            known = self.completed_files.get((instant.timestamp, action))
-            if known:
-                return known
+            actions = (COMMIT, REPLACE) if instant.action == COMPACTION else (instant.action,)
+            for action in actions:
+                known = self.completed_files.get((instant.timestamp, action))
+                if known:
+                    return known
         return state_file(instant.timestamp, instant.action, state)
 
     # -- queries ----------------------------------------------------------------------------
@@ -187,6 +191,8 @@ class Timeline:
         return f"{METAFOLDER}/{state_file(ts, action, state)}"
 
     def _current_state(self, ts: str, action: str) -> State | None:
+        if action == COMPACTION and self.storage.exists(f"{METAFOLDER}/{ts}.{REPLACE}"):
+            return State.COMPLETED
         for state in (State.COMPLETED, State.INFLIGHT, State.REQUESTED):
             if self.storage.exists(self._path(ts, action, state)):
                 return state
@@ -214,7 +220,7 @@ class Timeline:
         self.storage.write_atomic(self._path(instant.timestamp, instant.action, State.INFLIGHT), content)
         return Instant(instant.timestamp, instant.action, State.INFLIGHT)
 
-    def complete(self, instant: Instant, content: bytes) -> Instant:
+    def complete(self, instant: Instant, content: bytes, completed_action: str | None = None) -> Instant:
         """Write the completed file atomically: the commit point."""
         current = self._current_state(instant.timestamp, instant.action)
         if current != State.INFLIGHT:
@@ -224,9 +230,8 @@ class Timeline:
             )
         if not content:
             raise TimelineError("completed instant content must not be empty (Hudi readers reject it)")
-        self.storage.write_atomic(
-            self._path(instant.timestamp, instant.action, State.COMPLETED), content, overwrite=False
-        )
+        name = state_file(instant.timestamp, instant.action, State.COMPLETED, completed_action)
+        self.storage.write_atomic(f"{METAFOLDER}/{name}", content, overwrite=False)
         return Instant(instant.timestamp, instant.action, State.COMPLETED)
 
     def revert_to_requested(self, instant: Instant) -> Instant:
