@@ -139,7 +139,7 @@ class CommitMetadata:
         }
         if replace or self.replaced_file_ids:
             doc["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in sorted(self.replaced_file_ids.items())}
-        return json.dumps(doc, indent=2, sort_keys=False).encode()
+        return json.dumps(doc, separators=(",", ":")).encode()  # compact: half the serialise time of indented JSON
 
     @classmethod
     def from_json(cls, data: bytes, source: str = "<metadata>") -> CommitMetadata:
