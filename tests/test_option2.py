@@ -153,3 +153,54 @@ def test_sorted_clustering_orderings_keep_rows(spark, tmp_path, ordering) -> Non
         for p in {s.partition for s in snap}:
             ranges = sorted(s.column_stats["service"] for s in snap if s.partition == p)
             assert all(ranges[i][1] <= ranges[i + 1][0] for i in range(len(ranges) - 1))
+
+
+def _units(spark, tmp_path) -> tuple[float, object]:
+    from engines.spark.insert import insert_new_file_groups
+
+    ws = spec(num_partitions=1, num_batches=3, batch_records=2000)
+    per_row = insert_new_file_groups(new_table(tmp_path / "probe"), batch_df(spark, ws, 0)).bytes_written / 2000
+    return 20 * per_row, ws
+
+
+def test_async_plan_requested_then_two_even_files(spark, tmp_path) -> None:
+    """The article's async plan scaled down: schedule leaves a requested replacecommit; execute
+    turns 96+213+182 units into two even files under a 300-unit target."""
+    unit, ws = _units(spark, tmp_path)
+    e = engine(tmp_path / "t", clustering=ClusteringConfig(small_file_limit=int(400 * unit),
+                                                           target_file_size=int(300 * unit)))
+    for i, n in enumerate([96, 213, 182]):
+        e.ingest(batch_df(spark, ws.model_copy(update={"batch_records": n * 20}), i))
+    instant = e.schedule()
+    assert e.table.refresh().get(instant).state == State.REQUESTED
+    assert len(e.snapshot()) == 3  # nothing visible changes while the plan is pending
+    e.execute(instant)
+    a, b = sorted(s.size_bytes for s in e.snapshot())
+    assert b <= a * 1.10 and b < 300 * unit and len(e.snapshot()) == 2
+
+
+def test_semi_async_first_execute_rewrites_only_first_batch(spark, tmp_path) -> None:
+    """schedule.inline: every commit tries to schedule, never while a plan is pending; the first
+    execute rewrites only batch 1's file, the second clusters the rest into two even files."""
+    unit, ws = _units(spark, tmp_path)
+    e = engine(tmp_path / "t", mode="schedule_inline",
+               clustering=ClusteringConfig(small_file_limit=int(400 * unit), target_file_size=int(300 * unit)))
+    sizes = [96, 213, 182]
+    e.ingest(batch_df(spark, ws.model_copy(update={"batch_records": sizes[0] * 20}), 0))
+    e.after_commit()
+    first = e.pending_plan()
+    assert first is not None and len(e.load_plan(first).groups[0].slices) == 1
+    e.ingest(batch_df(spark, ws.model_copy(update={"batch_records": sizes[1] * 20}), 1))
+    e.after_commit()
+    assert e.pending_plan() == first  # no new plan while one is requested
+    r1 = e.execute(first)
+    assert r1.files_in == 1 and r1.files_out == 1
+    e.ingest(batch_df(spark, ws.model_copy(update={"batch_records": sizes[2] * 20}), 2))
+    e.after_commit()
+    second = e.pending_plan()
+    assert second is not None and second != first
+    r2 = e.execute(second)
+    assert r2.files_in == 3 and r2.files_out == 2
+    a, b = sorted(s.size_bytes for s in e.snapshot())
+    assert b <= a * 1.10 and b < 300 * unit
+    assert len(keys(e.table)) == sum(sizes) * 20 == len(hudi_keys(e.table))
