@@ -34,6 +34,16 @@ class MaintenanceResult:
     details: dict[str, object] = field(default_factory=dict)
 
 
+def clean_result(res: object) -> MaintenanceResult | None:
+    """A cleaner run (``engines.table.cleaner.CleanResult``) as a maintenance result; None if it did nothing."""
+    if getattr(res, "instant", None) is None:
+        return None
+    return MaintenanceResult(kind="clean", instant=res.instant, duration_s=res.duration_s,  # type: ignore[attr-defined]
+                             files_deleted=res.files_deleted,  # type: ignore[attr-defined]
+                             details={"bytes_freed": res.bytes_freed,  # type: ignore[attr-defined]
+                                      "earliest_commit_to_retain": res.earliest_commit_to_retain})  # type: ignore[attr-defined]
+
+
 @runtime_checkable
 class Engine(Protocol):
     name: str

@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame
 from engines.append_compaction.config import CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
-from engines.base import MaintenanceResult, TableServiceModes
+from engines.base import MaintenanceResult, TableServiceModes, clean_result
 from engines.spark.insert import CommitResult, commit_write, insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
@@ -219,9 +219,4 @@ class AppendCompactionEngine(TableServiceModes):
         from engines.table.cleaner import run_clean
 
         res = run_clean(self.table, self.config.cleaner_commits_retained)
-        if res.instant is None:
-            return None
-        return MaintenanceResult(kind="clean", instant=res.instant, duration_s=res.duration_s,
-                                 files_deleted=res.files_deleted,
-                                 details={"bytes_freed": res.bytes_freed,
-                                          "earliest_commit_to_retain": res.earliest_commit_to_retain})
+        return clean_result(res)

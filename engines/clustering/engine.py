@@ -30,7 +30,7 @@ from typing import Literal
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from engines.base import MaintenanceResult, TableServiceModes
+from engines.base import MaintenanceResult, TableServiceModes, clean_result
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan, RequestedReplace
 from engines.clustering.planner import plan_clustering
@@ -292,9 +292,4 @@ class ClusteringEngine(TableServiceModes):
             return None
         res = run_clean(self.table, self.config.cleaner_commits_retained,
                         on_step=lambda s: self.on_step(f"clean.{s}") if self.on_step else None)
-        if res.instant is None:
-            return None
-        return MaintenanceResult(kind="clean", instant=res.instant, duration_s=res.duration_s,
-                                 files_deleted=res.files_deleted,
-                                 details={"bytes_freed": res.bytes_freed,
-                                          "earliest_commit_to_retain": res.earliest_commit_to_retain})
+        return clean_result(res)

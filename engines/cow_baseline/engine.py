@@ -19,7 +19,7 @@ from typing import Literal
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from engines.base import MaintenanceResult
+from engines.base import MaintenanceResult, clean_result
 from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size
 from engines.cow_baseline.config import CowConfig
 from engines.spark.insert import (
@@ -147,12 +147,7 @@ class CowBaselineEngine:
 
     def clean(self) -> MaintenanceResult | None:
         res = run_clean(self.table, self.config.cleaner_commits_retained)
-        if res.instant is None:
-            return None
-        return MaintenanceResult(kind="clean", instant=res.instant, duration_s=res.duration_s,
-                                 files_deleted=res.files_deleted,
-                                 details={"bytes_freed": res.bytes_freed,
-                                          "earliest_commit_to_retain": res.earliest_commit_to_retain})
+        return clean_result(res)
 
     def close(self) -> None:
         return None
