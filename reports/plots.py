@@ -1,4 +1,4 @@
-"""Seaborn plots of a results folder, written as PNG files."""
+"""Seaborn plots of a results folder, written as PNG files (matplotlib's Agg backend, no display)."""
 
 from __future__ import annotations
 
@@ -14,67 +14,95 @@ import seaborn as sns  # noqa: E402
 from bench.results import Results  # noqa: E402
 
 MB = 1 << 20
+DPI = 90
 
 
-def _line(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, x: str = "seq") -> Path:
-    fig, ax = plt.subplots(figsize=(8, 4.2))
-    if len(df):
-        sns.lineplot(data=df, x=x, y=y, hue="engine", ax=ax, drawstyle="steps-post")
-    ax.set_title(title)
-    ax.set_ylabel(ylabel)
-    ax.set_xlabel("instant (ingest and maintenance, in order)" if x == "seq" else x)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
+def batch_axis(commits: pd.DataFrame) -> pd.DataFrame:
+    """Commits with ``x``: the batch index, maintenance instants placed between their batch and the next.
+
+    Engines run different numbers of maintenance instants, so plotting over ``seq`` would misalign
+    them; over ``x`` every engine's ingest of batch b sits at b.
+    """
+    c = commits.sort_values(["engine", "seq"]).copy()
+    if c.empty:
+        c["x"] = pd.Series(dtype=float)
+        return c
+    rank = c.groupby(["engine", "batch"]).cumcount()
+    size = c.groupby(["engine", "batch"]).seq.transform("size")
+    c["x"] = c.batch + rank / size
+    return c
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return path
 
 
+def _line(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, x: str = "x") -> Path:
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    data = df.dropna(subset=[y])
+    if len(data):
+        sns.lineplot(data=data, x=x, y=y, hue="engine", style="engine", ax=ax, drawstyle="steps-post",
+                     estimator=None, dashes=True)
+    else:
+        ax.text(0.5, 0.5, "no data in this results folder", ha="center", transform=ax.transAxes)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.set_xlabel("batch (maintenance instants between batches)" if x == "x" else x)
+    return _save(fig, path)
+
+
+def _bars(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, estimator: str = "median") -> Path:
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    sns.barplot(data=df, x="query", y=y, hue="engine", ax=ax, estimator=estimator, errorbar=None)
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    ax.tick_params(axis="x", rotation=15)
+    return _save(fig, path)
+
+
 def render_plots(results: Results, out: Path) -> dict[str, Path]:
-    """All plots of the comparison report; returns name -> PNG path."""
+    """All plots of the comparison report; returns name -> PNG path (plots without data are skipped)."""
     out.mkdir(parents=True, exist_ok=True)
     sns.set_theme(style="whitegrid")
-    c = results.table("commits").sort_values(["engine", "seq"]).copy()
+    c = batch_axis(results.table("commits"))
     c["cum_mb_written"] = c.cum_bytes_written / MB
     paths = {
         "live_files": _line(c, "live_files", "Live files (snapshot)", "files", out / "live_files.png"),
-        "physical_files": _line(c, "physical_files", "Physical files on storage", "files", out / "physical_files.png"),
+        "physical_files": _line(c, "physical_files", "Physical files on storage (incl. replaced, not yet cleaned)",
+                                "files", out / "physical_files.png"),
         "bytes_written": _line(c, "cum_mb_written", "Cumulative data bytes written", "MB", out / "bytes_written.png"),
-        "write_amplification": _line(c, "wa", "Write amplification (cumulative)", "WA", out / "write_amplification.png"),
-        "space_amplification": _line(c, "space_amp", "Space amplification (storage / live)", "ratio",
+        "write_amplification": _line(c, "wa", "Write amplification (cumulative bytes written / batch bytes)", "WA",
+                                     out / "write_amplification.png"),
+        "space_amplification": _line(c, "space_amp", "Space amplification (bytes on storage / live bytes)", "ratio",
                                      out / "space_amplification.png"),
+        "ingest_latency": _line(c[c.kind == "ingest"], "duration_s", "Per-batch ingest latency", "seconds",
+                                out / "ingest_latency.png", x="batch"),
     }
-    ing = c[c.kind == "ingest"]
-    paths["ingest_latency"] = _line(ing, "duration_s", "Per-batch ingest latency", "seconds",
-                                    out / "ingest_latency.png", x="batch")
+    m = results.table("maintenance")
+    m = m[m.kind != "clean"]
+    if len(m):
+        fig, ax = plt.subplots(figsize=(8, 4.2))
+        sns.scatterplot(data=m, x="batch", y="duration_s", hue="engine", style="engine", ax=ax, s=60)
+        ax.set_title("Maintenance run duration (compaction / clustering)")
+        ax.set_ylabel("seconds")
+        paths["maintenance"] = _save(fig, out / "maintenance.png")
     q = results.table("queries")
+    q = q[q.error.isna()] if "error" in q else q
     warm = q[q.run > 0] if (q.run > 0).any() else q
     if len(warm):
-        g = sns.relplot(data=warm, x="checkpoint", y="latency_s", hue="engine", col="query", kind="line",
-                        col_wrap=3, height=2.8, aspect=1.2, facet_kws={"sharey": False})
-        g.figure.suptitle("Query latency per checkpoint (warm runs)", y=1.02)
-        p = out / "query_latency.png"
-        g.figure.savefig(p, dpi=80, bbox_inches="tight")
-        plt.close(g.figure)
-        paths["query_latency"] = p
-        final = warm[warm.checkpoint == warm.checkpoint.max()]
-        fig, ax = plt.subplots(figsize=(9, 4.5))
-        sns.barplot(data=final, x="query", y="latency_s", hue="engine", ax=ax, estimator="median", errorbar=None)
-        ax.set_title("Final checkpoint: warm median latency per query")
-        ax.set_ylabel("seconds")
-        ax.tick_params(axis="x", rotation=15)
-        fig.tight_layout()
-        p = out / "query_final.png"
-        fig.savefig(p, dpi=90)
-        plt.close(fig)
-        paths["query_final"] = p
+        g = sns.relplot(data=warm, x="checkpoint", y="latency_s", hue="engine", style="engine", col="query",
+                        kind="line", markers=True, col_wrap=3, height=2.8, aspect=1.2, estimator="median",
+                        errorbar=None, facet_kws={"sharey": False})
+        g.figure.suptitle("Query latency per checkpoint (median of warm runs)", y=1.02)
+        paths["query_latency"] = _save(g.figure, out / "query_latency.png")
+        paths["query_final"] = _bars(warm[warm.checkpoint == warm.checkpoint.max()], "latency_s",
+                                     "Final checkpoint: warm median latency per query", "seconds",
+                                     out / "query_final.png")
         cold = q[(q.run == 0) & (q.checkpoint == q.checkpoint.max())]
-        fig, ax = plt.subplots(figsize=(9, 4.5))
-        sns.barplot(data=cold, x="query", y="files_scanned", hue="engine", ax=ax, errorbar=None)
-        ax.set_title("Final checkpoint: files scanned per query (after min/max pruning)")
-        ax.tick_params(axis="x", rotation=15)
-        fig.tight_layout()
-        p = out / "query_files_scanned.png"
-        fig.savefig(p, dpi=90)
-        plt.close(fig)
-        paths["query_files_scanned"] = p
+        if len(cold):
+            paths["query_files_scanned"] = _bars(cold, "files_scanned",
+                                                 "Final checkpoint: files scanned per query (after pruning)", "files",
+                                                 out / "query_files_scanned.png", estimator="max")
     return paths

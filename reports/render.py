@@ -1,91 +1,150 @@
-"""Render ``report.md`` and a self-contained ``report.html`` (plots embedded as data URIs)."""
+"""Render ``report.md``, a self-contained ``report.html`` (plots as data URIs) and ``plots/*.png``."""
 
 from __future__ import annotations
 
 import base64
 import html
+import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from bench.results import Results
-from reports.design_review import conditions, decision_rows, findings
+from reports.design_review import answer, conditions, decision_rows, findings
 from reports.plots import render_plots
 from reports.summary import summarize, summary_frame
 
+PLOT_CAPTIONS = {
+    "live_files": "Live files in the snapshot after every instant.",
+    "physical_files": "Files on storage, including replaced files the cleaner has not deleted yet.",
+    "bytes_written": "Cumulative data bytes written (the numerator of WA).",
+    "write_amplification": "Write amplification after every instant.",
+    "space_amplification": "Space amplification: bytes on storage / bytes of the live snapshot.",
+    "ingest_latency": "Ingest latency of every batch.",
+    "maintenance": "Duration of every compaction / clustering run.",
+    "query_latency": "Warm-run median latency of each query at each checkpoint.",
+    "query_final": "Warm-run median latency per query at the final checkpoint.",
+    "query_files_scanned": "Files scanned per query at the final checkpoint (cold run, after min/max pruning).",
+}
+
 
 def md_table(df: pd.DataFrame) -> str:
+    """A Markdown table; ``|`` inside cells is replaced so the table stays intact."""
     if df.empty:
         return "_(no rows)_\n"
-    cols = list(df.columns)
+    cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
-    for _, row in df.iterrows():
-        lines.append("| " + " | ".join(str(row[c]).replace("|", "/") for c in cols) + " |")
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "/") for v in row) + " |")
     return "\n".join(lines) + "\n"
 
 
+def _num(v: Any, pattern: str) -> str:
+    return "n/a" if v is None else format(v, pattern)
+
+
 def setup_section(results: Results) -> str:
+    """Scenario, machine, versions, git SHA, wall time and verification of the run."""
     run = results.run
-    sc = run.get("scenario", {})
-    m, v, g = run.get("machine", {}), run.get("versions", {}), run.get("git", {})
-    wl = sc.get("workload", {})
+    sc = run.get("scenario", {}) or {}
+    m, v, g = run.get("machine", {}) or {}, run.get("versions", {}) or {}, run.get("git", {}) or {}
+    wl = sc.get("workload", {}) or {}
+    ver = run.get("verification", {}) or {}
+    size = wl.get("batch_records") or f"{wl.get('batch_mb')} MB"
+    mem = m.get("memory_bytes")
+    overhead = run.get("harness_overhead_ratio")
     lines = [
         f"- run `{run.get('run_id')}`{' (SIMULATED)' if results.simulated else ''}, created {run.get('created', 'n/a')}",
-        f"- scenario `{sc.get('name', '?')}`: {sc.get('description', '')}",
-        f"- workload: seed {wl.get('seed')}, {wl.get('num_batches')} batches of "
-        f"{wl.get('batch_records') or str(wl.get('batch_mb')) + ' MB'}, {wl.get('num_partitions')} "
-        f"{wl.get('partition_granularity')} partitions, late fraction {wl.get('late_fraction')}",
+        f"- scenario `{sc.get('name', '?')}` ({run.get('scenario_path', 'path n/a')}): {sc.get('description', '')}",
+        f"- workload: seed {run.get('seed', wl.get('seed'))}, {wl.get('num_batches')} batches of {size}, "
+        f"{wl.get('num_partitions')} {wl.get('partition_granularity')} partitions, late fraction "
+        f"{wl.get('late_fraction')}",
+        "- engines: " + ", ".join(f"`{n}` ({e.get('kind')}{', ' + str(e.get('config')) if e.get('config') else ''})"
+                                   for n, e in run.get("engines", {}).items()),
         f"- sizing: {sc.get('sizing')}; maintenance: {sc.get('maintenance')}",
-        f"- machine: {m.get('cores')} cores, {round((m.get('memory_bytes') or 0) / 2**30, 1)} GiB, {m.get('platform')}",
+        f"- machine: {m.get('cores')} cores, {_num(mem / 2**30 if mem else None, '.1f')} GiB, {m.get('platform')}",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- git: {g.get('sha')}{' (dirty)' if g.get('dirty') else ''}; Spark master {run.get('spark_master', 'n/a')}",
-        f"- wall time {run.get('wall_time_s', 0):.1f} s, harness overhead "
-        f"{(run.get('harness_overhead_ratio') or 0) * 100:.2f}% of it",
-        f"- verification: {'all figures and query results verified' if run.get('verification', {}).get('ok') else 'FAILED: ' + '; '.join(run.get('verification', {}).get('failures', [])[:5])}",
+        f"- wall time {_num(run.get('wall_time_s'), '.1f')} s, harness overhead "
+        f"{_num(overhead * 100 if overhead is not None else None, '.2f')}% of it",
     ]
+    if run.get("calibration"):
+        lines.append("- same-run calibration: " + ", ".join(f"{k} {val:.4f} s" for k, val in run["calibration"].items()))
+    if ver.get("ok"):
+        lines.append("- verification: all figures and query results verified")
+    else:
+        fails = ver.get("failures") or ["(no verification recorded)"]
+        lines.append(f"- verification: FAILED ({len(fails)}): " + "; ".join(map(str, fails[:5])))
     return "\n".join(lines) + "\n"
 
 
 def crash_section(results: Results) -> str:
+    """Rows lost per injection point and engine, or a note that the folder has no crash test."""
     crash = results.table("crash")
     if crash.empty:
         return "_No crash test in this results folder (run `layoutbench crashtest`)._\n"
     matrix = crash.pivot_table(index="point", columns="engine", values="rows_lost", aggfunc="sum")
-    return md_table(matrix.reset_index())
+    matrix = matrix.map(lambda v: "-" if pd.isna(v) else str(int(v)))
+    return "`-` = point not injected for that engine.\n\n" + md_table(matrix.reset_index())
 
 
 def render_markdown(results: Results, plots: dict[str, Path], design_review: bool,
                     simulation: Results | None = None) -> str:
+    """The whole report as Markdown (plots referenced as ``plots/<name>.png``)."""
     summaries = summarize(results)
-    parts = [f"# layoutbench report — {results.run.get('scenario', {}).get('name', '?')}\n", "## Setup\n",
-             setup_section(results), "## Summary per engine\n", md_table(summary_frame(summaries))]
+    name = results.run.get("scenario", {}).get("name", "?")
+    parts = [f"# layoutbench report — {name}\n", "## Setup\n", setup_section(results),
+             "## Summary per engine\n",
+             "WA = data bytes written / batch bytes; space amplification = bytes on storage / live bytes; query "
+             "cells are the warm-run median at the final checkpoint and, in parentheses, files scanned.\n",
+             md_table(summary_frame(summaries))]
     if design_review:
+        rows = decision_rows(summaries)
         parts += ["## Design review: RFC-19 Option 1 vs Option 2\n",
-                  "Best variant per design for each criterion (the variant in parentheses); winner and the ratio "
-                  "second-best / best.\n\n", md_table(pd.DataFrame(decision_rows(summaries))),
-                  "\n### Findings\n\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
-                  "\n### When the answer would change\n\n",
+                  "Each cell is the best variant of the design for that criterion (engine in parentheses) and, "
+                  "when the design's variants differ, the worst one. *Winner* is the design with the best value; "
+                  "*by how much* is second-best / best (or the difference when the best is 0). Timings within "
+                  "10% are ties.\n", md_table(pd.DataFrame(rows)),
+                  "\n" + answer(rows) + "\n",
+                  "\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
+                  "\n### When the answer would change\n",
                   "\n".join(f"- {c}" for c in conditions(results, simulation)) + "\n"]
-    parts += ["\n## Crash safety (rows lost per injection point)\n\n", crash_section(results), "\n## Plots\n"]
-    parts += [f"\n![{name}](plots/{p.name})\n" for name, p in plots.items()]
+    parts += ["\n## Crash safety (rows lost per injection point)\n", crash_section(results), "\n## Plots\n"]
+    for key, p in plots.items():
+        parts.append(f"\n{PLOT_CAPTIONS.get(key, key)}\n\n![{key}](plots/{p.name})\n")
     return "\n".join(parts)
 
 
+def _inline(text: str) -> str:
+    """Escape, then the inline Markdown the report uses: **bold**, `code`, _emphasis_."""
+    out = html.escape(text, quote=False)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", out)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub(r"(?<!\w)_([^_]+)_(?!\w)", r"<i>\1</i>", out)
+
+
+STYLE = ("body{font-family:system-ui,sans-serif;max-width:1250px;margin:2em auto;padding:0 1em;color:#222}"
+         "table{border-collapse:collapse;font-size:12px;margin:1em 0;display:block;overflow-x:auto}"
+         "td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}th{background:#eee}"
+         "tr:nth-child(even) td{background:#fafafa}img{max-width:100%}code{background:#f3f3f3;padding:0 2px}")
+
+
 def markdown_to_html(md: str, plots: dict[str, Path]) -> str:
-    """A small Markdown subset (headings, tables, lists, images) to HTML with embedded images."""
+    """The report's Markdown subset (headings, tables, lists, paragraphs, images) as one HTML file."""
     by_name = {p.name: p for p in plots.values()}
-    out, in_table, in_list = [], False, False
+    out: list[str] = []
+    in_table = in_list = False
     for line in md.splitlines():
         if line.startswith("| "):
-            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
-            if all(set(c) <= {"-"} for c in cells):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if all(c and set(c) <= {"-"} for c in cells):
                 continue
+            tag = "td" if in_table else "th"
             if not in_table:
                 out.append("<table>")
                 in_table = True
-                out.append("<tr>" + "".join(f"<th>{c}</th>" for c in cells) + "</tr>")
-            else:
-                out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            out.append("<tr>" + "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells) + "</tr>")
             continue
         if in_table:
             out.append("</table>")
@@ -94,36 +153,34 @@ def markdown_to_html(md: str, plots: dict[str, Path]) -> str:
             if not in_list:
                 out.append("<ul>")
                 in_list = True
-            text = html.escape(line[2:])
-            text = text.replace("**", "")
-            out.append(f"<li>{text}</li>")
+            out.append(f"<li>{_inline(line[2:])}</li>")
             continue
         if in_list:
             out.append("</ul>")
             in_list = False
-        if line.startswith("!["):
-            name = line[line.index("(") + 1: line.rindex(")")].split("/")[-1]
-            data = base64.b64encode(by_name[name].read_bytes()).decode()
-            out.append(f'<img alt="{html.escape(name)}" src="data:image/png;base64,{data}"/>')
+        image = re.fullmatch(r"!\[(.*)\]\((.+)\)", line.strip())
+        if image:
+            path = by_name.get(image.group(2).split("/")[-1])
+            if path is not None:
+                data = base64.b64encode(path.read_bytes()).decode()
+                out.append(f'<img alt="{html.escape(image.group(1))}" src="data:image/png;base64,{data}"/>')
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
-            out.append(f"<h{level}>{html.escape(line[level:].strip())}</h{level}>")
+            out.append(f"<h{level}>{_inline(line[level:].strip())}</h{level}>")
         elif line.strip():
-            out.append(f"<p>{html.escape(line)}</p>")
-    if in_table:
-        out.append("</table>")
-    if in_list:
-        out.append("</ul>")
-    style = ("body{font-family:sans-serif;max-width:1200px;margin:2em auto;}table{border-collapse:collapse;"
-             "font-size:12px;margin:1em 0;}td,th{border:1px solid #ccc;padding:3px 6px;}th{background:#eee;}"
-             "img{max-width:100%;}")
+            out.append(f"<p>{_inline(line)}</p>")
+    out.append("</table>" if in_table else "")
+    out.append("</ul>" if in_list else "")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>layoutbench report</title>"
-            f"<style>{style}</style></head><body>{''.join(out)}</body></html>")
+            f"<style>{STYLE}</style></head><body>{''.join(out)}</body></html>\n")
 
 
 def render_report(run_dir: str | Path, design_review: bool = False,
                   simulation_dir: str | Path | None = None) -> dict[str, Path]:
-    """Write report.md, report.html and plots/*.png into the results folder."""
+    """Write report.md, report.html and plots/*.png into the results folder; returns name -> path.
+
+    ``simulation_dir``: a simulated results folder whose projections fill "when the answer would change".
+    """
     results = Results(run_dir)
     simulation = Results(simulation_dir) if simulation_dir else None
     folder = Path(run_dir)

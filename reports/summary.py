@@ -40,28 +40,69 @@ class EngineSummary:
     maintenance_bytes_written: int = 0
     live_files: int | None = None
     physical_files: int | None = None
+    physical_files_peak: int | None = None
+    live_bytes: int | None = None
+    physical_bytes: int | None = None
     mean_file_mb: float | None = None
     bytes_written: int = 0
+    files_written: int = 0
+    ingest_batches: int = 0
     queries_warm_median_s: dict[str, float] = field(default_factory=dict)
     queries_files_scanned: dict[str, int] = field(default_factory=dict)
     queries_verified: int = 0
     queries_total: int = 0
     isolation: dict[str, int] = field(default_factory=lambda: {"ok": 0, "failed": 0, "wrong": 0})
+    isolation_rows_missing_max: int | None = None
+    crash_points: int = 0
     crash_rows_lost: int | None = None
     crash_rows_duplicated: int | None = None
+    verification_failures: list[str] = field(default_factory=list)
 
     @property
     def verified(self) -> bool:
         return self.queries_total > 0 and self.queries_verified == self.queries_total
 
+    @property
+    def isolation_total(self) -> int:
+        return sum(self.isolation.values())
+
+    @property
+    def isolation_bad(self) -> int:
+        return self.isolation["failed"] + self.isolation["wrong"]
+
+    @property
+    def verification(self) -> str:
+        """Data verification: the run's checks naming this engine plus its query results."""
+        if self.verification_failures:
+            return f"FAILED ({len(self.verification_failures)})"
+        if self.queries_total and not self.verified:
+            return f"FAILED ({self.queries_total - self.queries_verified} queries)"
+        return "ok"
+
+
+def _missing_rows(expected: Any, got: Any) -> int | None:
+    """Rows missing from a wrong count result (both integers), else None."""
+    try:
+        return max(0, int(str(expected)) - int(str(got)))
+    except (TypeError, ValueError):
+        return None
+
+
+def family(kind: str) -> str:
+    """Design family of an engine kind (run.json ``engines[name].kind``)."""
+    return FAMILIES.get(kind, kind)
+
 
 def summarize(results: Results) -> list[EngineSummary]:
+    """One summary per engine of run.json, in run.json order; figures not in the folder stay None."""
     commits, queries = results.table("commits"), results.table("queries")
     maint, iso, crash = results.table("maintenance"), results.table("isolation"), results.table("crash")
     out = []
     for engine, info in results.run.get("engines", {}).items():
         kind = info.get("kind", "?")
-        s = EngineSummary(engine, kind, FAMILIES.get(kind, kind))
+        s = EngineSummary(engine, kind, family(kind))
+        failures = results.run.get("verification", {}).get("failures", []) or []
+        s.verification_failures = [f for f in failures if str(f).startswith(f"{engine}:")]
         c = commits[commits.engine == engine].sort_values("seq")
         if len(c):
             last = c.iloc[-1]
@@ -69,9 +110,14 @@ def summarize(results: Results) -> list[EngineSummary]:
             s.space_amp_peak = _num(c.space_amp.max())
             s.space_amp_final = _num(last.space_amp)
             s.live_files, s.physical_files = int(last.live_files), int(last.physical_files)
-            s.mean_file_mb = _num(last.mean_file_bytes / MB)
+            s.physical_files_peak = int(c.physical_files.max())
+            s.live_bytes, s.physical_bytes = int(last.live_bytes), int(last.physical_bytes)
+            mean = _num(last.mean_file_bytes)
+            s.mean_file_mb = None if mean is None else mean / MB
             s.bytes_written = int(c.bytes_written.sum())
+            s.files_written = int(c.files_written.sum())
             ing = c[c.kind == "ingest"]
+            s.ingest_batches = int(ing.batch.nunique())
             if len(ing):
                 s.ingest_p50_s = _num(ing.duration_s.median())
                 s.ingest_p95_s = _num(ing.duration_s.quantile(0.95))
@@ -95,7 +141,12 @@ def summarize(results: Results) -> list[EngineSummary]:
         i = iso[iso.engine == engine]
         for outcome in ("ok", "failed", "wrong"):
             s.isolation[outcome] = int((i.outcome == outcome).sum())
+        wrong = i[i.outcome == "wrong"]
+        missing = [m for m in (_missing_rows(e, g) for e, g in zip(wrong.expected, wrong.got, strict=True))
+                   if m is not None]
+        s.isolation_rows_missing_max = max(missing) if missing else None
         k = crash[crash.engine == engine]
+        s.crash_points = len(k)
         if len(k):
             s.crash_rows_lost = int(k.rows_lost.clip(lower=0).sum())
             s.crash_rows_duplicated = int(k.rows_duplicated.clip(lower=0).sum())
@@ -104,7 +155,8 @@ def summarize(results: Results) -> list[EngineSummary]:
 
 
 def fmt(v: Any, digits: int = 3) -> str:
-    if v is None:
+    """A figure for a table cell; None (not measured) becomes ``n/a``."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
     if isinstance(v, float):
         return f"{v:.{digits}f}"
@@ -112,6 +164,7 @@ def fmt(v: Any, digits: int = 3) -> str:
 
 
 def summary_frame(summaries: list[EngineSummary]) -> pd.DataFrame:
+    """The report's per-engine summary table (formatted strings)."""
     rows = []
     for s in summaries:
         row = {"engine": s.engine, "design": s.family, "WA": fmt(s.wa), "space amp peak": fmt(s.space_amp_peak),
@@ -121,8 +174,9 @@ def summary_frame(summaries: list[EngineSummary]) -> pd.DataFrame:
                "maintenance s": fmt(s.maintenance_s, 2), "maintenance MB written": fmt(s.maintenance_bytes_written / MB, 1),
                "live files": fmt(s.live_files), "physical files": fmt(s.physical_files),
                "mean file MB": fmt(s.mean_file_mb, 2),
-               "isolation ok/failed/wrong": f"{s.isolation['ok']}/{s.isolation['failed']}/{s.isolation['wrong']}",
-               "queries verified": f"{s.queries_verified}/{s.queries_total}"}
+               "isolation ok/failed/wrong": (f"{s.isolation['ok']}/{s.isolation['failed']}/{s.isolation['wrong']}"
+                                             if s.isolation_total else "n/a"),
+               "queries verified": f"{s.queries_verified}/{s.queries_total}", "verification": s.verification}
         for q, v in sorted(s.queries_warm_median_s.items()):
             row[f"{q} s (files)"] = f"{v:.3f} ({s.queries_files_scanned.get(q, 'n/a')})"
         rows.append(row)

@@ -1,73 +1,94 @@
-"""Reports from a real small run: every engine in the tables, valid PNGs, a self-contained HTML;
-compare flags a worsened copy and passes identical runs; the CI gate catches a layout change."""
+"""Reports from a results folder alone: every engine in the tables, valid PNGs, a self-contained HTML,
+a design review computed from the numbers (a synthetic folder, and one real small run)."""
 
 from __future__ import annotations
 
-import json
+import re
 import shutil
 from pathlib import Path
 
-import pyarrow.parquet as pq
-from typer.testing import CliRunner
+import pytest
+from results_factory import make_results
 
-from bench.cli import app
-from bench.perfcheck import check
-from reports import compare_runs, render_report
+from bench.results import Results
+from reports import render_report
+from reports.design_review import decision_rows, findings
+from reports.summary import summarize
 
-runner = CliRunner()
+PNG = b"\x89PNG\r\n\x1a\n"
+PLOTS = {"live_files", "physical_files", "bytes_written", "write_amplification", "space_amplification",
+         "ingest_latency", "maintenance", "query_latency", "query_final", "query_files_scanned"}
 
 
-def test_report_contents(small_run, tmp_path) -> None:
-    run_dir = tmp_path / "run"
-    shutil.copytree(small_run.folder, run_dir, ignore=shutil.ignore_patterns("tables"))
+@pytest.fixture(scope="module")
+def factory_run(tmp_path_factory) -> Path:
+    return make_results(tmp_path_factory.mktemp("reports") / "run", crash=True)
+
+
+def _check_report(run_dir: Path, engines: list[str], plots: set[str]) -> dict[str, Path]:
     paths = render_report(run_dir, design_review=True)
     md = paths["report.md"].read_text()
-    for engine in small_run.engines:
-        assert f"| {engine} |" in md
+    summary = md.split("## Summary per engine", 1)[1].split("##", 1)[0]
+    for engine in engines:
+        assert f"| {engine} |" in summary, engine
     assert "## Design review" in md and "| criterion |" in md and "### Findings" in md
+    assert "### When the answer would change" in md
+    assert plots <= set(paths), plots - set(paths)
     for name, p in paths.items():
-        if name.startswith("report"):
-            continue
-        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        if not name.startswith("report"):
+            assert p.is_file() and p.read_bytes()[:8] == PNG, name
+            assert f"plots/{p.name}" in md
     html = paths["report.html"].read_text()
-    assert "http://" not in html and "https://" not in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "<link" not in html and "<script" not in html and "@import" not in html
     assert html.count("data:image/png;base64,") == len(paths) - 2
+    return paths
 
 
-def _worsen(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("tables"))
-    t = pq.read_table(dst / "commits.parquet").to_pandas()
-    t["live_files"] += 3
-    t["bytes_written"] = t["bytes_written"] * 2
-    t["duration_s"] = t["duration_s"] * 2
-    import pyarrow as pa
-
-    from bench.results import TABLES
-
-    pq.write_table(pa.Table.from_pandas(t, schema=TABLES["commits"], preserve_index=False), dst / "commits.parquet")
-
-
-def test_compare_flags_worse_and_passes_identical(small_run, tmp_path) -> None:
-    assert not compare_runs(small_run.folder, small_run.folder, out=tmp_path).regressed
-    worse = tmp_path / "worse"
-    _worsen(small_run.folder, worse)
-    res = compare_runs(small_run.folder, worse)
-    bad = {(r["engine"], r["metric"]) for r in res.rows if r["verdict"] == "regressed"}
-    assert ("baseline", "live files") in bad and ("option2", "bytes written") in bad
-    assert ("option2", "ingest p50 s") in bad
-    result = runner.invoke(app, ["compare", str(small_run.folder), str(worse)])
-    assert result.exit_code == 1
+def test_report_from_synthetic_folder(factory_run: Path) -> None:
+    paths = _check_report(factory_run, list(Results(factory_run).engines), PLOTS)
+    md = paths["report.md"].read_text()
+    # setup: scenario, machine, versions, git SHA
+    for text in ("scenario `factory`", "2 cores", "pyarrow", "0" * 40, "same-run calibration"):
+        assert text in md, text
+    # summary columns the issue lists
+    header = next(line for line in md.splitlines() if line.startswith("| engine | design |"))
+    for col in ("WA", "space amp peak", "space amp final", "ingest p50 s", "ingest p95 s", "ingest max s",
+                "ingest MB/s", "maintenance s", "maintenance MB written", "live files", "physical files",
+                "mean file MB", "isolation ok/failed/wrong", "verification", "service_hours s (files)"):
+        assert f"| {col} |" in header, col
+    assert "| option1_rfc | Option 1 |" in md and "| 5/3/1 |" in md
+    html = paths["report.html"].read_text()
+    assert "<table>" in html and "<b>option1_rfc</b>" in html
 
 
-def test_perf_gate_fails_on_layout_change() -> None:
-    baseline = json.loads((Path(__file__).resolve().parents[1] / "bench" / "baselines" / "ci.json").read_text())
-    same = json.loads(json.dumps(baseline))
-    assert not check(baseline, same).regressed
-    changed = json.loads(json.dumps(baseline))
-    engine = next(iter(changed["deterministic"]))
-    changed["deterministic"][engine]["live_files"] += 1
-    assert check(baseline, changed).regressed
-    slow = json.loads(json.dumps(baseline))
-    key = next(iter(slow["ratios"]))
-    slow["ratios"][key] *= 4
-    assert check(baseline, slow).regressed
+def test_design_review_is_computed(factory_run: Path) -> None:
+    results = Results(factory_run)
+    summaries = summarize(results)
+    rows = {r["criterion"]: r for r in decision_rows(summaries)}
+    wa = rows["write amplification (final) [x]"]
+    base = next(s for s in summaries if s.engine == "baseline")
+    assert wa["Baseline"] == f"{base.wa:.3f} (baseline)"
+    assert wa["winner"] == "tie"  # options all write 2.000x in the factory
+    space = rows["space amplification (peak) [x]"]
+    assert space["winner"] == "Option 1" and space["Option 1"].startswith("1.000 (option1_rfc); worst 2.000")
+    iso = rows["reader queries failed or wrong during maintenance [queries]"]
+    assert "worst 4 (option1_rfc)" in iso["Option 1"] and iso["Baseline"] == "n/a (not measured)"
+    text = "\n".join(findings(results, summaries))
+    assert "4 of 9 reader queries during compaction failed or returned wrong rows (3 failed, 1 wrong" in text
+    assert "missed up to 3048 rows" in text
+    assert "space amplification peaks at 2.000x" in text and "scenario `factory`" in text
+
+
+def test_missing_figures_say_so(tmp_path: Path) -> None:
+    run = make_results(tmp_path / "run", engines=["option1_cbd", "option2"], crash=False, calibration=False)
+    md = render_report(run, design_review=True)["report.md"].read_text()
+    assert "Crash safety figure missing" in md
+    assert "Baseline: no engine of this design in the run" in md
+    assert "n/a (not measured)" in md
+
+
+def test_report_of_real_small_run(small_run, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(small_run.folder, run_dir, ignore=shutil.ignore_patterns("tables"))
+    _check_report(run_dir, small_run.engines, PLOTS - {"maintenance"})
