@@ -39,12 +39,13 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
-def _line(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, x: str = "x") -> Path:
+def _line(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, x: str = "x",
+          order: list[str] | None = None) -> Path:
     fig, ax = plt.subplots(figsize=(8, 4.2))
     data = df.dropna(subset=[y])
     if len(data):
-        sns.lineplot(data=data, x=x, y=y, hue="engine", style="engine", ax=ax, drawstyle="steps-post",
-                     estimator=None, dashes=True)
+        sns.lineplot(data=data, x=x, y=y, hue="engine", style="engine", hue_order=order, style_order=order, ax=ax,
+                     drawstyle="steps-post", estimator=None, dashes=True)
     else:
         ax.text(0.5, 0.5, "no data in this results folder", ha="center", transform=ax.transAxes)
     ax.set_title(title)
@@ -53,9 +54,10 @@ def _line(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, x: str 
     return _save(fig, path)
 
 
-def _bars(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, estimator: str = "median") -> Path:
+def _bars(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, estimator: str = "median",
+          order: list[str] | None = None) -> Path:
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    sns.barplot(data=df, x="query", y=y, hue="engine", ax=ax, estimator=estimator, errorbar=None)
+    sns.barplot(data=df, x="query", y=y, hue="engine", hue_order=order, ax=ax, estimator=estimator, errorbar=None)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.tick_params(axis="x", rotation=15)
@@ -67,24 +69,27 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     sns.set_theme(style="whitegrid")
     c = batch_axis(results.table("commits"))
+    present = set(c.engine) | set(results.table("queries").engine) | set(results.table("maintenance").engine)
+    order = [e for e in results.engines if e in present] + sorted(present - set(results.engines))
     c["cum_mb_written"] = c.cum_bytes_written / MB
     paths = {
-        "live_files": _line(c, "live_files", "Live files (snapshot)", "files", out / "live_files.png"),
+        "live_files": _line(c, "live_files", "Live files (snapshot)", "files", out / "live_files.png", order=order),
         "physical_files": _line(c, "physical_files", "Physical files on storage (incl. replaced, not yet cleaned)",
-                                "files", out / "physical_files.png"),
-        "bytes_written": _line(c, "cum_mb_written", "Cumulative data bytes written", "MB", out / "bytes_written.png"),
+                                "files", out / "physical_files.png", order=order),
+        "bytes_written": _line(c, "cum_mb_written", "Cumulative data bytes written", "MB", out / "bytes_written.png", order=order),
         "write_amplification": _line(c, "wa", "Write amplification (cumulative bytes written / batch bytes)", "WA",
-                                     out / "write_amplification.png"),
+                                     out / "write_amplification.png", order=order),
         "space_amplification": _line(c, "space_amp", "Space amplification (bytes on storage / live bytes)", "ratio",
-                                     out / "space_amplification.png"),
+                                     out / "space_amplification.png", order=order),
         "ingest_latency": _line(c[c.kind == "ingest"], "duration_s", "Per-batch ingest latency", "seconds",
-                                out / "ingest_latency.png", x="batch"),
+                                out / "ingest_latency.png", x="batch", order=order),
     }
     m = results.table("maintenance")
     m = m[m.kind != "clean"]
     if len(m):
         fig, ax = plt.subplots(figsize=(8, 4.2))
-        sns.scatterplot(data=m, x="batch", y="duration_s", hue="engine", style="engine", ax=ax, s=60)
+        sns.scatterplot(data=m, x="batch", y="duration_s", hue="engine", style="engine", hue_order=order,
+                        style_order=order, ax=ax, s=60)
         ax.set_title("Maintenance run duration (compaction / clustering)")
         ax.set_ylabel("seconds")
         paths["maintenance"] = _save(fig, out / "maintenance.png")
@@ -93,16 +98,17 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
     warm = q[q.run > 0] if (q.run > 0).any() else q
     if len(warm):
         g = sns.relplot(data=warm, x="checkpoint", y="latency_s", hue="engine", style="engine", col="query",
+                        hue_order=order, style_order=order,
                         kind="line", markers=True, col_wrap=3, height=2.8, aspect=1.2, estimator="median",
                         errorbar=None, facet_kws={"sharey": False})
         g.figure.suptitle("Query latency per checkpoint (median of warm runs)", y=1.02)
         paths["query_latency"] = _save(g.figure, out / "query_latency.png")
         paths["query_final"] = _bars(warm[warm.checkpoint == warm.checkpoint.max()], "latency_s",
                                      "Final checkpoint: warm median latency per query", "seconds",
-                                     out / "query_final.png")
+                                     out / "query_final.png", order=order)
         cold = q[(q.run == 0) & (q.checkpoint == q.checkpoint.max())]
         if len(cold):
             paths["query_files_scanned"] = _bars(cold, "files_scanned",
                                                  "Final checkpoint: files scanned per query (after pruning)", "files",
-                                                 out / "query_files_scanned.png", estimator="max")
+                                                 out / "query_files_scanned.png", estimator="max", order=order)
     return paths

@@ -102,10 +102,13 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     if design_review:
         rows = decision_rows(summaries)
         parts += ["## Design review: RFC-19 Option 1 vs Option 2\n",
+                  "The question: for small-batch ingestion, should small files be fixed by Option 1 (APPEND into "
+                  "the latest small file group, then compact base files) or by Option 2 (write new files, then "
+                  "cluster them under snapshot isolation)? The COW baseline shows what either must beat.\n",
                   "Each cell is the best variant of the design for that criterion (engine in parentheses) and, "
                   "when the design's variants differ, the worst one. *Winner* is the design with the best value; "
                   "*by how much* is second-best / best (or the difference when the best is 0). Timings within "
-                  "10% are ties.\n", md_table(pd.DataFrame(rows)),
+                  "25% are ties.\n", md_table(pd.DataFrame(rows)),
                   "\n" + answer(rows) + "\n",
                   "\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
                   "\n### When the answer would change\n",
