@@ -86,7 +86,7 @@ def _show(v: Any) -> str:
     if v is None:
         return "n/a"
     if isinstance(v, float):
-        return f"{v:.6g}"
+        return f"{v:.10g}"
     return str(v)
 
 

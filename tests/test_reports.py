@@ -3,6 +3,7 @@ a design review computed from the numbers (a synthetic folder, and one real smal
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -92,3 +93,15 @@ def test_report_of_real_small_run(small_run, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     shutil.copytree(small_run.folder, run_dir, ignore=shutil.ignore_patterns("tables"))
     _check_report(run_dir, small_run.engines, PLOTS - {"maintenance"})
+
+
+def test_simulation_fills_conditions(factory_run: Path, tmp_path: Path) -> None:
+    sim = make_results(tmp_path / "sim", engines=["option1_cbd", "option2"], batches=24)
+    run = json.loads((sim / "run.json").read_text())
+    run.update(simulated=True, simulation={"horizon_batches": 24, "requests": {"option2": {"put": 10, "usd": 0.01}}})
+    (sim / "run.json").write_text(json.dumps(run))
+    out = tmp_path / "run"
+    shutil.copytree(factory_run, out)
+    md = render_report(out, design_review=True, simulation_dir=sim)["report.md"].read_text()
+    assert "At scale (simulated `factory`, 24 batches): option2 WA" in md and "≈ $0.01" in md
+    assert "No simulation was attached" not in md
