@@ -1,5 +1,6 @@
 """Space-filling-curve orderings for clustering: z-order (bit interleave) and Hilbert (Skilling's
-transform), computed per row inside Spark tasks as a 63-bit ``_curve_key``.
+transform), computed per row inside Spark tasks as a 63-bit ``_curve_key``; the key math is the
+pure ``engines.clustering.ordering``.
 
 Each sort column is first mapped to an unsigned integer of ``63 // d`` bits that preserves its
 order: numbers and timestamps by min/max scaling (one aggregate job), strings by their rank among
@@ -18,55 +19,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from engines.clustering.ordering import bits_per_dimension, curve_key, scale_to_bits, string_prefix_values
+
 MAX_STRING_RANKS = 100_000
-
-
-def interleave(coords: list[np.ndarray], bits: int) -> np.ndarray:
-    """Z-order: bit ``k`` of dimension ``i`` goes to position ``k*d + (d-1-i)``."""
-    d = len(coords)
-    out = np.zeros(len(coords[0]), dtype=np.uint64)
-    for k in range(bits - 1, -1, -1):
-        for i in range(d):
-            out = (out << np.uint64(1)) | ((coords[i] >> np.uint64(k)) & np.uint64(1))
-    return out
-
-
-def hilbert_index(coords: list[np.ndarray], bits: int) -> np.ndarray:
-    """Hilbert curve index of ``d``-dimensional points with ``bits`` bits per axis (Skilling 2004)."""
-    x = [c.astype(np.uint64).copy() for c in coords]
-    n = len(x)
-    m = np.uint64(1 << (bits - 1))
-    q = m
-    while q > 1:
-        p = q - np.uint64(1)
-        for i in range(n):
-            has = (x[i] & q) != 0
-            t = (x[0] ^ x[i]) & p
-            x0_flip = x[0] ^ p
-            x0_swap = x[0] ^ t
-            xi_swap = x[i] ^ t
-            new_x0 = np.where(has, x0_flip, x0_swap)
-            if i != 0:
-                x[i] = np.where(has, x[i], xi_swap)
-            x[0] = new_x0
-        q = q >> np.uint64(1)
-    for i in range(1, n):
-        x[i] = x[i] ^ x[i - 1]
-    t = np.zeros_like(x[0])
-    q = m
-    while q > 1:
-        t = np.where((x[n - 1] & q) != 0, t ^ (q - np.uint64(1)), t)
-        q = q >> np.uint64(1)
-    x = [xi ^ t for xi in x]
-    return interleave(x, bits)
-
-
-def _scaled(values: np.ndarray, lo: float, hi: float, bits: int) -> np.ndarray:
-    top = float((1 << bits) - 1)
-    if hi <= lo:
-        return np.zeros(len(values), dtype=np.uint64)
-    scaled = np.floor((values.astype(np.float64) - lo) / (hi - lo) * top)
-    return np.clip(np.nan_to_num(scaled, nan=0.0), 0, top).astype(np.uint64)
 
 
 def with_curve_key(df: DataFrame, columns: Sequence[str], curve: str) -> DataFrame:
@@ -74,7 +29,7 @@ def with_curve_key(df: DataFrame, columns: Sequence[str], curve: str) -> DataFra
     if curve not in ("zorder", "hilbert"):
         raise ValueError(f"unknown curve {curve!r}; expected zorder or hilbert")
     cols = list(columns)
-    bits = max(1, 63 // len(cols))
+    bits = bits_per_dimension(len(cols))
     kinds: dict[str, tuple[str, object]] = {}
     numeric_aggs = []
     for c in cols:
@@ -104,17 +59,15 @@ def with_curve_key(df: DataFrame, columns: Sequence[str], curve: str) -> DataFra
                 kind, info = kinds[c]
                 if kind == "numeric":
                     vals = rb.column(rb.schema.get_field_index(f"_num_{c}")).to_numpy(zero_copy_only=False)
-                    coords.append(_scaled(vals, bounds[f"lo_{c}"] or 0.0, bounds[f"hi_{c}"] or 0.0, bits))
+                    coords.append(scale_to_bits(vals, bounds[f"lo_{c}"], bounds[f"hi_{c}"], bits))
                 elif kind == "rank":
                     idx = pc.index_in(rb.column(rb.schema.get_field_index(c)), value_set=pa.array(info, pa.string()))
                     ranks = idx.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
-                    coords.append(_scaled(ranks, 0.0, float(max(1, len(info) - 1)), bits))
+                    coords.append(scale_to_bits(ranks, 0.0, float(max(1, len(info) - 1)), bits))
                 else:
-                    raw = rb.column(rb.schema.get_field_index(c)).to_pylist()
-                    prefix = np.array([int.from_bytes((v or "").encode()[:7].ljust(7, b"\0"), "big") for v in raw],
-                                      dtype=np.float64)
-                    coords.append(_scaled(prefix, 0.0, float(1 << 56), bits))
-            key = interleave(coords, bits) if curve == "zorder" else hilbert_index(coords, bits)
+                    prefix = string_prefix_values(rb.column(rb.schema.get_field_index(c)).to_pylist())
+                    coords.append(scale_to_bits(prefix, 0.0, float(1 << 56), bits))
+            key = curve_key(coords, curve, bits)
             arr = pa.array(key.astype(np.int64), pa.int64())
             yield pa.RecordBatch.from_arrays(list(rb.columns) + [arr], names=list(rb.schema.names) + ["_curve_key"])
 

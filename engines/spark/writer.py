@@ -204,3 +204,10 @@ def write_dataframe(df: DataFrame, spec: WriteSpec) -> list[WriteStat]:
         d = json.loads(row["stat"])
         out.append(write_stat_from_json(d, d.get("partitionPath", "")))
     return sorted(out, key=lambda s: s.path)
+
+
+def write_empty_file(spec: WriteSpec, partition_value: str, data_schema: pa.Schema) -> WriteStat:
+    """A 0-row base file (a new slice of ``spec.file_id_override`` whose rows were all deleted)."""
+    fs, root = _filesystem(spec.base_uri)
+    out_schema = _with_meta_columns(data_schema.empty_table(), spec, "", "", 0, 0).schema
+    return _OpenFile(spec, fs, root, partition_value, 0, 0, 0, out_schema).close()

@@ -4,7 +4,10 @@ With ``retained`` = N and more than N completed data instants, ``earliest`` is t
 index ``count - N``. Every file of a file group replaced strictly before ``earliest`` is deleted;
 in other file groups the newest committed slice and the newest slice older than ``earliest``
 are kept and older committed slices are deleted. Files of pending or failed instants are never
-touched (that is rollback's job), so a reader of any retained instant keeps its files.
+touched (that is rollback's job), nor is any file an open clustering or compaction plan still has
+to read (Hudi: "never delete slices needed by pending compaction"; issue #9257), so a reader of
+any retained instant keeps its files and a pending plan stays executable. Generic: the COW
+baseline (superseded slices) and both options use it.
 Instants: ``<t>.clean.requested`` (the plan, JSON) → ``.inflight`` → ``<t>.clean`` (what was
 deleted); Hudi readers ignore clean files.
 """
@@ -18,20 +21,25 @@ from dataclasses import dataclass, field
 
 from engines.table import faults
 from engines.table.table import HudiTable
-from engines.table.timeline import CLEAN
+from engines.table.timeline import CLEAN, REPLACE, State
 from engines.table.view import BaseFile, FileSystemView
 
 CLEAN_STEPS = ("after_clean_requested", "after_file_deleted", "before_clean_complete")
+DEFAULT_COMMITS_RETAINED = 10  # hoodie.cleaner.commits.retained
 
 
 @dataclass
 class CleanPlan:
     earliest_commit_to_retain: str | None
-    files: list[BaseFile] = field(default_factory=list)
+    files_to_delete: list[BaseFile] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[BaseFile]:
+        return self.files_to_delete
 
     @property
     def bytes(self) -> int:
-        return sum(f.size for f in self.files)
+        return sum(f.size for f in self.files_to_delete)
 
 
 @dataclass
@@ -43,7 +51,20 @@ class CleanResult:
     earliest_commit_to_retain: str | None
 
 
-def plan_clean(view: FileSystemView, retained: int) -> CleanPlan:
+def _pending_plan_inputs(view: FileSystemView) -> set[str]:
+    """Paths pending clustering / compaction plans will read."""
+    from engines.clustering.plan import RequestedReplace
+
+    paths = set(view.pending_compaction_paths())
+    for inst in view.timeline.pending([REPLACE]):
+        data = view.timeline.read(inst, State.REQUESTED)
+        plan = RequestedReplace.decode(data, f".hoodie/{inst.timestamp}.replacecommit.requested").plan
+        paths.update(s.path for g in plan.groups for s in g.slices)
+    return paths
+
+
+def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -> CleanPlan:
+    """KEEP_LATEST_COMMITS over ``view`` (no I/O beyond what the view reads); see the module docstring."""
     instants = [i.timestamp for i in view.timeline.completed_data_instants()]
     if retained < 1:
         raise ValueError("cleaner_commits_retained must be at least 1")
@@ -64,28 +85,29 @@ def plan_clean(view: FileSystemView, retained: int) -> CleanPlan:
         if older:
             keep.add(older[-1].path)
         doomed += [f for f in committed if f.instant < earliest and f.path not in keep]
-    return CleanPlan(earliest, doomed)
+    protected = _pending_plan_inputs(view)
+    return CleanPlan(earliest, [f for f in doomed if f.path not in protected])
 
 
-def run_clean(table: HudiTable, retained: int, on_step: Callable[[str], None] | None = None) -> CleanResult:
+def run_clean(table: HudiTable, retained: int = DEFAULT_COMMITS_RETAINED, on_step: Callable[[str], None] | None = None) -> CleanResult:
     """Plan and execute one clean; no instant is written when there is nothing to delete."""
     t0 = time.perf_counter()
     step = on_step or (lambda name: None)
     with table.lock:
         plan = plan_clean(table.view(), retained)
-        if not plan.files:
+        if not plan.files_to_delete:
             return CleanResult(None, 0, 0, time.perf_counter() - t0, plan.earliest_commit_to_retain)
         body = {"earliestCommitToRetain": plan.earliest_commit_to_retain, "policy": "KEEP_LATEST_COMMITS",
-                "retained": retained, "filesToDelete": [f.path for f in plan.files]}
+                "retained": retained, "filesToDelete": [f.path for f in plan.files_to_delete]}
         inst = table.start(CLEAN, content=json.dumps(body).encode())
         _point("clean.after_clean_requested", step)
         deleted = 0
-        for f in plan.files:
+        for f in plan.files_to_delete:
             if table.storage.delete(f.path, missing_ok=True):
                 deleted += 1
             _point("clean.after_file_deleted", step)
         _point("clean.before_clean_complete", step)
-        done = {**body, "deletedFiles": [f.path for f in plan.files], "totalFilesDeleted": deleted}
+        done = {**body, "deletedFiles": [f.path for f in plan.files_to_delete], "totalFilesDeleted": deleted}
         table.refresh().complete(inst, json.dumps(done).encode())
     return CleanResult(inst.timestamp, deleted, plan.bytes, time.perf_counter() - t0, plan.earliest_commit_to_retain)
 

@@ -8,8 +8,14 @@ reverted to *requested* so its plan can be executed again — unless the plan's 
 re-run and is removed too, and the result records the missing inputs: that is the data loss the
 RFC's order risks.
 
+``rollback_inflight(table, instant, keep_plan)`` is the explicit form: ``keep_plan=True`` reverts
+a clustering / compaction to requested (re-executable), ``False`` removes the pending instant
+(an ingest commit, or a plan given up, as Hudi's rollback-on-conflict does). ``on_step`` receives
+the bare names in :data:`ROLLBACK_STEPS`; the fault point is ``rollback.<step>``.
+
 ``recover`` runs on open after a crash: it releases a stale lock, finishes interrupted rollbacks
-and cleans, and rolls back every inflight write.
+and cleans, and rolls back every inflight write (ingest commits removed; clustering and base-file
+compaction reverted to requested, kept for re-execution; requested plans left alone).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from dataclasses import dataclass, field
 from engines.table import faults
 from engines.table.lock import LOCK_FILE
 from engines.table.table import HudiTable
-from engines.table.timeline import CLEAN, COMMIT, COMPACTION, REPLACE, ROLLBACK, Instant, State
+from engines.table.timeline import CLEAN, COMMIT, COMPACTION, REPLACE, ROLLBACK, Instant, State, TimelineError
 
 ROLLBACK_STEPS = ("after_rollback_requested", "after_partial_files_removed", "before_rollback_complete")
 
@@ -51,9 +57,22 @@ def _plan_inputs(table: HudiTable, inst: Instant) -> list[str]:
     return [s.path for g in RequestedReplace.decode(data, source).plan.groups for s in g.slices]
 
 
+def rollback_inflight(table: HudiTable, instant: str | Instant, keep_plan: bool,
+                      on_step: Callable[[str], None] | None = None) -> RollbackResult:
+    """Roll back the failed or killed pending instant ``instant``; see the module docstring."""
+    timeline = table.refresh()
+    ts = instant.timestamp if isinstance(instant, Instant) else instant
+    target = timeline.get(ts)
+    if target is None or target.is_completed:
+        raise TimelineError(f"instant {ts} is not pending in {table.base_uri}: nothing to roll back")
+    if keep_plan and target.action not in (REPLACE, COMPACTION):
+        raise TimelineError(f"{ts}.{target.action} has no plan to keep; roll it back with keep_plan=False")
+    return rollback_instant(table, target, on_step=on_step, keep_plan=keep_plan)
+
+
 def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str], None] | None = None,
-                     resume: Instant | None = None) -> RollbackResult:
-    """Roll back one pending write instant (see module docstring)."""
+                     resume: Instant | None = None, keep_plan: bool | None = None) -> RollbackResult:
+    """Roll back one pending write instant; ``keep_plan`` None: keep plans of clustering/compaction."""
     t0 = time.perf_counter()
     step = on_step or (lambda name: None)
     with table.lock:
@@ -75,7 +94,8 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str],
         timeline = table.refresh()
         current = timeline.get(target.timestamp)
         missing: list[str] = []
-        keep_plan = target.action in (REPLACE, COMPACTION)
+        if keep_plan is None:
+            keep_plan = target.action in (REPLACE, COMPACTION)
         if keep_plan and current is not None:
             missing = [p for p in _plan_inputs(table, current) if not table.storage.exists(p)]
             keep_plan = not missing

@@ -1,0 +1,115 @@
+"""Clustering modes with Hudi 0.12.1's semantics and config names (hudi-semantics.md §1.1, §4).
+
+| mode | Hudi configs | schedules | executes |
+| --- | --- | --- | --- |
+| ``inline`` | ``hoodie.clustering.inline=true``, ``inline.max.commits`` | writer, after a commit, once ``inline.max.commits`` commits completed since the last clustering instant | writer, synchronously, after first running any pending plan |
+| ``async`` | ``hoodie.clustering.async.enabled=true``, ``async.max.commits`` | writer, after a commit, once ``async.max.commits`` commits completed; *not* blocked by pending plans (their file groups are excluded) | :class:`AsyncClusteringService`, a thread beside ingestion |
+| ``schedule_inline`` | ``hoodie.clustering.schedule.inline=true`` | writer, after *every* commit, only if no clustering is pending (no commit gate in 0.12.1) | an explicit ``execute`` (HoodieClusteringJob) |
+| ``manual`` | none (HoodieClusteringJob) | ``schedule`` (no commit gate) | ``execute`` / ``schedule_and_execute`` |
+
+Decisions:
+- "Commits since the last clustering" counts completed commit / deltacommit / replacecommit
+  instants strictly after the newest replacecommit in *any* state (0.12.1), so the counter does
+  not include the replacecommit itself and restarts at a pending plan.
+- After a commit the writer first cleans (``hoodie.clean.automatic``: Hudi's ``postCommit``
+  cleans before inline table services), then runs the mode's clustering.
+- The async service executes pending plans earliest first when woken (after a plan is scheduled)
+  or every ``poll_s`` seconds; failures are recorded and the plan stays pending (the next
+  execution rolls the inflight attempt back and re-runs it). ``close`` lets the running
+  execution finish.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Literal
+
+from engines.base import MaintenanceResult
+from engines.table.timeline import REPLACE, Timeline
+
+Mode = Literal["inline", "async", "schedule_inline", "manual"]
+MODES: tuple[str, ...] = ("inline", "async", "schedule_inline", "manual")
+COUNTED_ACTIONS = ("commit", "deltacommit", REPLACE)
+
+
+def hudi_configs(mode: str, inline_max_commits: int, async_max_commits: int) -> dict[str, str]:
+    """The Hudi write configs a mode corresponds to (recorded in reports and plan metadata)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown clustering mode {mode!r}; expected one of {MODES}")
+    return {
+        "hoodie.clustering.inline": str(mode == "inline").lower(),
+        "hoodie.clustering.inline.max.commits": str(inline_max_commits),
+        "hoodie.clustering.async.enabled": str(mode == "async").lower(),
+        "hoodie.clustering.async.max.commits": str(async_max_commits),
+        "hoodie.clustering.schedule.inline": str(mode == "schedule_inline").lower(),
+    }
+
+
+def last_clustering_instant(timeline: Timeline) -> str | None:
+    """Newest replacecommit in any state (0.12.1's ``lastInstant`` of the replace timeline)."""
+    replaces = [i.timestamp for i in timeline.instants if i.action == REPLACE]
+    return max(replaces) if replaces else None
+
+
+def commits_since_last_clustering(timeline: Timeline) -> int:
+    last = last_clustering_instant(timeline) or "0"
+    return sum(1 for i in timeline.completed(COUNTED_ACTIONS) if i.timestamp > last)
+
+
+def may_schedule(mode: str, timeline: Timeline, inline_max_commits: int, async_max_commits: int) -> bool:
+    """The scheduling gate of ``mode`` (``ClusteringPlanActionExecutor`` + the writer's post-commit rules)."""
+    if mode == "inline":
+        return commits_since_last_clustering(timeline) >= inline_max_commits
+    if mode == "async":
+        return commits_since_last_clustering(timeline) >= async_max_commits
+    if mode == "schedule_inline":
+        return not timeline.pending([REPLACE])
+    if mode == "manual":
+        return True
+    raise ValueError(f"unknown clustering mode {mode!r}; expected one of {MODES}")
+
+
+class AsyncClusteringService:
+    """Hudi's ``AsyncClusteringService``: a daemon thread executing pending clustering plans."""
+
+    def __init__(self, run_pending: Callable[[], list[MaintenanceResult]], name: str = "async-clustering",
+                 poll_s: float = 1.0) -> None:
+        self._run_pending = run_pending
+        self._poll_s = poll_s
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self.results: list[MaintenanceResult] = []
+        self.errors: list[str] = []
+        self._thread = threading.Thread(target=self._loop, daemon=True, name=name)
+        self._thread.start()
+
+    def notify(self) -> None:
+        """A plan was scheduled: execute it now."""
+        self._idle.clear()
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self._poll_s)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            try:
+                self.results += self._run_pending()
+            except Exception as exc:  # recorded; the plan stays pending and is retried
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                if not self._wake.is_set():
+                    self._idle.set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until the service has no queued work (True) or ``timeout`` passes (False)."""
+        return self._idle.wait(timeout)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join()

@@ -1,0 +1,158 @@
+"""Option 2 ingestion: insert with small-file limit 0, upsert and delete with a simple index.
+
+Decisions:
+- ``insert`` never merges into existing files (``hoodie.parquet.small.file.limit=0``): every batch
+  makes new file groups, rolled at the ingest max file size. Pure inserts have no current
+  location, so a pending clustering plan never blocks them (hudi-semantics.md §5.3).
+- ``upsert`` / ``delete`` use a simple (non-global) index: incoming ``(partition, key)`` pairs
+  are joined with the record keys of the live slices of their partitions. A touched file group is
+  rewritten as a new slice of the same file group (COW merge); keys not found become new file
+  groups. A file group whose rows are all deleted gets an empty new slice, so the old slice
+  stops being the latest.
+- Update strategy (``hoodie.clustering.updates.strategy``): ``reject`` (Hudi's
+  ``SparkRejectUpdateStrategy``, the default) raises :class:`ClusteringUpdateConflictError`
+  naming the plans and file groups *before* any instant or file is created; ``allow``
+  (``SparkAllowUpdateStrategy``) writes the update into the old file group — the completing
+  clustering then replaces that group with its pre-update rows (the data-loss hazard Hudi
+  documents, HUDI-3846); the commit records ``conflictingFileGroups``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from engines.spark.insert import (
+    CommitResult,
+    arrow_schema_of,
+    commit_write,
+    fire,
+    insert_new_file_groups,
+    write_spec_for,
+)
+from engines.spark.rewrite import read_files, rewrite
+from engines.spark.session import get_spark
+from engines.spark.writer import write_dataframe, write_empty_file
+from engines.table.model import FileSlice, WriteStat
+from engines.table.schema import avro_schema_string, check_compatible
+from engines.table.table import HudiTable
+from engines.table.timeline import COMMIT
+
+UpdateStrategy = Literal["reject", "allow"]
+WRITE_STEPS = ("ingest.after_files_written", "ingest.before_complete")
+
+
+class ClusteringUpdateConflictError(RuntimeError):
+    """An upsert/delete touching file groups of a pending clustering plan (reject strategy)."""
+
+    def __init__(self, operation: str, conflicts: dict[tuple[str, str], str]) -> None:
+        self.operation = operation
+        self.conflicts = dict(conflicts)
+        self.plans = sorted(set(conflicts.values()))
+        groups = ", ".join(f"{p}/{f} (plan {i})" for (p, f), i in sorted(conflicts.items()))
+        super().__init__(
+            f"{operation} rejected: it updates {len(conflicts)} file group(s) under pending clustering "
+            f"plan(s) {', '.join(self.plans)}: {groups}. Updates to file groups in pending clustering are "
+            f"not supported (hoodie.clustering.updates.strategy=reject); nothing was written. Execute or "
+            f"roll back the plan first, or use the allow strategy.")
+
+
+def insert(table: HudiTable, df: DataFrame, max_file_size: int, row_group_rows: int,
+           on_step: Callable[[str], None] | None = None) -> CommitResult:
+    """Insert with small-file limit 0: new file groups only."""
+    return insert_new_file_groups(table, df, operation="INSERT", target_file_bytes=max_file_size,
+                                  row_group_rows=row_group_rows, on_step=on_step)
+
+
+def _partition_path_col(table: HudiTable, column: str) -> object:
+    col = F.col(column).cast("string")
+    return F.concat(F.lit(f"{column}="), col) if table.hive_style else col
+
+
+def locate(table: HudiTable, live: list[FileSlice], incoming: DataFrame) -> dict[str, FileSlice]:
+    """Simple index: file name -> live slice, for every live slice holding an incoming (partition, key)."""
+    if not live:
+        return {}
+    spark = get_spark()
+    part_col = table.partition_fields[0]
+    located = read_files(spark, table.storage, live, keep_meta=True).select(
+        F.col("_hoodie_record_key").alias("_k"), F.col("_hoodie_partition_path").alias("_p"),
+        F.col("_hoodie_file_name").alias("_f"))
+    keys = incoming.select(F.col(table.record_key).cast("string").alias("_k"),
+                           _partition_path_col(table, part_col).alias("_p")).distinct()
+    names = {r["_f"] for r in keys.join(located, ["_k", "_p"]).select("_f").distinct().collect()}
+    return {s.file_name: s for s in live if s.file_name in names}
+
+
+def find_conflicts(touched: list[FileSlice], pending: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
+    """File groups of ``touched`` that a pending clustering plan holds: (partition, fileId) -> plan instant."""
+    return {s.file_group: pending[s.file_group] for s in touched if s.file_group in pending}
+
+
+def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame | None, operation: str,
+                update_strategy: UpdateStrategy = "reject", row_group_rows: int = 65_536,
+                max_file_size: int = 120 << 20, on_step: Callable[[str], None] | None = None) -> CommitResult:
+    """Upsert (``updates``) or delete (``deletes``: key + partition columns) through the simple index."""
+    if (updates is None) == (deletes is None):
+        raise ValueError("merge_write takes either updates or deletes")
+    spark = get_spark()
+    key, part_col = table.record_key, table.partition_fields[0]
+    incoming = updates if updates is not None else deletes
+    assert incoming is not None
+    missing = [c for c in (key, part_col) if c not in incoming.columns]
+    if missing:
+        raise ValueError(f"the {operation.lower()} batch lacks column(s) {missing}")
+    table.check_writable()
+    if updates is not None:
+        check_compatible(table.latest_schema(), arrow_schema_of(updates), f"the {operation.lower()} batch")
+    with table.lock:
+        view = table.view()
+        partitions = {table.partition_path(r[0]) for r in incoming.select(part_col).distinct().collect()}
+        live = [s for s in view.snapshot() if s.partition in partitions]
+        touched = sorted(locate(table, live, incoming).values(), key=lambda s: s.path)
+        conflicts = find_conflicts(touched, view.pending_clustering_file_groups())
+        if conflicts and update_strategy == "reject":
+            raise ClusteringUpdateConflictError(operation, conflicts)
+        instant = table.start(COMMIT)
+        stats: list[WriteStat] = []
+        in_keys = incoming.select(F.col(key).alias("_dk"), _partition_path_col(table, part_col).alias("_dp"))
+        for s in touched:
+            spec = write_spec_for(table, instant.timestamp, file_id_override=s.file_id,
+                                  row_group_rows=row_group_rows)
+            old = read_files(spark, table.storage, [s])
+            data_cols = list(old.columns)
+            spec.stats_columns = data_cols
+            remaining = old.join(in_keys, old[key] == F.col("_dk"), "left_anti")
+            if updates is not None:
+                new_rows = updates.join(old.select(F.col(key).alias("_uk")), updates[key] == F.col("_uk"),
+                                        "left_semi").select(*data_cols)
+                remaining = remaining.select(*data_cols).unionByName(new_rows)
+            out = rewrite(spark, table.storage, [], spec, 1, extra=remaining.select(*data_cols))
+            if not out:  # every row of the file group was deleted: an empty slice supersedes the old one
+                value = s.partition.split("=", 1)[1] if table.hive_style else s.partition
+                out = [write_empty_file(spec, value, arrow_schema_of(old))]
+            for st in out:
+                st.prev_commit = s.instant
+                st.num_update_writes = st.num_writes if updates is not None else 0
+            stats += out
+        if updates is not None:
+            data_cols = list(updates.columns)
+            found = (read_files(spark, table.storage, touched, keep_meta=True)
+                     .select(F.col("_hoodie_record_key").alias("_k"), F.col("_hoodie_partition_path").alias("_p"))
+                     if touched else None)
+            fresh = updates if found is None else updates.join(
+                found, (updates[key].cast("string") == F.col("_k"))
+                & (_partition_path_col(table, part_col) == F.col("_p")), "left_anti").select(*data_cols)
+            spec = write_spec_for(table, instant.timestamp, row_group_rows=row_group_rows,
+                                  stats_columns=data_cols, target_file_bytes=max_file_size,
+                                  file_id_prefix="upsert-inserts")
+            n = max(1, len(partitions))
+            stats += write_dataframe(fresh.repartition(n, F.col(part_col)).sortWithinPartitions(part_col, key), spec)
+        fire("ingest.after_files_written", on_step)
+        fire("ingest.before_complete", on_step)
+        schema = avro_schema_string(arrow_schema_of(updates)) if updates is not None else table.latest_schema()
+        extra = {"conflictingFileGroups": ",".join(f"{p}/{f}" for p, f in sorted(conflicts))} if conflicts else None
+        return commit_write(table, instant, stats, operation, schema, extra=extra)
