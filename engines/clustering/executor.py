@@ -24,6 +24,7 @@ Decisions:
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -122,13 +123,22 @@ def execute(table: HudiTable, instant: str, ordering: str | None = None, max_par
     _step("after_inflight", on_step)
     order = plan.extra_metadata.get("ordering") or effective_ordering(ordering, plan.sort_columns)
 
+    failed = threading.Event()
+
     def run(ig: tuple[int, ClusteringGroup]) -> list[WriteStat]:
-        out = cluster_group(table, ig[1], plan, instant, ig[0], order, row_group_rows, preserve_commit_metadata)
-        _step("after_group_written", on_step)
+        if failed.is_set():  # a failed group fails the attempt: groups not yet started never start
+            return []
+        try:
+            out = cluster_group(table, ig[1], plan, instant, ig[0], order, row_group_rows, preserve_commit_metadata)
+            _step("after_group_written", on_step)
+        except BaseException:
+            failed.set()
+            raise
         return out
 
     with ThreadPoolExecutor(max_workers=min(max_parallel_groups, max(1, len(plan.groups)))) as pool:
-        stats = [s for r in pool.map(run, enumerate(plan.groups)) for s in r]
+        futures = [pool.submit(run, ig) for ig in enumerate(plan.groups)]
+        stats = [s for f in futures for s in f.result()]
     _step("after_all_groups", on_step)
     if not stats:
         raise TimelineError(f"clustering plan {instant} produced 0 write stats; the instant stays inflight")
