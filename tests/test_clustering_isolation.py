@@ -12,7 +12,7 @@ from engines.clustering.config import ClusteringConfig
 from engines.clustering.engine import ClusteringEngine, ClusteringUpdateConflictError, Option2Config
 from engines.spark.reader import read_snapshot
 from engines.table.timeline import COMMIT, REPLACE, State
-from workloads.generator import batch_deletes_df, batch_df, batch_updates_df
+from workloads.generator import batch_df, batch_updates_df
 
 ROW_GROUP = 500
 
