@@ -62,7 +62,7 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
     if spec.kind == "delta_peer":
         from engines.delta_peer.engine import DeltaPeerConfig, DeltaPeerEngine
 
-        cfg = _apply(DeltaPeerConfig, common, config, where)
+        cfg = _apply(DeltaPeerConfig, {**common, "partition_column": scenario.workload.partition_column}, config, where)
         return DeltaPeerEngine(table_path, cfg, name=spec.name)
     table = open_table(scenario, table_path, spec.name)
     if spec.kind == "cow_baseline":

@@ -169,8 +169,9 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
                            verified=verified, error=res.error)
 
 
-def _derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int]) -> None:
-    """WA and cumulative bytes per engine, computed after the run from the event rows."""
+def _derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int], own_bytes: frozenset[str] = frozenset()) -> None:
+    """WA and cumulative bytes per engine, computed after the run from the event rows. Engines in
+    ``own_bytes`` (another file format) divide by their own ingest bytes."""
     by_engine: dict[str, list[dict[str, Any]]] = {}
     for row in writer.rows["commits"]:
         by_engine.setdefault(row["engine"], []).append(row)
@@ -182,7 +183,8 @@ def _derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int]) -> No
             cum_w += r["bytes_written"]
             if r["kind"] == "ingest" and r["batch"] not in seen_batches:
                 seen_batches.add(r["batch"])
-                r["batch_bytes"] = batch_bytes.get(r["batch"], 0)
+                own = r["engine"] in own_bytes
+                r["batch_bytes"] = r["bytes_written"] if own else batch_bytes.get(r["batch"], 0)
                 cum_b += r["batch_bytes"]
             else:
                 r["batch_bytes"] = 0
@@ -266,7 +268,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         st.engine.close()
     if reference_engine is None:
         ctx.batch_bytes.update(_measure_batch_bytes(ctx, spec))
-    _derive_cumulative(writer, ctx.batch_bytes)
+    _derive_cumulative(writer, ctx.batch_bytes,
+                       frozenset(st.engine.name for st in engines if getattr(st.engine, "own_batch_bytes", False)))
     wall = time.perf_counter() - wall0
     total_rows = sum(t.num_rows for t in truth_parts)
     run = {

@@ -119,6 +119,9 @@ def read_snapshot(
     paths = [file_uri(storage, s.path) for s in kept]
     if paths:
         reader = spark.read.schema(schema) if schema is not None else spark.read
+        if all("=" in s.partition.rsplit("/", 1)[-1] for s in kept):
+            # Hive-style directories (Delta): the partition column lives only in the path.
+            reader = reader.option("basePath", file_uri(storage, ""))
         df = reader.parquet(*paths)
     else:
         if schema is None and slices:

@@ -29,6 +29,8 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.driver.memory": "2g",
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "1000000",
     "spark.scheduler.mode": "FAIR",
+    # Hive-style partition values (the Delta peer) stay strings, as our Hudi files store them.
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
 }
 
 

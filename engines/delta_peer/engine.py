@@ -1,0 +1,206 @@
+"""The Delta peer: what a team would run instead of RFC-19 — delta-rs appends, OPTIMIZE, VACUUM.
+
+* ingest: ``write_deltalake(mode="append", partition_by=[partition column])``, one version per batch;
+* maintenance: ``optimize.compact()`` (bin-packing, Option 1's closest shipped relative) or
+  ``optimize.z_order(sort_columns)`` (Option 2 with sort columns), restricted to the partitions
+  that hold at least ``min_files`` files below the small-file limit (as our planners are);
+* cleaner: VACUUM. delta-rs retains by whole hours and a benchmark lasts minutes, so retention
+  is applied by commit count, like Hudi's KEEP_LATEST_COMMITS: delta-rs's own VACUUM candidate list
+  (dry run, retention 0) is filtered to files removed more than ``commits_retained`` versions ago.
+* bytes: SNAPPY and the scenario's row-group rows for appends *and* optimize (delta-rs would
+  otherwise use ZSTD on optimize), so sizes compare with our engines. Delta files carry no
+  ``_hoodie_*`` meta columns and no partition column, so they are smaller; the runner computes
+  this engine's write amplification against its own first writes.
+
+Metrics come from the Delta log (``engines.delta_peer.log``), audited against a listing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from deltalake import DeltaTable, WriterProperties, write_deltalake
+from pyspark.sql import DataFrame
+
+from bench.probe import InstantWrites, PhysicalFile
+from engines.base import MaintenanceResult
+from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
+from engines.spark.insert import CommitResult, EmptyBatchError
+from engines.table.model import FileSlice, WriteStat
+from engines.table.storage import Storage
+
+
+@dataclass
+class DeltaPeerConfig:
+    small_file_limit: int = 100 << 20
+    target_file_size: int = 120 << 20
+    max_file_size: int = 120 << 20
+    row_group_rows: int = 65_536
+    commits_retained: int = 10
+    partition_column: str = "dt"
+    sort_columns: list[str] = field(default_factory=list)
+    min_files: int = 2
+    compression: str = "SNAPPY"
+    mode: str = "manual"
+
+    def __post_init__(self) -> None:
+        if self.small_file_limit <= 0 or self.target_file_size <= 0:
+            raise ValueError("small_file_limit and target_file_size must be positive")
+        if self.commits_retained < 1:
+            raise ValueError(f"commits_retained must be >= 1, got {self.commits_retained}")
+        if self.min_files < 2:
+            raise ValueError(f"min_files must be >= 2 (one file cannot be compacted), got {self.min_files}")
+
+
+class DeltaProbe:
+    """The runner's probe of a Delta table: snapshot and writes from the log, a listing to audit it."""
+
+    def __init__(self, engine: DeltaPeerEngine) -> None:
+        self.engine = engine
+        self.storage = engine.storage
+
+    def snapshot(self) -> list[FileSlice]:
+        return self.engine.snapshot()
+
+    def physical_files(self) -> list[PhysicalFile]:
+        out = []
+        for e in self.storage.list("", recursive=True):
+            if e.path.startswith(LOG_DIR + "/") or not e.path.endswith(".parquet"):
+                continue
+            partition, _, name = e.path.rpartition("/")
+            out.append(PhysicalFile(partition, name.rsplit(".", 1)[0], e.path, e.size))
+        return out
+
+    def metadata_bytes(self) -> int:
+        return sum(e.size for e in self.storage.list(LOG_DIR, recursive=True))
+
+    def instant_writes(self, instant: str) -> InstantWrites | None:
+        version = int(instant)
+        versions = self.engine.log.versions()
+        if version >= len(versions):
+            return None
+        va = versions[version]
+        stats = [WriteStat(a.path.rsplit("/", 1)[-1], a.partition, a.path, a.num_records, a.size) for a in va.adds]
+        return InstantWrites("commit", va.operation, stats, len(va.removes))
+
+    def audit(self, expected_rows: int) -> list[str]:
+        failures = []
+        sizes = {e.path: e.size for e in self.storage.list("", recursive=True)}
+        live = self.engine.log.active()
+        for path, add in sorted(live.items()):
+            on_disk = sizes.get(path)
+            if on_disk is None:
+                failures.append(f"active file {path} is missing from storage")
+            elif on_disk != add.size:
+                failures.append(f"{path} is {on_disk} bytes on storage, {add.size} in version {add.version}")
+        rows = sum(a.num_records for a in live.values())
+        if rows != expected_rows:
+            failures.append(f"snapshot has {rows} rows by the Delta log, ground truth {expected_rows}")
+        return failures
+
+
+class DeltaPeerEngine:
+    """Same protocol as our engines (:class:`engines.base.Engine`), on a delta-rs table."""
+
+    writes_batches_once = False  # its bytes are not Hudi bytes; never the run's batch-size reference
+    own_batch_bytes = True  # WA against this engine's own ingest bytes (no meta columns in Delta files)
+
+    def __init__(self, path: str, config: DeltaPeerConfig, name: str = "delta") -> None:
+        self.path = path
+        self.config = config
+        self.name = name
+        self.storage = Storage(path)
+        self.log = DeltaLog(self.storage)
+        self._pending: list[str] | None = None
+        self.props = WriterProperties(compression=config.compression,  # type: ignore[arg-type]
+                                      max_row_group_size=config.row_group_rows)
+        self.table = None  # not a Hudi table; the runner uses :meth:`probe`
+
+    def probe(self) -> DeltaProbe:
+        return DeltaProbe(self)
+
+    def ingest(self, df: DataFrame) -> CommitResult:
+        data = df.toArrow()
+        if data.num_rows == 0:
+            raise EmptyBatchError(f"{self.name}: empty batch; nothing was written")
+        write_deltalake(self.path, data, mode="append", partition_by=[self.config.partition_column],
+                        target_file_size=self.config.max_file_size, writer_properties=self.props)
+        return self._result(self.log.latest_version())
+
+    def _result(self, version: int) -> CommitResult:
+        va = self.log.versions(version)[version]
+        stats = [WriteStat(a.path.rsplit("/", 1)[-1], a.partition, a.path, a.num_records, a.size) for a in va.adds]
+        return CommitResult(version_instant(version), "commit", va.operation, stats, {})
+
+    def after_commit(self) -> list[MaintenanceResult]:
+        return []
+
+    def schedule(self) -> str | None:
+        """Partitions with ``min_files`` small files; a token (not a log entry: Delta has no plans)."""
+        per_part: dict[str, list[str]] = {}
+        for add in self.log.active().values():
+            if add.size < self.config.small_file_limit:
+                per_part.setdefault(add.partition, []).append(add.path)
+        parts = sorted(p for p, files in per_part.items() if len(files) >= self.config.min_files)
+        if not parts:
+            return None
+        self._pending = [p.split("=", 1)[1] for p in parts]
+        return "planned"
+
+    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+        if not self._pending:
+            return None
+        values, self._pending = self._pending, None
+        before = self.log.latest_version()
+        t0 = time.perf_counter()
+        dt = DeltaTable(self.path)
+        filters: Any = [(self.config.partition_column, "in", values)]
+        if self.config.sort_columns:
+            metrics = dt.optimize.z_order(self.config.sort_columns, partition_filters=filters,
+                                          target_size=self.config.target_file_size, writer_properties=self.props)
+            kind = "z_order"
+        else:
+            metrics = dt.optimize.compact(partition_filters=filters, target_size=self.config.target_file_size,
+                                          writer_properties=self.props)
+            kind = "optimize"
+        duration = time.perf_counter() - t0
+        after = self.log.latest_version()
+        if after == before:
+            return None
+        va = self.log.versions(after)[after]
+        prior = self.log.active(after - 1)
+        return MaintenanceResult(
+            kind=kind, instant=version_instant(after), duration_s=duration, files_in=len(va.removes),
+            files_out=len(va.adds), bytes_read=sum(prior[p].size for p in va.removes if p in prior),
+            bytes_written=sum(a.size for a in va.adds), records=sum(a.num_records for a in va.adds),
+            details={"partitions": values, "delta_metrics": {k: v for k, v in metrics.items()
+                                                             if isinstance(v, int | float | str)}})
+
+    def clean(self) -> MaintenanceResult | None:
+        """VACUUM files removed more than ``commits_retained`` versions ago."""
+        t0 = time.perf_counter()
+        latest = self.log.latest_version()
+        horizon = latest - self.config.commits_retained
+        removed = self.log.removed_at()
+        candidates = DeltaTable(self.path).vacuum(retention_hours=0, dry_run=True, enforce_retention_duration=False)
+        deleted = freed = 0
+        for uri in candidates:
+            rel = uri[len(self.storage.root) + 1:] if uri.startswith(self.storage.root) else uri
+            rel = rel.removeprefix("file://").removeprefix(self.storage.root + "/")
+            if removed.get(rel, latest) <= horizon and self.storage.exists(rel):
+                freed += self.storage.size(rel)
+                self.storage.delete(rel)
+                deleted += 1
+        if not deleted:
+            return None
+        return MaintenanceResult(kind="clean", instant=version_instant(latest), duration_s=time.perf_counter() - t0,
+                                 files_deleted=deleted, details={"bytes_freed": freed, "vacuum": "by commit count"})
+
+    def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
+        live = self.log.active(None if as_of is None else int(as_of))
+        return [a.to_file_slice() for a in sorted(live.values(), key=lambda a: a.path)]
+
+    def close(self) -> None:
+        return None
