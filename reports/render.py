@@ -11,6 +11,8 @@ from typing import Any
 import pandas as pd
 
 from bench.results import Results
+from reports.delta_peer import NOTE as PEER_NOTE
+from reports.delta_peer import peer_rows
 from reports.design_review import answer, conditions, decision_rows, findings
 from reports.plots import render_plots
 from reports.summary import summarize, summary_frame
@@ -113,6 +115,9 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
                   "\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
                   "\n### When the answer would change\n",
                   "\n".join(f"- {c}" for c in conditions(results, simulation)) + "\n"]
+    peer = peer_rows(results, summaries)
+    if peer:
+        parts += ["\n## Next to Delta Lake (delta-rs), same run\n", PEER_NOTE + "\n", md_table(pd.DataFrame(peer))]
     parts += ["\n## Crash safety (rows lost per injection point)\n", crash_section(results), "\n## Plots\n"]
     for key, p in plots.items():
         parts.append(f"\n{PLOT_CAPTIONS.get(key, key)}\n\n![{key}](plots/{p.name})\n")

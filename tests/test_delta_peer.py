@@ -74,3 +74,12 @@ def test_delta_log_replay_matches_delta_rs(delta_run: Results) -> None:
 def test_delta_peer_rejects_bad_config(tmp_path) -> None:
     with pytest.raises(ValueError, match="min_files"):
         DeltaPeerEngine(str(tmp_path), DeltaPeerConfig(min_files=1))
+
+
+def test_report_sets_ours_beside_delta(delta_run: Results) -> None:
+    from reports.delta_peer import peer_rows
+    from reports.summary import summarize
+
+    rows = peer_rows(delta_run, summarize(delta_run))
+    assert [(r["ours"], r["peer"]) for r in rows] == [("option1_cbd", "delta")]
+    assert rows[0]["maintenance ratio"].endswith("x")

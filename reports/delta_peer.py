@@ -1,0 +1,59 @@
+"""Same-run ratios of our engines to the Delta peer (T9): Option 1 vs ``optimize.compact()``,
+sorted Option 2 vs ``optimize.z_order()``. A ratio above 1 means ours took longer / wrote more."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.results import Results
+from reports.summary import EngineSummary, fmt
+
+SELECTIVE_QUERY = "service_hours"
+
+
+def _sorted(results: Results, engine: str) -> bool:
+    cfg = results.run.get("engines", {}).get(engine, {}).get("config") or {}
+    return bool(cfg.get("sort_columns"))
+
+
+def _pick(summaries: list[EngineSummary], results: Results, kind: str, sort: bool) -> EngineSummary | None:
+    picks = [s for s in summaries if s.kind == kind and _sorted(results, s.engine) == sort]
+    return picks[0] if picks else None
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    if a is None or b is None or b == 0:
+        return "n/a"
+    return f"{a / b:.2f}x"
+
+
+def peer_rows(results: Results, summaries: list[EngineSummary]) -> list[dict[str, Any]]:
+    """One row per (our engine, Delta peer) pair present in the run."""
+    pairs = [
+        ("Option 1 vs optimize.compact()", [s for s in summaries if s.kind == "append_compaction"],
+         _pick(summaries, results, "delta_peer", False)),
+        ("sorted Option 2 vs optimize.z_order()",
+         [s for s in summaries if s.kind == "clustering" and _sorted(results, s.engine)],
+         _pick(summaries, results, "delta_peer", True)),
+    ]
+    rows = []
+    for label, ours_list, peer in pairs:
+        if peer is None:
+            continue
+        for ours in ours_list:
+            rows.append({
+                "pair": label, "ours": ours.engine, "peer": peer.engine,
+                "maintenance s (ours / peer)": f"{fmt(ours.maintenance_s)} / {fmt(peer.maintenance_s)}",
+                "maintenance ratio": _ratio(ours.maintenance_s, peer.maintenance_s),
+                f"{SELECTIVE_QUERY} s ratio": _ratio(ours.queries_warm_median_s.get(SELECTIVE_QUERY),
+                                                     peer.queries_warm_median_s.get(SELECTIVE_QUERY)),
+                "WA (ours / peer)": f"{fmt(ours.wa)} / {fmt(peer.wa)}",
+                "space amp peak (ours / peer)": f"{fmt(ours.space_amp_peak)} / {fmt(peer.space_amp_peak)}",
+            })
+    return rows
+
+
+NOTE = ("Maintenance is the total of every table-service run on the same schedule (ours: Spark jobs; "
+        "delta-rs: in-process Rust). Goal (T9): ours within 1.5x on maintenance time and at least as fast "
+        f"on the selective query `{SELECTIVE_QUERY}` after sorted clustering. Delta files have no `_hoodie_*` "
+        "meta columns, so each engine's WA is against its own ingest bytes.")
