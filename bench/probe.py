@@ -4,29 +4,12 @@ view; other formats (the Delta peer) provide their own probe with the same metho
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
-from engines.table.model import FileSlice, WriteStat
+from engines.table.model import FileSlice, InstantWrites, PhysicalFile
 from engines.table.storage import Storage
 from engines.table.table import HudiTable
 from engines.table.timeline import METAFOLDER
-
-
-@dataclass(frozen=True)
-class PhysicalFile:
-    partition: str
-    file_id: str
-    path: str
-    size: int
-
-
-@dataclass
-class InstantWrites:
-    action: str
-    operation: str
-    stats: list[WriteStat]
-    replaced: int
 
 
 class TableProbe(Protocol):

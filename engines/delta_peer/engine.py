@@ -24,11 +24,10 @@ from typing import Any
 from deltalake import DeltaTable, WriterProperties, write_deltalake
 from pyspark.sql import DataFrame
 
-from bench.probe import InstantWrites, PhysicalFile
 from engines.base import MaintenanceResult
 from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
 from engines.spark.insert import CommitResult, EmptyBatchError
-from engines.table.model import FileSlice, WriteStat
+from engines.table.model import FileSlice, InstantWrites, PhysicalFile
 from engines.table.storage import Storage
 
 
@@ -82,8 +81,7 @@ class DeltaProbe:
         if version >= len(versions):
             return None
         va = versions[version]
-        stats = [WriteStat(a.path.rsplit("/", 1)[-1], a.partition, a.path, a.num_records, a.size) for a in va.adds]
-        return InstantWrites("commit", va.operation, stats, len(va.removes))
+        return InstantWrites("commit", va.operation, va.write_stats(), len(va.removes))
 
     def audit(self, expected_rows: int) -> list[str]:
         failures = []
@@ -131,8 +129,7 @@ class DeltaPeerEngine:
 
     def _result(self, version: int) -> CommitResult:
         va = self.log.versions(version)[version]
-        stats = [WriteStat(a.path.rsplit("/", 1)[-1], a.partition, a.path, a.num_records, a.size) for a in va.adds]
-        return CommitResult(version_instant(version), "commit", va.operation, stats, {})
+        return CommitResult(version_instant(version), "commit", va.operation, va.write_stats(), {})
 
     def after_commit(self) -> list[MaintenanceResult]:
         return []
@@ -187,8 +184,7 @@ class DeltaPeerEngine:
         candidates = DeltaTable(self.path).vacuum(retention_hours=0, dry_run=True, enforce_retention_duration=False)
         deleted = freed = 0
         for uri in candidates:
-            rel = uri[len(self.storage.root) + 1:] if uri.startswith(self.storage.root) else uri
-            rel = rel.removeprefix("file://").removeprefix(self.storage.root + "/")
+            rel = uri.removeprefix("file://").removeprefix(self.storage.root + "/")
             if removed.get(rel, latest) <= horizon and self.storage.exists(rel):
                 freed += self.storage.size(rel)
                 self.storage.delete(rel)

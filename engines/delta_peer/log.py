@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import unquote
 
-from engines.table.model import ColumnStats, FileSlice
+from engines.table.model import ColumnStats, FileSlice, WriteStat
 from engines.table.storage import Storage
 
 LOG_DIR = "_delta_log"
@@ -46,6 +46,10 @@ class VersionActions:
     operation: str
     adds: list[AddAction]
     removes: list[str]
+
+    def write_stats(self) -> list[WriteStat]:
+        """The version's added files as write stats (file id = file name without extension)."""
+        return [WriteStat(a.to_file_slice().file_id, a.partition, a.path, a.num_records, a.size) for a in self.adds]
 
 
 def version_instant(version: int) -> str:
@@ -83,6 +87,8 @@ class DeltaLog:
         self.storage = storage
         self._versions: dict[int, VersionActions] = {}
         self._lock = threading.Lock()
+        self._live: dict[str, AddAction] = {}  # active files as of version ``_live_version``
+        self._live_version = -1
 
     def _read_version(self, version: int) -> VersionActions:
         rel = f"{LOG_DIR}/{version:020d}.json"
@@ -116,14 +122,18 @@ class DeltaLog:
             return [self._versions[v] for v in range(last + 1)]
 
     def active(self, upto: int | None = None) -> dict[str, AddAction]:
-        """Active files (path → add action) as of version ``upto``."""
-        live: dict[str, AddAction] = {}
-        for va in self.versions(upto):
-            for p in va.removes:
-                live.pop(p, None)
-            for add in va.adds:
-                live[add.path] = add
-        return live
+        """Active files (path → add action) as of version ``upto``; the latest state is kept and extended."""
+        versions = self.versions(upto)
+        with self._lock:
+            start, live = (self._live_version + 1, dict(self._live)) if len(versions) > self._live_version else (0, {})
+            for va in versions[start:]:
+                for p in va.removes:
+                    live.pop(p, None)
+                for add in va.adds:
+                    live[add.path] = add
+            if len(versions) - 1 >= self._live_version:
+                self._live, self._live_version = dict(live), len(versions) - 1
+            return live
 
     def removed_at(self) -> dict[str, int]:
         """Path → version that removed it, for files no longer active."""

@@ -101,3 +101,23 @@ def base_file_name(file_id: str, write_token: str, instant: str) -> str:
     if "_" in file_id or "_" in write_token:
         raise ValueError(f"fileId {file_id!r} and write token {write_token!r} must not contain '_'")
     return f"{file_id}_{write_token}_{instant}.parquet"
+
+
+@dataclass(frozen=True)
+class PhysicalFile:
+    """A data file present on storage, live or not (what a listing finds)."""
+
+    partition: str
+    file_id: str
+    path: str
+    size: int
+
+
+@dataclass
+class InstantWrites:
+    """What one completed instant wrote, from the table's own metadata."""
+
+    action: str
+    operation: str
+    stats: list[WriteStat]
+    replaced: int
