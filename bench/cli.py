@@ -228,6 +228,7 @@ def crashtest(
     engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of engines"),
     points: str | None = typer.Option(None, "--points", help="comma-separated subset of injection points"),
     reduced: bool = typer.Option(False, "--reduced", help="only the points where the designs differ"),
+    parallel: int = typer.Option(2, "--parallel", help="crash children running at once"),
 ) -> None:
     """Kill the writer at every injection point of every engine, recover, finish, count losses."""
     from bench.crashtest import run_crashtest
@@ -237,7 +238,7 @@ def crashtest(
         return [x.strip() for x in value.split(",") if x.strip()] if value else None
 
     try:
-        run_dir = run_crashtest(scenario, out, split(engines), split(points), reduced=reduced)
+        run_dir = run_crashtest(scenario, out, split(engines), split(points), reduced=reduced, parallel=parallel)
     except ScenarioError as exc:
         fail(str(exc))
         return

@@ -1,32 +1,57 @@
 """``layoutbench crashtest``: kill the writer (SIGKILL) at every injection point of every engine,
 recover, finish the scenario, and count what was lost or duplicated.
 
-For each (engine, point) a child process runs the scenario's batches for that engine alone with
-``LAYOUTBENCH_CRASH_AT=<point>``; it dies at the point. A second child opens the table (which
-rolls back failed instants and releases the stale lock), resumes from the first batch that has
-no completed ingest commit, and runs to the end. The parent then compares the snapshot with the
-ground truth: keys missing (rows lost), rows beyond distinct keys (duplicated), a query run on
-Spark, and hudi-rs reading the same table.
+For each (engine, point) a child process (:mod:`bench.crash_child`) runs the scenario's batches for
+that engine alone with ``LAYOUTBENCH_CRASH_AT=<point>`` and dies there. For a ``rollback.*`` point
+the child is first killed at the engine's characteristic mid-write point, then a second, Spark-free
+child recovering the table is killed inside the rollback. The parent then opens the table on its
+own warm Spark session — which rolls back failed instants, finishes interrupted rollbacks and
+releases the stale lock — resumes from the first batch without a completed ingest commit, runs to
+the end, and checks the snapshot against the ground truth: keys missing (rows lost), rows beyond
+distinct keys (duplicated), a Spark query per partition (failures = errors, plus whether its
+counts match the truth), and hudi-rs reading the same table.
+
+Speed (issue T7: >= 25 points in <= 10 min): recovery runs in-process (one JVM start per point,
+not two); a reference run per engine (no crash, in-process) saves a copy of the table before each
+step and records which step reaches which point, so a child starts from the copy taken just
+before the step it dies in rather than from batch 0 (the n-th hit is counted from there); up to
+``parallel`` children run at once while the parent finishes earlier points; and children start a
+lean driver JVM (:mod:`bench.child_jvm`). The reference run's own result is checked too.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench.crash_child import run_to_end
 from bench.scenario import Scenario, load_scenario
 from engines.table import faults
 from engines.table.table import HudiTable
-from engines.table.timeline import COMMIT
+
+ARCHIVE_MIN_JOBS = 8  # below this, building the class-data archive costs more than it saves
+
+
+@dataclass(frozen=True)
+class CrashJob:
+    engine: str
+    point: str
+    first_crash: str | None = None  # rollback points: the write crash whose rollback is killed
+
+    @property
+    def slug(self) -> str:
+        return f"{self.engine}__{self.point}".replace(".", "_").replace(":", "_")
 
 
 @dataclass
@@ -39,68 +64,81 @@ class CrashOutcome:
     rows_duplicated: int
     query_failures: int
     hudi_rs_agrees: bool
-    details: dict[str, Any]
+    details: dict[str, Any] = field(default_factory=dict)
 
 
-def completed_ingest_commits(table: HudiTable) -> int:
-    """Batches committed so far: every engine commits exactly one ``commit`` per batch."""
-    return len(table.refresh().completed([COMMIT]))
-
-
-def run_engine_child(scenario_path: str, engine_name: str, table_path: str, crash_at: str | None,
-                     master: str = "local[1]", timeout: float = 600.0) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.pop(faults.ENV, None)
+def _child(args: list[str], crash_at: str | None, timeout: float = 600.0) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != faults.ENV}
     if crash_at:
         env[faults.ENV] = crash_at
-    cmd = [sys.executable, "-m", "bench.crashtest", "child", scenario_path, engine_name, table_path, master]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "bench.crash_child", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
 
 
-def child_main(scenario_path: str, engine_name: str, table_path: str, master: str) -> int:
-    """Run (or resume) one engine's batches with the scenario's inline maintenance schedule."""
-    from bench.engine_factory import build_engine
-    from engines.spark.session import get_spark
-    from engines.table.rollback import recover
-    from workloads.generator import batch_df
+@dataclass
+class Prefixes:
+    """Copies of one engine's table before each step of a crash-free run, and the points each step hit."""
 
-    scenario = load_scenario(scenario_path)
-    spec = next(e for e in scenario.engines if e.name == engine_name)
-    spark = get_spark(master)
-    if Path(table_path, ".hoodie", "hoodie.properties").exists():
-        recover(HudiTable.open(table_path))
-    engine = build_engine(spec, scenario, table_path)
-    start = completed_ingest_commits(engine.table)
-    every = scenario.maintenance.every_commits
-    pending_maintenance = start > 0 and start % every == 0 and _maintenance_missing(engine.table)
-    if pending_maintenance:
-        _maintain(engine)
-    n = scenario.workload.num_batches
-    for b in range(start, n):
-        engine.ingest(batch_df(spark, scenario.workload, b))
-        engine.after_commit()
-        if scenario.maintenance.mode != "none" and (b + 1) % every == 0:
-            _maintain(engine)
-    if scenario.maintenance.final and n % every != 0:
-        _maintain(engine)
-    engine.close()
-    return 0
+    root: Path
+    labels: list[str] = field(default_factory=list)
+    hits_before: list[dict[str, int]] = field(default_factory=list)  # cumulative hits at each boundary
+
+    def start_for(self, point: str) -> tuple[Path | None, str, str]:
+        """(copy to start from or None, the crash target counted from there, the step label)."""
+        name, _, nth = point.partition(":")
+        n = int(nth) if nth.isdigit() else 1
+        for i in range(len(self.labels) - 1):
+            if self.hits_before[i + 1].get(name, 0) >= n:
+                left = n - self.hits_before[i].get(name, 0)
+                return self.root / str(i), name if left == 1 else f"{name}:{left}", self.labels[i]
+        return None, point, "never reached"
 
 
-def _maintenance_missing(table: HudiTable) -> bool:
-    """True when the last instant is an ingest commit (the crash hit the maintenance after it)."""
-    last = table.refresh().instants[-1] if table.timeline.instants else None
-    return last is not None and (last.action == COMMIT or not last.is_completed)
+def reference_run(scenario: Scenario, engine: str, root: Path) -> Prefixes:
+    """Run ``engine`` without a crash, copying the table before every step (see module docstring)."""
+    from engines.table.lock import LOCK_FILE
+
+    hits: dict[str, int] = {}
+    remove = faults.observe(lambda name: hits.__setitem__(name, hits.get(name, 0) + 1))
+    prefixes = Prefixes(root)
+    table_path = root / "table"
+
+    def boundary(label: str) -> None:
+        dest = root / str(len(prefixes.labels))
+        if table_path.exists():
+            shutil.copytree(table_path, dest, ignore=lambda d, names: [n for n in names if n == Path(LOCK_FILE).name])
+        prefixes.labels.append(label)
+        prefixes.hits_before.append(dict(hits))
+
+    try:
+        run_to_end(scenario, engine, str(table_path), on_boundary=boundary)
+    finally:
+        remove()
+    return prefixes
 
 
-def _maintain(engine: Any) -> None:
-    instant = engine.schedule()
-    if instant is None:
-        pending = getattr(engine, "pending_plan", None)
-        instant = pending() if callable(pending) else None
-    if instant is not None:
-        engine.execute(instant)
-    engine.clean()
+def crash_phase(job: CrashJob, scenario_path: str, table_path: str, master: str, java_opts: str,
+                prefixes: Prefixes | None = None) -> dict[str, Any]:
+    """Run the child(ren) that die at ``job``'s point; returns their exit codes and timings."""
+    t0 = time.perf_counter()
+    target = job.first_crash or job.point
+    out: dict[str, Any] = {}
+    if prefixes is not None:
+        start, target, out["started_before"] = prefixes.start_for(target)
+        if start is not None and start.exists():
+            shutil.copytree(start, table_path)
+    first = _child(["run", scenario_path, job.engine, table_path, master, java_opts], target)
+    out["first_rc"] = first.returncode
+    crashed = first.returncode == -9
+    if job.first_crash is not None:
+        second = _child(["recover", table_path], job.point)
+        out["rollback_rc"] = second.returncode
+        crashed = crashed and second.returncode == -9
+    elif first.returncode not in (0, -9):
+        out["child_stderr"] = first.stderr[-1500:]
+    out["crashed"] = crashed
+    out["crash_s"] = round(time.perf_counter() - t0, 2)
+    return out
 
 
 def snapshot_keys(table: HudiTable) -> list[str]:
@@ -122,95 +160,130 @@ def hudi_rs_keys(base: str) -> list[str] | None:
     return pa.Table.from_batches(batches).column("_hoodie_record_key").to_pylist()
 
 
-def truth_keys(scenario: Scenario) -> list[str]:
+@dataclass(frozen=True)
+class Truth:
+    keys: frozenset[str]
+    rows_per_partition: dict[str, int]
+
+
+def scenario_truth(scenario: Scenario) -> Truth:
     from workloads.generator import batch_table
 
-    return [k for b in range(scenario.workload.num_batches)
-            for k in batch_table(scenario.workload, b).column("trace_id").to_pylist()]
+    tbl = pa.concat_tables([batch_table(scenario.workload, b) for b in range(scenario.workload.num_batches)])
+    part = scenario.workload.partition_column
+    counts = tbl.group_by(part).aggregate([(part, "count")])
+    return Truth(frozenset(tbl.column("trace_id").to_pylist()),
+                 dict(zip(counts.column(part).to_pylist(), counts.column(f"{part}_count").to_pylist(), strict=True)))
 
 
-def verify(table_path: str, expected: set[str]) -> dict[str, Any]:
+def query_check(table: HudiTable, partition_column: str, truth: Truth) -> dict[str, Any]:
+    """Count rows per partition with Spark over the snapshot; an exception is a query failure."""
+    from engines.spark.reader import read_snapshot
+    from engines.spark.session import get_spark
+
+    try:
+        df = read_snapshot(get_spark(), table.storage, table.view().snapshot()).df
+        got = {r[0]: r[1] for r in df.groupBy(partition_column).count().collect()}
+    except Exception as exc:  # noqa: BLE001 - any error a reader would see is the measured outcome
+        return {"query_failures": 1, "query_error": str(exc)[:500]}
+    return {"query_failures": 0, "query_matches_truth": got == truth.rows_per_partition}
+
+
+def finish_phase(job: CrashJob, scenario: Scenario, table_path: str, truth: Truth) -> dict[str, Any]:
+    """Recover and finish in this process, then verify against the ground truth."""
+    t0 = time.perf_counter()
+    try:
+        resumed_at = run_to_end(scenario, job.engine, table_path)
+    except Exception as exc:  # noqa: BLE001 - an unrecoverable table is the outcome being measured
+        return {"recovered": False, "recover_error": f"{type(exc).__name__}: {exc}"[:1500]}
     table = HudiTable.open(table_path)
     keys = snapshot_keys(table)
     got = set(keys)
     rs = hudi_rs_keys(table_path)
-    return {
-        "rows": len(keys), "rows_lost": len(expected - got), "rows_duplicated": len(keys) - len(got),
-        "unexpected": len(got - expected),
-        "hudi_rs_agrees": rs is not None and sorted(rs) == sorted(keys),
+    out: dict[str, Any] = {
+        "recovered": True, "resumed_at_batch": resumed_at, "rows": len(keys),
+        "rows_lost": len(truth.keys - got), "rows_duplicated": len(keys) - len(got),
+        "unexpected": len(got - truth.keys), "hudi_rs_agrees": rs is not None and sorted(rs) == sorted(keys),
     }
+    out.update(query_check(table, scenario.workload.partition_column, truth))
+    out["finish_s"] = round(time.perf_counter() - t0, 2)
+    return out
 
 
-def crash_one(scenario_path: str, scenario: Scenario, engine: str, point: str, workdir: Path,
-              expected: set[str], master: str) -> CrashOutcome:
-    table_path = str((workdir / f"{engine}__{point.replace('.', '_').replace(':', '_')}").resolve())
-    t0 = time.perf_counter()
-    first = run_engine_child(scenario_path, engine, table_path, point, master)
-    crashed = first.returncode == -9
-    second = run_engine_child(scenario_path, engine, table_path, None, master)
-    recovered = second.returncode == 0
-    details: dict[str, Any] = {"first_rc": first.returncode, "second_rc": second.returncode,
-                               "seconds": round(time.perf_counter() - t0, 2)}
-    if not recovered:
-        details["stderr"] = second.stderr[-1500:]
-        return CrashOutcome(engine, point, crashed, False, -1, -1, 1, False, details)
-    v = verify(table_path, expected)
-    details.update(v)
-    query_failures = 0
-    try:
-        table = HudiTable.open(table_path)
-        counted = sum(s.num_rows for s in table.view().snapshot())
-        query_failures = int(counted != v["rows"])
-    except Exception as exc:  # noqa: BLE001
-        details["query_error"] = str(exc)
-        query_failures = 1
-    return CrashOutcome(engine, point, crashed, recovered, v["rows_lost"], v["rows_duplicated"], query_failures,
-                        v["hudi_rs_agrees"], details)
+def crash_jobs(scenario: Scenario, reduced: bool = False) -> list[CrashJob]:
+    """Every (engine, point) of the scenario's engines, from the engines' own step lists."""
+    from bench.engine_points import ROLLBACK, points_for_kind, reduced_points, rollback_trigger
 
-
-def crash_points(scenario: Scenario, reduced: bool = False) -> dict[str, list[str]]:
-    """Injection points per engine, from the engines' own step lists."""
-    from bench.engine_points import points_for_kind, reduced_points
-
-    pick = reduced_points if reduced else points_for_kind
-    return {e.name: pick(e.kind, e.config) for e in scenario.engines if e.kind != "delta_peer"}
+    jobs: list[CrashJob] = []
+    for e in scenario.engines:
+        if e.kind == "delta_peer":
+            continue
+        pick = reduced_points if reduced else points_for_kind
+        jobs += [CrashJob(e.name, p) for p in pick(e.kind, e.config)]
+        if not reduced:
+            jobs += [CrashJob(e.name, p, rollback_trigger(e.kind)) for p in ROLLBACK]
+    return jobs
 
 
 def run_crashtest(scenario_path: str, out_dir: str | Path, engines: list[str] | None = None,
-                  points: list[str] | None = None, master: str = "local[1]", reduced: bool = False) -> Path:
-    """Every (engine, point) pair; writes a results folder with the ``crash`` table."""
+                  points: list[str] | None = None, master: str = "local[1]", reduced: bool = False,
+                  parallel: int = 2, use_prefixes: bool = True) -> Path:
+    """Every selected (engine, point) job; writes a results folder with the ``crash`` table."""
+    from bench.child_jvm import child_java_options
     from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
+    from engines.spark.session import get_spark
 
+    if faults.ENV in os.environ:
+        raise ValueError(f"unset {faults.ENV} before running the crash test: it would kill this process")
     scenario = load_scenario(scenario_path)
+    scenario_path = str(Path(scenario_path).resolve())
     run_dir = Path(out_dir) / new_run_id(f"crash-{scenario.name}")
+    tables = run_dir / "tables"
     writer = ResultsWriter(run_dir)
-    expected = set(truth_keys(scenario))
-    matrix = crash_points(scenario, reduced)
+    jobs = [j for j in crash_jobs(scenario, reduced)
+            if (not engines or j.engine in engines) and (not points or j.point in points)]
     t0 = time.perf_counter()
-    for engine, engine_points in matrix.items():
-        if engines and engine not in engines:
-            continue
-        for point in engine_points:
-            if points and point not in points:
-                continue
-            o = crash_one(scenario_path, scenario, engine, point, run_dir / "tables", expected, master)
-            print(f"{engine:16s} {point:45s} crashed={o.crashed} recovered={o.recovered} lost={o.rows_lost} "
-                  f"dup={o.rows_duplicated} hudi-rs={'ok' if o.hudi_rs_agrees else 'DISAGREES'}", flush=True)
+    truth = scenario_truth(scenario)
+    get_spark("local[2]")
+    java_opts = child_java_options(scenario_path, jobs[0].engine, len(jobs) >= ARCHIVE_MIN_JOBS) if jobs else ""
+    setup_s = time.perf_counter() - t0
+    reference: dict[str, dict[str, Any]] = {}
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        futures: dict[Future, CrashJob] = {}
+        for engine in dict.fromkeys(j.engine for j in jobs):
+            t1 = time.perf_counter()
+            prefixes = reference_run(scenario, engine, run_dir / "prefixes" / engine) if use_prefixes else None
+            if prefixes is not None:
+                table = HudiTable.open(str(prefixes.root / "table"))
+                keys = snapshot_keys(table)
+                reference[engine] = {"seconds": round(time.perf_counter() - t1, 2), "steps": len(prefixes.labels),
+                                     "rows_lost": len(truth.keys - set(keys)),
+                                     "rows_duplicated": len(keys) - len(set(keys))}
+            for j in (j for j in jobs if j.engine == engine):
+                futures[pool.submit(crash_phase, j, scenario_path, str((tables / j.slug).resolve()), master,
+                                    java_opts, prefixes)] = j
+        for fut in as_completed(futures):
+            job = futures[fut]
+            details = {"first_crash": job.first_crash, **fut.result()}
+            details.update(finish_phase(job, scenario, str((tables / job.slug).resolve()), truth))
+            o = CrashOutcome(job.engine, job.point, details["crashed"], details["recovered"],
+                             details.get("rows_lost", -1), details.get("rows_duplicated", -1),
+                             details.get("query_failures", 1), details.get("hudi_rs_agrees", False), details)
+            print(f"{o.engine:14s} {o.point:42s} crashed={o.crashed} recovered={o.recovered} lost={o.rows_lost} "
+                  f"dup={o.rows_duplicated} query_failures={o.query_failures} "
+                  f"hudi-rs={'ok' if o.hudi_rs_agrees else 'DISAGREES'}", flush=True)
             writer.add("crash", engine=o.engine, point=o.point, recovered=o.recovered, rows_lost=o.rows_lost,
                        rows_duplicated=o.rows_duplicated, query_failures=o.query_failures,
-                       hudi_rs_agrees=o.hudi_rs_agrees, details=json.dumps({"crashed": o.crashed, **o.details}))
+                       hudi_rs_agrees=o.hudi_rs_agrees, details=json.dumps(o.details, sort_keys=True))
+    if use_prefixes:
+        shutil.rmtree(run_dir / "prefixes", ignore_errors=True)
     run = {"run_id": run_dir.name, "kind": "crashtest", "scenario": scenario.model_dump(mode="json"),
            "seed": scenario.workload.seed, "git": git_info(), "versions": package_versions(), "machine": machine_info(),
            "engines": {e.name: {"kind": e.kind, "config": e.config} for e in scenario.engines},
            "simulated": False, "wall_time_s": time.perf_counter() - t0,
+           "crashtest": {"jobs": len(jobs), "parallel": parallel, "child_master": master,
+                         "setup_s": round(setup_s, 2), "child_java_options": java_opts,
+                         "reference_runs": reference},
            "verification": {"ok": True, "failures": []}}
     writer.write_run(run)
     return run_dir
-
-
-if __name__ == "__main__":
-    if len(sys.argv) >= 2 and sys.argv[1] == "child":
-        sys.exit(child_main(*sys.argv[2:6]))
-    print("usage: python -m bench.crashtest child SCENARIO ENGINE TABLE MASTER", file=sys.stderr)
-    sys.exit(2)
-

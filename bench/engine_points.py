@@ -38,3 +38,9 @@ def reduced_points(kind: str, config: dict[str, Any] | None = None) -> list[str]
     if kind == "clustering":
         return ["clustering.after_group_written", "clustering.before_replacecommit"]
     return ["ingest.after_files_written"]
+
+
+def rollback_trigger(kind: str) -> str:
+    """The write crash whose recovery a ``rollback.*`` point kills: the engine's mid-write point."""
+    return {"append_compaction": "option1.after_new_files_written",
+            "clustering": "clustering.after_group_written"}.get(kind, "ingest.after_files_written")
