@@ -9,8 +9,12 @@ pending or failed instants. Pending instants never hide anything. This mirrors H
 
 from __future__ import annotations
 
+import io
+import json
 from collections import defaultdict
 from dataclasses import dataclass
+
+import fastavro
 
 from engines.table.avro import (
     BASE_FILE_COMPACTION_PLAN,
@@ -22,6 +26,7 @@ from engines.table.model import FileSlice, WriteStat, parse_base_file_name
 from engines.table.parquet_stats import column_stats_from_footer
 from engines.table.storage import FileEntry, Storage
 from engines.table.timeline import (
+    CLEAN,
     COMPACTION,
     METAFOLDER,
     REPLACE,
@@ -125,6 +130,7 @@ class FileSystemView:
         return out
 
     def resolve_as_of(self, as_of: str | None) -> str | None:
+        """``as_of`` if a reader can be served at it; :class:`AsOfError` naming why not otherwise."""
         if as_of is None:
             return None
         if as_of not in self._data_instants:
@@ -132,7 +138,32 @@ class FileSystemView:
             raise AsOfError(
                 f"as-of instant {as_of} is not a completed commit of this table (latest: {known})"
             )
+        retained = self.earliest_retained_by_cleaner()
+        if retained is not None and as_of < retained[0]:
+            raise AsOfError(
+                f"as-of instant {as_of} is older than {retained[0]}, the earliest commit the last clean "
+                f"({retained[1]}) retained: files it needs may have been cleaned (Hudi: 'Cleaner cleaned up "
+                "the timestamp of interest'); retain more commits (hoodie.cleaner.commits.retained)"
+            )
         return as_of
+
+    def earliest_retained_by_cleaner(self) -> tuple[str, str] | None:
+        """(earliestCommitToRetain, clean instant) of the last completed clean, when one is known.
+
+        Our clean metadata is JSON; Apache Hudi's is an Avro container file (``HoodieCleanMetadata``).
+        """
+        cleans = self.timeline.completed([CLEAN])
+        if not cleans:
+            return None
+        data = self.timeline.read(cleans[-1], State.COMPLETED)
+        try:
+            earliest = json.loads(data).get("earliestCommitToRetain")
+        except (ValueError, AttributeError):
+            try:
+                earliest = next(fastavro.reader(io.BytesIO(data)), {}).get("earliestCommitToRetain")
+            except Exception:  # noqa: BLE001 - unreadable clean metadata: no guard rather than a wrong one
+                earliest = None
+        return (earliest, cleans[-1].timestamp) if earliest else None
 
     def file_groups(self) -> dict[tuple[str, str], list[BaseFile]]:
         groups: dict[tuple[str, str], list[BaseFile]] = defaultdict(list)
