@@ -10,6 +10,7 @@ import pytest
 
 from bench.crashtest import Prefixes, run_crashtest
 from bench.results import Results
+from reports.render import crash_section
 
 CRASH = str(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "crash.yaml")
 
@@ -42,3 +43,5 @@ def test_crash_matrix_reduced(tmp_path) -> None:
     rollback = json.loads(crash.loc[("option2", "rollback.after_partial_files_removed")].details)
     assert rollback["first_crash"] == "clustering.after_group_written" and rollback["rollback_rc"] == -9
     assert all(r["rows_lost"] == 0 for r in run.run["crashtest"]["reference_runs"].values())
+    matrix = crash_section(run)
+    assert f"| option1.before_commit | ok | lost {int(rfc.rows_lost)} | - |" in matrix, matrix
