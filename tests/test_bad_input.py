@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +54,19 @@ def test_unreadable_completed_instant_is_named(table) -> None:
     table.storage.write_atomic(f".hoodie/{inst.timestamp}.commit", b"{not json")
     with pytest.raises(MetadataError, match=f"{inst.timestamp}.commit"):
         table.view().snapshot()
+
+
+def test_merge_on_read_table_is_refused_by_every_cow_engine(hudi_fixtures, tmp_path) -> None:
+    from test_table_fixtures import MOR, extract
+
+    from bench.engine_factory import build_engine
+    from bench.scenario import load_scenario
+    from engines.table.properties import UnsupportedTableError
+
+    root = extract(hudi_fixtures, MOR[0], tmp_path)
+    before = sorted((p.relative_to(root), p.stat().st_size) for p in root.rglob("*"))
+    scenario = load_scenario(str(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "crash.yaml"))
+    for spec in scenario.engines:
+        with pytest.raises(UnsupportedTableError, match="MERGE_ON_READ table; layoutbench supports only COPY_ON_WRITE"):
+            build_engine(spec, scenario, str(root))
+    assert sorted((p.relative_to(root), p.stat().st_size) for p in root.rglob("*")) == before
