@@ -1,19 +1,22 @@
 """Named crash-injection points per engine kind: every step boundary the engines mark with
-:func:`engines.table.faults.point`. ``name:n`` targets the n-th time a point is reached."""
+:func:`engines.table.faults.point`, plus ``*.mid_write`` / ``clustering.mid_group`` inside a running
+Spark write job (:func:`engines.table.faults.killed_mid_action`). ``name:n`` targets the n-th time a
+point is reached."""
 
 from __future__ import annotations
 
 from typing import Any
 
-INGEST = ["timeline.commit.after_requested", "ingest.after_files_written", "ingest.before_complete",
-          "storage.before_rename"]
+INGEST = ["timeline.commit.after_requested", "ingest.mid_write", "ingest.after_files_written",
+          "ingest.before_complete", "storage.before_rename"]
 CLEAN = ["timeline.clean.after_requested", "clean.after_clean_requested", "clean.after_file_deleted",
          "clean.before_clean_complete"]
 OPTION1 = ["option1.after_plan_saved", "timeline.basefilecompaction.after_requested", "option1.after_inflight",
-           "option1.after_new_files_written", "option1.after_old_file_deleted", "option1.after_old_file_deleted:2",
-           "option1.before_commit", "option1.after_commit"]
-OPTION2 = ["clustering.after_plan_saved", "clustering.after_inflight", "clustering.after_group_written",
-           "clustering.after_all_groups", "clustering.before_replacecommit", "clustering.after_replacecommit"]
+           "option1.mid_write", "option1.after_new_files_written", "option1.after_old_file_deleted",
+           "option1.after_old_file_deleted:2", "option1.before_commit", "option1.after_commit"]
+OPTION2 = ["clustering.after_plan_saved", "clustering.after_inflight", "clustering.mid_group",
+           "clustering.after_group_written", "clustering.after_all_groups", "clustering.before_replacecommit",
+           "clustering.after_replacecommit"]
 ROLLBACK = ["rollback.after_rollback_requested", "rollback.after_partial_files_removed",
             "rollback.before_rollback_complete"]
 

@@ -196,7 +196,8 @@ class AppendCompactionEngine(TableServiceModes):
         spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
                               stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}")
         sort = list(self.config.sort_columns)
-        return rewrite(spark, self.table.storage, view_slices, spec, n_out, "linear" if sort else "none", sort)
+        return rewrite(spark, self.table.storage, view_slices, spec, n_out, "linear" if sort else "none", sort,
+                       fault_point="option1.mid_write")
 
     def _stats_columns(self) -> list[str]:
         from engines.table.schema import data_fields

@@ -97,7 +97,7 @@ def cluster_group(table: HudiTable, group: ClusteringGroup, plan: ClusteringPlan
                           preserve_commit_metadata=preserve_commit_metadata,
                           target_file_bytes=int(plan.target_file_size * ROLL_HEADROOM))
     ordered = order_rows(df, group.num_output_files, ordering, plan.sort_columns, table.record_key)  # type: ignore[arg-type]
-    return write_dataframe(ordered, spec)
+    return write_dataframe(ordered, spec, fault_point="clustering.mid_group")
 
 
 def execute(table: HudiTable, instant: str, ordering: str | None = None, max_parallel_groups: int = 2,

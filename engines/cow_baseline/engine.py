@@ -125,7 +125,8 @@ class CowBaselineEngine:
                               stats_columns=stats_columns, file_id_override=bucket.file_id,
                               file_id_prefix=f"bucket-{index}")
         base = [bucket.base_slice] if bucket.base_slice is not None else []
-        out = rewrite(spark, self.table.storage, base, spec, 1, extra=rows)  # type: ignore[arg-type]
+        out = rewrite(spark, self.table.storage, base, spec, 1, extra=rows,  # type: ignore[arg-type]
+                      fault_point="ingest.mid_write")
         for s in out:
             s.prev_commit = bucket.base_slice.instant if bucket.base_slice else "null"
             if bucket.base_slice is not None:

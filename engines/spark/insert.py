@@ -122,7 +122,7 @@ def insert_new_file_groups(
             table, instant.timestamp, target_file_bytes=target_file_bytes, row_group_rows=row_group_rows,
             stats_columns=list(stats_columns if stats_columns is not None else [c.name for c in schema]),
         )
-        stats = write_dataframe(ordered, spec)
+        stats = write_dataframe(ordered, spec, fault_point="ingest.mid_write")
         if not stats:
             table.refresh().delete_pending(instant)
             raise EmptyBatchError("the batch is empty: nothing to insert (the started instant was removed)")

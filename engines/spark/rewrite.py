@@ -48,8 +48,10 @@ def order_rows(df: DataFrame, num_outputs: int, ordering: Ordering, sort_columns
 
 def rewrite(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], spec: WriteSpec, num_outputs: int,
             ordering: Ordering = "none", sort_columns: Sequence[str] = (), extra: DataFrame | None = None,
-            transform: object | None = None) -> list[WriteStat]:
-    """Rewrite ``slices`` (plus ``extra`` rows) into ``num_outputs`` new files; returns their stats."""
+            transform: object | None = None, fault_point: str | None = None) -> list[WriteStat]:
+    """Rewrite ``slices`` (plus ``extra`` rows) into ``num_outputs`` new files; returns their stats.
+
+    ``fault_point``: the crash point inside the write job (see :func:`write_dataframe`)."""
     df = read_files(spark, storage, slices, keep_meta=spec.preserve_commit_metadata) if slices else None
     if extra is not None:
         if df is None:
@@ -73,4 +75,4 @@ def rewrite(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], 
             ordered = order_rows(df, 1, ordering, cols, spec.record_key)
     else:
         ordered = order_rows(df, num_outputs, ordering, sort_columns, spec.record_key)
-    return write_dataframe(ordered, spec)
+    return write_dataframe(ordered, spec, fault_point)

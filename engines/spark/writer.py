@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
+from engines.table import faults
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import META_COLUMNS, WriteStat, base_file_name
 
@@ -186,8 +188,11 @@ def write_partition_rows(spec: WriteSpec, batches: Iterator[pa.RecordBatch], tas
     return stats
 
 
-def write_dataframe(df: DataFrame, spec: WriteSpec) -> list[WriteStat]:
-    """Write ``df`` as it is partitioned and ordered; return the write stats of every file."""
+def write_dataframe(df: DataFrame, spec: WriteSpec, fault_point: str | None = None) -> list[WriteStat]:
+    """Write ``df`` as it is partitioned and ordered; return the write stats of every file.
+
+    ``fault_point`` names the crash point inside the running job (killed once its first output
+    file is on storage; :func:`engines.table.faults.killed_mid_action`)."""
     from pyspark import TaskContext
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -198,7 +203,13 @@ def write_dataframe(df: DataFrame, spec: WriteSpec) -> list[WriteStat]:
         payload = [json.dumps(write_stat_to_json(s)) for s in stats]
         yield pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], names=["stat"])
 
-    rows = df.mapInArrow(run, STATS_SCHEMA).collect()
+    def first_output_written() -> bool:
+        fs, root = _filesystem(spec.base_uri)
+        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+        return any(i.path.endswith(f"_{spec.instant}.parquet") for i in infos)
+
+    with faults.killed_mid_action(fault_point, first_output_written) if fault_point else nullcontext():
+        rows = df.mapInArrow(run, STATS_SCHEMA).collect()
     out = []
     for row in rows:
         d = json.loads(row["stat"])
