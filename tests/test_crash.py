@@ -4,6 +4,9 @@ scenario finished; rows lost / duplicated are counted against ground truth (redu
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,31 @@ def test_prefix_start_counts_hits_from_the_copy(tmp_path) -> None:
     assert p.start_for("a:2") == (tmp_path / "1", "a", "ingest:1")
     assert p.start_for("b:2") == (tmp_path / "2", "b:2", "maintain:1")
     assert p.start_for("c") == (None, "c", "never reached")
+
+
+KILLED_MID_ACTION = """
+import sys, time
+from pathlib import Path
+from engines.table import faults
+d = Path(sys.argv[1])
+with faults.killed_mid_action("job.mid", lambda: (d / "first").exists()):
+    (d / "first").write_text("1")  # the job's first output is on storage ...
+    time.sleep(5)
+    (d / "second").write_text("2")  # ... and it is killed before the rest
+(d / "after").write_text("3")
+"""
+
+
+@pytest.mark.parametrize("target", ["job.mid", "other.point"])
+def test_killed_mid_action_kills_while_the_action_runs(tmp_path, target) -> None:
+    env = {**os.environ, "LAYOUTBENCH_CRASH_AT": target}
+    rc = subprocess.run([sys.executable, "-c", KILLED_MID_ACTION, str(tmp_path)], env=env, timeout=60,
+                        cwd=Path(__file__).resolve().parents[1]).returncode
+    written = sorted(p.name for p in tmp_path.iterdir())
+    if target == "job.mid":
+        assert (rc, written) == (-9, ["first"])
+    else:
+        assert (rc, written) == (0, ["after", "first", "second"])
 
 
 @pytest.mark.slow
