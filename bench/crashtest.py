@@ -87,6 +87,8 @@ class Prefixes:
         """(copy to start from or None, the crash target counted from there, the step label)."""
         name, _, nth = point.partition(":")
         n = int(nth) if nth.isdigit() else 1
+        if self.hits_before and self.hits_before[0].get(name, 0) >= n:
+            return None, point, "table setup"  # reached before the first step: start from nothing
         for i in range(len(self.labels) - 1):
             if self.hits_before[i + 1].get(name, 0) >= n:
                 left = n - self.hits_before[i].get(name, 0)

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
+# storage.before_rename: the 1st is hoodie.properties at table creation, the 3rd the first commit's
+# completed instant (after its inflight file): a crash between temp write and rename at both.
 INGEST = ["timeline.commit.after_requested", "ingest.mid_write", "ingest.after_files_written",
-          "ingest.before_complete", "storage.before_rename"]
+          "ingest.before_complete", "storage.before_rename", "storage.before_rename:3"]
 CLEAN = ["timeline.clean.after_requested", "clean.after_clean_requested", "clean.after_file_deleted",
          "clean.before_clean_complete"]
-OPTION1 = ["option1.after_plan_saved", "timeline.basefilecompaction.after_requested", "option1.after_inflight",
-           "option1.mid_write", "option1.after_new_files_written", "option1.after_old_file_deleted",
+# The plan is saved as the requested instant itself, so Option 1 has no separate after-requested step.
+OPTION1 = ["option1.after_plan_saved", "option1.after_inflight", "option1.mid_write",
+           "option1.after_new_files_written", "option1.after_old_file_deleted",
            "option1.after_old_file_deleted:2", "option1.before_commit", "option1.after_commit"]
+OPTION1_DELETES = ("option1.after_old_file_deleted", "option1.after_old_file_deleted:2")
 OPTION2 = ["clustering.after_plan_saved", "clustering.after_inflight", "clustering.mid_group",
            "clustering.after_group_written", "clustering.after_all_groups", "clustering.before_replacecommit",
            "clustering.after_replacecommit"]
@@ -26,9 +30,12 @@ def points_for_kind(kind: str, config: dict[str, Any] | None = None) -> list[str
     if kind == "cow_baseline":
         return INGEST + CLEAN
     if kind == "append_compaction":
-        order = (config or {}).get("order", "rfc")
-        pts = INGEST + OPTION1
-        return pts + (CLEAN if order == "commit_before_delete" else [])
+        cfg = config or {}
+        if cfg.get("order", "rfc") == "rfc":
+            return INGEST + OPTION1
+        # commit-before-delete leaves the old files to the cleaner unless told to delete them at once
+        immediate = cfg.get("cbd_delete", "cleaner") == "immediate"
+        return INGEST + [p for p in OPTION1 if immediate or p not in OPTION1_DELETES] + CLEAN
     if kind == "clustering":
         return INGEST + OPTION2 + CLEAN
     return []

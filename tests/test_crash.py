@@ -25,6 +25,9 @@ def test_prefix_start_counts_hits_from_the_copy(tmp_path) -> None:
     assert p.start_for("a:2") == (tmp_path / "1", "a", "ingest:1")
     assert p.start_for("b:2") == (tmp_path / "2", "b:2", "maintain:1")
     assert p.start_for("c") == (None, "c", "never reached")
+    setup = Prefixes(tmp_path, ["ingest:0", "end"], [{"s": 1}, {"s": 3}])
+    assert setup.start_for("s") == (None, "s", "table setup")  # hit while the table was created
+    assert setup.start_for("s:3") == (tmp_path / "0", "s:2", "ingest:0")
 
 
 KILLED_MID_ACTION = """
@@ -73,3 +76,15 @@ def test_crash_matrix_reduced(tmp_path) -> None:
     assert all(r["rows_lost"] == 0 for r in run.run["crashtest"]["reference_runs"].values())
     matrix = crash_section(run)
     assert f"| option1.before_commit | ok | lost {int(rfc.rows_lost)} | - |" in matrix, matrix
+
+
+def test_engine_points_are_the_steps_each_engine_passes() -> None:
+    from bench.engine_points import points_for_kind
+
+    rfc = points_for_kind("append_compaction", {"order": "rfc"})
+    cbd = points_for_kind("append_compaction", {"order": "commit_before_delete"})
+    cbd_now = points_for_kind("append_compaction", {"order": "commit_before_delete", "cbd_delete": "immediate"})
+    assert "option1.after_old_file_deleted" in rfc and "clean.after_file_deleted" not in rfc
+    assert "option1.after_old_file_deleted" not in cbd and "clean.after_file_deleted" in cbd
+    assert "option1.after_old_file_deleted" in cbd_now
+    assert all(len(set(p)) == len(p) for p in (rfc, cbd, cbd_now))
