@@ -9,10 +9,12 @@ pending or failed instants. Pending instants never hide anything. This mirrors H
 
 from __future__ import annotations
 
+import gc
 import io
 import json
-from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
 
 import fastavro
 
@@ -22,7 +24,7 @@ from engines.table.avro import (
     decode_plan,
 )
 from engines.table.metadata import CommitMetadata
-from engines.table.model import FileSlice, WriteStat, parse_base_file_name
+from engines.table.model import ColumnStats, FileSlice, parse_base_file_name
 from engines.table.parquet_stats import column_stats_from_footer
 from engines.table.storage import FileEntry, Storage
 from engines.table.timeline import (
@@ -42,14 +44,37 @@ class AsOfError(ValueError):
     """An as-of instant that is not a completed instant of the table."""
 
 
-@dataclass(frozen=True)
-class BaseFile:
+class BaseFile(NamedTuple):
+    """A base file found by the listing (a tuple: a view may hold 100,000s of them)."""
+
     partition: str
     file_id: str
     write_token: str
     instant: str
     path: str
     size: int
+
+
+_META_PREFIX = METAFOLDER + "/"
+
+
+def _instant_of(bf: BaseFile) -> str:
+    return bf.instant
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a view builds its records.
+
+    They hold no reference cycles, but each collection pass (one every 700 allocations) walks the
+    records built so far: about half the time of building a view over 100,000 files."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class FileSystemView:
@@ -66,22 +91,34 @@ class FileSystemView:
         self._metadata: dict[str, CommitMetadata] = {}
         self.base_files: list[BaseFile] = []
         self.other_files: list[FileEntry] = []
-        for entry in storage.list("", recursive=True):
-            if entry.path.startswith(METAFOLDER + "/") or entry.path == METAFOLDER:
-                continue
-            name = entry.path.rsplit("/", 1)[-1]
-            partition = entry.path.rsplit("/", 1)[0] if "/" in entry.path else ""
-            parsed = parse_base_file_name(name)
-            if parsed is None:
-                self.other_files.append(entry)
-                continue
-            fid, token, instant = parsed
-            self.base_files.append(BaseFile(partition, fid, token, instant, entry.path, entry.size))
+        groups: dict[tuple[str, str], list[BaseFile]] = {}
+        with _gc_paused():
+            for entry in storage.list("", recursive=True):
+                path = entry.path
+                if path.startswith(_META_PREFIX) or path == METAFOLDER:
+                    continue
+                partition, _, name = path.rpartition("/")
+                parsed = parse_base_file_name(name)
+                if parsed is None:
+                    self.other_files.append(entry)
+                    continue
+                fid, token, instant = parsed
+                bf = BaseFile(partition, fid, token, instant, path, entry.size)
+                self.base_files.append(bf)
+                group = groups.get((partition, fid))
+                if group is None:
+                    groups[(partition, fid)] = [bf]
+                else:
+                    group.append(bf)
+            for files in groups.values():
+                if len(files) > 1:
+                    files.sort(key=_instant_of)
+        self._groups = groups
         self._data_instants = {i.timestamp: i for i in timeline.completed_data_instants()}
         first = timeline.instants[0].timestamp if timeline.instants else None
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
-        self._stats_by_path: dict[str, WriteStat] | None = None
+        self._files_written: dict[str, tuple[int, ColumnStats]] | None = None
 
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -93,15 +130,15 @@ class FileSystemView:
             )
         return self._metadata[instant.timestamp]
 
-    def _write_stats_by_path(self) -> dict[str, WriteStat]:
-        if self._stats_by_path is None:
-            out: dict[str, WriteStat] = {}
+    def _written_files(self) -> dict[str, tuple[int, ColumnStats]]:
+        """Path -> (rows written, column stats) from the commit metadata of every completed data instant."""
+        if self._files_written is None:
+            out: dict[str, tuple[int, ColumnStats]] = {}
             for inst in self._data_instants.values():
-                for stat in self.commit_metadata(inst).write_stats:
-                    if stat.path:
-                        out[stat.path] = stat
-            self._stats_by_path = out
-        return self._stats_by_path
+                for path, rows, stats in self.commit_metadata(inst).written_files():
+                    out[path] = (rows, stats)
+            self._files_written = out
+        return self._files_written
 
     # -- visibility -------------------------------------------------------------------------
     def is_committed(self, instant: str, as_of: str | None = None) -> bool:
@@ -166,31 +203,36 @@ class FileSystemView:
         return (earliest, cleans[-1].timestamp) if earliest else None
 
     def file_groups(self) -> dict[tuple[str, str], list[BaseFile]]:
-        groups: dict[tuple[str, str], list[BaseFile]] = defaultdict(list)
-        for bf in self.base_files:
-            groups[(bf.partition, bf.file_id)].append(bf)
-        for files in groups.values():
-            files.sort(key=lambda b: b.instant)
-        return dict(groups)
+        """(partition, fileId) -> its base files, oldest instant first."""
+        return {key: list(files) for key, files in self._groups.items()}
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         """Latest committed slice of every visible file group, sorted by (partition, fileId)."""
         as_of = self.resolve_as_of(as_of)
-        replaced = self.replaced_file_groups(as_of)
-        out = []
-        for key, files in sorted(self.file_groups().items()):
-            if key in replaced:
-                continue
-            committed = [b for b in files if self.is_committed(b.instant, as_of)]
-            if committed:
-                out.append(self._to_slice(committed[-1]))
+        with _gc_paused():
+            replaced = self.replaced_file_groups(as_of)
+            written = self._written_files()
+            visible: dict[str, bool] = {}  # instant -> committed as of as_of
+            out = []
+            for key, files in sorted(self._groups.items()):
+                if key in replaced:
+                    continue
+                for bf in reversed(files):
+                    committed = visible.get(bf.instant)
+                    if committed is None:
+                        committed = visible[bf.instant] = self.is_committed(bf.instant, as_of)
+                    if committed:
+                        rows_stats = written.get(bf.path)
+                        if rows_stats is not None and rows_stats[0]:
+                            out.append(FileSlice(bf.partition, bf.file_id, bf.instant, bf.path, bf.size,
+                                                 rows_stats[0], dict(rows_stats[1])))
+                        else:
+                            out.append(self._slice_from_footer(bf))
+                        break
         return out
 
-    def _to_slice(self, bf: BaseFile) -> FileSlice:
-        stat = self._write_stats_by_path().get(bf.path)
-        if stat is not None and stat.num_writes:
-            return FileSlice(bf.partition, bf.file_id, bf.instant, bf.path, bf.size,
-                             stat.num_writes, dict(stat.column_stats))
+    def _slice_from_footer(self, bf: BaseFile) -> FileSlice:
+        """A slice whose commit metadata records no rows: rows and min/max from its footer when ``read_footers``."""
         rows, stats = 0, {}
         if self.read_footers:
             md = self.storage.parquet_metadata(bf.path)
