@@ -223,7 +223,9 @@ class CommitMetadata:
             "operationType": self.operation_type,
         }
         if replace or self.replaced_file_ids:
-            doc["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in sorted(self.replaced_file_ids.items())}
+            doc["partitionToReplaceFileIds"] = {
+                p: ids if isinstance(ids, list | tuple) else list(ids) for p, ids in sorted(self.replaced_file_ids.items())
+            }
         try:
             return orjson.dumps(doc)  # compact, as json.dumps(separators=(",", ":")) but UTF-8 unescaped
         except TypeError:  # beyond orjson (integers over 64 bits, non-string keys): the json module decides
@@ -237,7 +239,10 @@ class CommitMetadata:
             raise MetadataError(f"{source}: commit metadata must be a JSON object, got {type(doc).__name__}")
         try:
             json_stats = _checked_write_stats(doc.get("partitionToWriteStats"))
-            replaced = {p: list(ids or []) for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items()}
+            replaced = {
+                p: ids if isinstance(ids, list) else list(ids or [])  # a parsed list is ours already
+                for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items()
+            }
             extra = {str(k): str(v) for k, v in (doc.get("extraMetadata") or {}).items()}
         except _PARSE_ERRORS as exc:
             raise MetadataError(f"{source}: malformed commit metadata ({type(exc).__name__}: {exc})") from None

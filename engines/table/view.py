@@ -14,6 +14,7 @@ import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from operator import attrgetter
 from typing import NamedTuple
 
 import fastavro
@@ -58,8 +59,7 @@ class BaseFile(NamedTuple):
 _META_PREFIX = METAFOLDER + "/"
 
 
-def _instant_of(bf: BaseFile) -> str:
-    return bf.instant
+_GROUP_ORDER = attrgetter("partition", "file_id", "instant")
 
 
 @contextmanager
@@ -91,7 +91,6 @@ class FileSystemView:
         self._metadata: dict[str, CommitMetadata] = {}
         self.base_files: list[BaseFile] = []
         self.other_files: list[FileEntry] = []
-        groups: dict[tuple[str, str], list[BaseFile]] = {}
         with _gc_paused():
             for entry in storage.list("", recursive=True):
                 path = entry.path
@@ -103,22 +102,14 @@ class FileSystemView:
                     self.other_files.append(entry)
                     continue
                 fid, token, instant = parsed
-                bf = BaseFile(partition, fid, token, instant, path, entry.size)
-                self.base_files.append(bf)
-                group = groups.get((partition, fid))
-                if group is None:
-                    groups[(partition, fid)] = [bf]
-                else:
-                    group.append(bf)
-            for files in groups.values():
-                if len(files) > 1:
-                    files.sort(key=_instant_of)
-        self._groups = groups
+                self.base_files.append(BaseFile(partition, fid, token, instant, path, entry.size))
+            # Every file group's files together, oldest instant first (ties in listing order).
+            self._by_group = sorted(self.base_files, key=_GROUP_ORDER)
         self._data_instants = {i.timestamp: i for i in timeline.completed_data_instants()}
         first = timeline.instants[0].timestamp if timeline.instants else None
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
-        self._files_written: dict[str, tuple[int, ColumnStats]] | None = None
+        self._files_written: dict[str, tuple[str, int, ColumnStats]] | None = None
 
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -130,13 +121,13 @@ class FileSystemView:
             )
         return self._metadata[instant.timestamp]
 
-    def _written_files(self) -> dict[str, tuple[int, ColumnStats]]:
-        """Path -> (rows written, column stats) from the commit metadata of every completed data instant."""
+    def _written_files(self) -> dict[str, tuple[str, int, ColumnStats]]:
+        """Path -> (path, rows written, column stats) from the commit metadata of every completed data instant."""
         if self._files_written is None:
-            out: dict[str, tuple[int, ColumnStats]] = {}
+            out: dict[str, tuple[str, int, ColumnStats]] = {}
             for inst in self._data_instants.values():
-                for path, rows, stats in self.commit_metadata(inst).written_files():
-                    out[path] = (rows, stats)
+                for written in self.commit_metadata(inst).written_files():
+                    out[written[0]] = written
             self._files_written = out
         return self._files_written
 
@@ -204,7 +195,10 @@ class FileSystemView:
 
     def file_groups(self) -> dict[tuple[str, str], list[BaseFile]]:
         """(partition, fileId) -> its base files, oldest instant first."""
-        return {key: list(files) for key, files in self._groups.items()}
+        groups: dict[tuple[str, str], list[BaseFile]] = {}
+        for bf in self._by_group:
+            groups.setdefault((bf.partition, bf.file_id), []).append(bf)
+        return groups
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         """Latest committed slice of every visible file group, sorted by (partition, fileId)."""
@@ -214,21 +208,25 @@ class FileSystemView:
             written = self._written_files()
             visible: dict[str, bool] = {}  # instant -> committed as of as_of
             out = []
-            for key, files in sorted(self._groups.items()):
-                if key in replaced:
+            partition = file_id = None
+            done = False  # the current file group has its slice, or is replaced
+            for bf in reversed(self._by_group):  # each group newest first
+                if bf.file_id != file_id or bf.partition != partition:
+                    partition, file_id = bf.partition, bf.file_id
+                    done = bool(replaced) and (partition, file_id) in replaced
+                if done:
                     continue
-                for bf in reversed(files):
-                    committed = visible.get(bf.instant)
-                    if committed is None:
-                        committed = visible[bf.instant] = self.is_committed(bf.instant, as_of)
-                    if committed:
-                        rows_stats = written.get(bf.path)
-                        if rows_stats is not None and rows_stats[0]:
-                            out.append(FileSlice(bf.partition, bf.file_id, bf.instant, bf.path, bf.size,
-                                                 rows_stats[0], dict(rows_stats[1])))
-                        else:
-                            out.append(self._slice_from_footer(bf))
-                        break
+                committed = visible.get(bf.instant)
+                if committed is None:
+                    committed = visible[bf.instant] = self.is_committed(bf.instant, as_of)
+                if committed:
+                    done = True
+                    w = written.get(bf.path)
+                    if w is not None and w[1]:
+                        out.append(FileSlice(bf.partition, bf.file_id, bf.instant, bf.path, bf.size, w[1], dict(w[2])))
+                    else:
+                        out.append(self._slice_from_footer(bf))
+            out.reverse()
         return out
 
     def _slice_from_footer(self, bf: BaseFile) -> FileSlice:
