@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from datetime import date, datetime
 from typing import Any
 
@@ -78,11 +77,8 @@ def write_stat_to_json(stat: WriteStat) -> dict[str, Any]:
     return out
 
 
-def _column_stats_from_json(d: dict[str, Any]) -> ColumnStats:
-    raw = d.get("layoutbench.columnStats")
-    if not raw:
-        return {}
-    return {col: (_from_jsonable(v[0]), _from_jsonable(v[1])) for col, v in raw.items()}
+def _column_stats_from_json(columns: dict[str, list[Any]]) -> ColumnStats:
+    return {col: (_from_jsonable(v[0]), _from_jsonable(v[1])) for col, v in columns.items()}
 
 
 def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:
@@ -99,7 +95,7 @@ def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:
         num_deletes=int(d.get("numDeletes") or 0),
         min_record_key=d.get("minRecordKey"),
         max_record_key=d.get("maxRecordKey"),
-        column_stats=_column_stats_from_json(d),
+        column_stats=_column_stats_from_json(d.get("layoutbench.columnStats") or {}),
     )
 
 
@@ -180,19 +176,21 @@ class CommitMetadata:
             self._json_stats = {}
         return self._write_stats
 
-    def written_files(self) -> Iterator[tuple[str, int, ColumnStats]]:
-        """(path, numWrites, column stats) of every write stat that names its file."""
+    def written_files(self) -> dict[str, tuple[int, ColumnStats]]:
+        """Path -> (numWrites, column stats) of every write stat that names its file."""
         if self._write_stats is not None:
-            yield from ((s.path, s.num_writes, s.column_stats) for s in self._write_stats if s.path)
-            return
+            return {s.path: (s.num_writes, s.column_stats) for s in self._write_stats if s.path}
+        out: dict[str, tuple[int, ColumnStats]] = {}
         try:
             for items in self._json_stats.values():
                 for d in items:
                     path = d.get("path")
                     if path:
-                        yield path, int(d.get("numWrites") or 0), _column_stats_from_json(d)
+                        columns = d.get("layoutbench.columnStats")
+                        out[path] = (int(d.get("numWrites") or 0), _column_stats_from_json(columns) if columns else {})
         except _PARSE_ERRORS as exc:
             raise MetadataError(f"{self._source}: malformed write stat ({type(exc).__name__}: {exc})") from None
+        return out
 
     @property
     def partition_to_write_stats(self) -> dict[str, list[WriteStat]]:

@@ -60,6 +60,7 @@ _META_PREFIX = METAFOLDER + "/"
 
 
 _GROUP_ORDER = attrgetter("partition", "file_id", "instant")
+_UNKNOWN: tuple[int, ColumnStats] = (0, {})  # a file no write stat describes
 
 
 @contextmanager
@@ -109,7 +110,7 @@ class FileSystemView:
         first = timeline.instants[0].timestamp if timeline.instants else None
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
-        self._files_written: dict[str, tuple[str, int, ColumnStats]] | None = None
+        self._files_written: dict[str, tuple[int, ColumnStats]] | None = None
 
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -121,13 +122,12 @@ class FileSystemView:
             )
         return self._metadata[instant.timestamp]
 
-    def _written_files(self) -> dict[str, tuple[str, int, ColumnStats]]:
-        """Path -> (path, rows written, column stats) from the commit metadata of every completed data instant."""
+    def _written_files(self) -> dict[str, tuple[int, ColumnStats]]:
+        """Path -> (rows written, column stats) from the commit metadata of every completed data instant."""
         if self._files_written is None:
-            out: dict[str, tuple[str, int, ColumnStats]] = {}
+            out: dict[str, tuple[int, ColumnStats]] = {}
             for inst in self._data_instants.values():
-                for written in self.commit_metadata(inst).written_files():
-                    out[written[0]] = written
+                out.update(self.commit_metadata(inst).written_files())
             self._files_written = out
         return self._files_written
 
@@ -216,14 +216,15 @@ class FileSystemView:
                     done = bool(replaced) and (partition, file_id) in replaced
                 if done:
                     continue
-                committed = visible.get(bf.instant)
+                instant = bf.instant
+                committed = visible.get(instant)
                 if committed is None:
-                    committed = visible[bf.instant] = self.is_committed(bf.instant, as_of)
+                    committed = visible[instant] = self.is_committed(instant, as_of)
                 if committed:
                     done = True
-                    w = written.get(bf.path)
-                    if w is not None and w[1]:
-                        out.append(FileSlice(bf.partition, bf.file_id, bf.instant, bf.path, bf.size, w[1], dict(w[2])))
+                    rows, stats = written.get(bf.path, _UNKNOWN)
+                    if rows:
+                        out.append(FileSlice(partition, file_id, instant, bf.path, bf.size, rows, dict(stats)))
                     else:
                         out.append(self._slice_from_footer(bf))
             out.reverse()
