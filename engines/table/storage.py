@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import uuid
+from operator import attrgetter
 from typing import NamedTuple
 
 import pyarrow.fs as pafs
@@ -26,11 +27,14 @@ class StorageError(OSError):
 
 
 class FileEntry(NamedTuple):
-    """A file found by a listing (a tuple: 100,000 of them are cheap to build and to sort)."""
+    """A file found by a listing (a tuple: 100,000 of them are cheap to build)."""
 
     path: str  # relative to the storage base
     size: int
     mtime_ns: int | None = None
+
+
+_PATH = attrgetter("path")
 
 
 class Storage:
@@ -93,7 +97,7 @@ class Storage:
             if info.type == file:
                 path = info.path
                 out.append(FileEntry(path[cut:] if path.startswith(prefix) else path, info.size or 0, info.mtime_ns))
-        out.sort()  # by path: paths are unique
+        out.sort(key=_PATH)  # a key of strings sorts faster than the tuples
         return out
 
     def list_dirs(self, rel: str = "", recursive: bool = False) -> list[str]:
