@@ -155,6 +155,27 @@ def test_commit_metadata_is_hudi_json(tmp_path) -> None:
     assert back.replaced_file_ids == {"dt=a": ["f0-0"]}
 
 
+def test_commit_metadata_json_edge_values() -> None:
+    stat = WriteStat("f1-0", "dt=a", "dt=a/f.parquet", num_writes=3, file_size=100,
+                     column_stats={"x": (float("nan"), 1.0), "y": (-float("inf"), 2.0), "z": (1, 2**70), "é": ("a", "ü")})
+    data = CommitMetadata("INSERT", [stat]).to_json()
+    back = CommitMetadata.from_json(data)
+    assert back.write_stats[0].column_stats == {"z": (1, 2**70), "é": ("a", "ü")}  # no NaN/inf in JSON
+    assert back.written_files() == {"dt=a/f.parquet": (3, {"z": (1, 2**70), "é": ("a", "ü")})}
+    legacy = data.replace(b'"z":[1,' + str(2**70).encode() + b"]", b'"z":[NaN,1.5]')  # what json.dumps wrote
+    assert CommitMetadata.from_json(legacy).write_stats[0].column_stats["z"][1] == 1.5
+
+
+def test_malformed_write_stat_errors_name_source_when_read() -> None:
+    meta = CommitMetadata.from_json(b'{"partitionToWriteStats": {"p": [{"fileId": "f", "numWrites": "x"}]}}',
+                                    source="y.commit")
+    with pytest.raises(MetadataError, match="y.commit"):
+        meta.write_stats  # noqa: B018 - parsed on first read
+    with pytest.raises(MetadataError, match="y.commit"):
+        CommitMetadata.from_json(b'{"partitionToWriteStats": {"p": [{"fileId": "f", "path": "a", "numWrites": "x"}]}}',
+                                 source="y.commit").written_files()
+
+
 @pytest.mark.parametrize("data", [b"", b"{", b"[1,2]", b'{"partitionToWriteStats": {"p": [1]}}', b"\xff\xfe"])
 def test_bad_commit_metadata_errors_name_source(data: bytes) -> None:
     with pytest.raises(MetadataError, match="x.commit"):

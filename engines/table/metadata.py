@@ -4,16 +4,23 @@ Keys follow Hudi's ``HoodieCommitMetadata`` / ``HoodieReplaceCommitMetadata``:
 ``partitionToWriteStats``, ``partitionToReplaceFileIds``, ``compacted``, ``extraMetadata``
 (``schema`` = Avro schema string), ``operationType``. Each write stat carries Hudi's fields plus
 ``layoutbench.columnStats`` (per-column min/max as JSON-safe values), which Hudi readers ignore.
+
+JSON is written and read with orjson; the standard library takes over for what orjson refuses
+(integers beyond 64 bits, non-string keys; on reading, ``NaN`` tokens and lone surrogates).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import math
 from datetime import date, datetime
 from typing import Any
 
-from engines.table.model import WriteStat
+import orjson
+
+from engines.table.model import ColumnStats, WriteStat
+
+_PARSE_ERRORS = (AttributeError, KeyError, TypeError, ValueError, IndexError)
 
 
 class MetadataError(ValueError):
@@ -38,7 +45,12 @@ def _from_jsonable(value: Any) -> Any:
     return value
 
 
+def _finite(value: Any) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)
+
+
 def write_stat_to_json(stat: WriteStat) -> dict[str, Any]:
+    """Hudi's write-stat object; a column whose min or max is NaN or infinite is left out (JSON has no such number)."""
     out: dict[str, Any] = {
         "fileId": stat.file_id,
         "path": stat.path,
@@ -55,18 +67,21 @@ def write_stat_to_json(stat: WriteStat) -> dict[str, Any]:
     if stat.min_record_key is not None:
         out["minRecordKey"] = stat.min_record_key
         out["maxRecordKey"] = stat.max_record_key
-    if stat.column_stats:
-        out["layoutbench.columnStats"] = {
-            col: [_jsonable(lo), _jsonable(hi)] for col, (lo, hi) in stat.column_stats.items()
-        }
+    columns = {
+        col: [_jsonable(lo), _jsonable(hi)]
+        for col, (lo, hi) in stat.column_stats.items()
+        if _finite(lo) and _finite(hi)
+    }
+    if columns:
+        out["layoutbench.columnStats"] = columns
     return out
 
 
+def _column_stats_from_json(columns: dict[str, list[Any]]) -> ColumnStats:
+    return {col: (_from_jsonable(v[0]), _from_jsonable(v[1])) for col, v in columns.items()}
+
+
 def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:
-    stats = {
-        col: (_from_jsonable(v[0]), _from_jsonable(v[1]))
-        for col, v in (d.get("layoutbench.columnStats") or {}).items()
-    }
     return WriteStat(
         file_id=d["fileId"],
         partition=d.get("partitionPath", partition) if d.get("partitionPath") is not None else partition,
@@ -80,7 +95,7 @@ def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:
         num_deletes=int(d.get("numDeletes") or 0),
         min_record_key=d.get("minRecordKey"),
         max_record_key=d.get("maxRecordKey"),
-        column_stats=stats,
+        column_stats=_column_stats_from_json(d.get("layoutbench.columnStats") or {}),
     )
 
 
@@ -98,16 +113,84 @@ def _avro_document(data: bytes, source: str) -> dict[str, Any]:
     return records[0]
 
 
-@dataclass
-class CommitMetadata:
-    """What a completed commit / replacecommit records."""
+def _json_document(data: bytes, source: str) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass  # orjson is stricter than the json module: let that decide
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise MetadataError(f"{source}: not valid commit metadata JSON ({exc})") from None
 
-    operation_type: str
-    write_stats: list[WriteStat] = field(default_factory=list)
-    schema: str | None = None
-    replaced_file_ids: dict[str, list[str]] = field(default_factory=dict)
-    extra: dict[str, str] = field(default_factory=dict)
-    compacted: bool = False
+
+def _checked_write_stats(value: Any) -> dict[str, list[dict[str, Any]]]:
+    """``partitionToWriteStats`` checked for shape: a list of objects with a ``fileId`` per partition."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for partition, items in (value or {}).items():
+        items = items or []
+        if not isinstance(items, list):
+            raise TypeError(f"write stats of partition {partition!r} are not a list")
+        for item in items:
+            if not isinstance(item, dict) or "fileId" not in item:
+                raise TypeError(f"a write stat of partition {partition!r} is not an object with a fileId")
+        out[partition] = items
+    return out
+
+
+class CommitMetadata:
+    """What a completed commit / replacecommit records.
+
+    Write stats parsed by :meth:`from_json` are kept as JSON objects until :attr:`write_stats` is
+    first read (their values are checked then: a malformed one raises :class:`MetadataError`);
+    :meth:`written_files` reads what a file slice needs without building them.
+    """
+
+    def __init__(
+        self,
+        operation_type: str,
+        write_stats: list[WriteStat] | None = None,
+        schema: str | None = None,
+        replaced_file_ids: dict[str, list[str]] | None = None,
+        extra: dict[str, str] | None = None,
+        compacted: bool = False,
+    ) -> None:
+        self.operation_type = operation_type
+        self.schema = schema
+        self.replaced_file_ids = {} if replaced_file_ids is None else replaced_file_ids
+        self.extra = {} if extra is None else extra
+        self.compacted = compacted
+        self._write_stats: list[WriteStat] | None = [] if write_stats is None else write_stats
+        self._json_stats: dict[str, list[dict[str, Any]]] = {}
+        self._source = "<metadata>"
+
+    @property
+    def write_stats(self) -> list[WriteStat]:
+        if self._write_stats is None:
+            try:
+                self._write_stats = [
+                    write_stat_from_json(d, partition) for partition, items in self._json_stats.items() for d in items
+                ]
+            except _PARSE_ERRORS as exc:
+                raise MetadataError(f"{self._source}: malformed write stat ({type(exc).__name__}: {exc})") from None
+            self._json_stats = {}
+        return self._write_stats
+
+    def written_files(self) -> dict[str, tuple[int, ColumnStats]]:
+        """Path -> (numWrites, column stats) of every write stat that names its file."""
+        if self._write_stats is not None:
+            return {s.path: (s.num_writes, s.column_stats) for s in self._write_stats if s.path}
+        out: dict[str, tuple[int, ColumnStats]] = {}
+        try:
+            for items in self._json_stats.values():
+                for d in items:
+                    path = d.get("path")
+                    if path:
+                        columns = d.get("layoutbench.columnStats")
+                        out[path] = (int(d.get("numWrites") or 0), _column_stats_from_json(columns) if columns else {})
+        except _PARSE_ERRORS as exc:
+            raise MetadataError(f"{self._source}: malformed write stat ({type(exc).__name__}: {exc})") from None
+        return out
 
     @property
     def partition_to_write_stats(self) -> dict[str, list[WriteStat]]:
@@ -138,36 +221,36 @@ class CommitMetadata:
             "operationType": self.operation_type,
         }
         if replace or self.replaced_file_ids:
-            doc["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in sorted(self.replaced_file_ids.items())}
-        return json.dumps(doc, separators=(",", ":")).encode()  # compact: half the serialise time of indented JSON
+            doc["partitionToReplaceFileIds"] = {
+                p: ids if isinstance(ids, list | tuple) else list(ids) for p, ids in sorted(self.replaced_file_ids.items())
+            }
+        try:
+            return orjson.dumps(doc)  # compact, as json.dumps(separators=(",", ":")) but UTF-8 unescaped
+        except TypeError:  # beyond orjson (integers over 64 bits, non-string keys): the json module decides
+            return json.dumps(doc, separators=(",", ":")).encode()
 
     @classmethod
     def from_json(cls, data: bytes, source: str = "<metadata>") -> CommitMetadata:
         """Parse layout-1 JSON, or the Avro container a Hudi 1.x completed instant holds."""
-        if data[:4] == b"Obj\x01":
-            doc = _avro_document(data, source)
-        else:
-            try:
-                doc = json.loads(data.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-                raise MetadataError(f"{source}: not valid commit metadata JSON ({exc})") from None
+        doc = _avro_document(data, source) if data[:4] == b"Obj\x01" else _json_document(data, source)
         if not isinstance(doc, dict):
             raise MetadataError(f"{source}: commit metadata must be a JSON object, got {type(doc).__name__}")
         try:
-            stats: list[WriteStat] = []
-            for partition, items in (doc.get("partitionToWriteStats") or {}).items():
-                for item in items or []:
-                    stats.append(write_stat_from_json(item, partition))
-            replaced = {p: list(ids or []) for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items()}
+            json_stats = _checked_write_stats(doc.get("partitionToWriteStats"))
+            replaced = {
+                p: ids if isinstance(ids, list) else list(ids or [])  # a parsed list is ours already
+                for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items()
+            }
             extra = {str(k): str(v) for k, v in (doc.get("extraMetadata") or {}).items()}
-        except (AttributeError, KeyError, TypeError, ValueError, IndexError) as exc:
+        except _PARSE_ERRORS as exc:
             raise MetadataError(f"{source}: malformed commit metadata ({type(exc).__name__}: {exc})") from None
         schema = extra.pop("schema", None)
-        return cls(
+        meta = cls(
             operation_type=str(doc.get("operationType") or "UNKNOWN"),
-            write_stats=stats,
             schema=schema,
             replaced_file_ids=replaced,
             extra=extra,
             compacted=bool(doc.get("compacted", False)),
         )
+        meta._write_stats, meta._json_stats, meta._source = None, json_stats, source
+        return meta

@@ -86,13 +86,10 @@ def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
     """Split ``<fileId>_<writeToken>_<instant>.parquet`` into its parts; None if not a base file."""
     if not name.endswith(".parquet") or name.startswith("."):
         return None
-    stem = name[: -len(".parquet")]
-    parts = stem.split("_")
-    if len(parts) != 3 or not all(parts):
+    parts = name[: -len(".parquet")].split("_")
+    if len(parts) != 3 or not all(parts) or not parts[2].isdigit():
         return None
     file_id, token, instant = parts
-    if not instant.isdigit():
-        return None
     return file_id, token, instant
 
 

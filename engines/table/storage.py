@@ -14,7 +14,8 @@ from __future__ import annotations
 import errno
 import os
 import uuid
-from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 import pyarrow.fs as pafs
 
@@ -25,11 +26,15 @@ class StorageError(OSError):
     """A storage operation failed; the message names the path."""
 
 
-@dataclass(frozen=True)
-class FileEntry:
+class FileEntry(NamedTuple):
+    """A file found by a listing (a tuple: 100,000 of them are cheap to build)."""
+
     path: str  # relative to the storage base
     size: int
     mtime_ns: int | None = None
+
+
+_PATH = attrgetter("path")
 
 
 class Storage:
@@ -84,14 +89,16 @@ class Storage:
     def list(self, rel: str = "", recursive: bool = False) -> list[FileEntry]:
         """Files (not directories) under ``rel``; empty when ``rel`` does not exist."""
         selector = pafs.FileSelector(self.abs(rel), allow_not_found=True, recursive=recursive)
-        out = []
         prefix = self.root + "/"
+        cut = len(prefix)
+        file = pafs.FileType.File
+        out = []
         for info in self.fs.get_file_info(selector):
-            if info.type != pafs.FileType.File:
-                continue
-            path = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
-            out.append(FileEntry(path, int(info.size or 0), info.mtime_ns))
-        return sorted(out, key=lambda e: e.path)
+            if info.type == file:
+                path = info.path
+                out.append(FileEntry(path[cut:] if path.startswith(prefix) else path, info.size or 0, info.mtime_ns))
+        out.sort(key=_PATH)  # a key of strings sorts faster than the tuples
+        return out
 
     def list_dirs(self, rel: str = "", recursive: bool = False) -> list[str]:
         selector = pafs.FileSelector(self.abs(rel), allow_not_found=True, recursive=recursive)

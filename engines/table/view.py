@@ -9,10 +9,13 @@ pending or failed instants. Pending instants never hide anything. This mirrors H
 
 from __future__ import annotations
 
+import gc
 import io
 import json
-from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from operator import attrgetter
+from typing import NamedTuple
 
 import fastavro
 
@@ -22,7 +25,7 @@ from engines.table.avro import (
     decode_plan,
 )
 from engines.table.metadata import CommitMetadata
-from engines.table.model import FileSlice, WriteStat, parse_base_file_name
+from engines.table.model import ColumnStats, FileSlice, parse_base_file_name
 from engines.table.parquet_stats import column_stats_from_footer
 from engines.table.storage import FileEntry, Storage
 from engines.table.timeline import (
@@ -42,14 +45,35 @@ class AsOfError(ValueError):
     """An as-of instant that is not a completed instant of the table."""
 
 
-@dataclass(frozen=True)
-class BaseFile:
+class BaseFile(NamedTuple):
+    """A base file found by the listing (a tuple: a view may hold 100,000s of them)."""
+
     partition: str
     file_id: str
     write_token: str
     instant: str
     path: str
     size: int
+
+
+_META_PREFIX = METAFOLDER + "/"
+_GROUP_ORDER = attrgetter("partition", "file_id", "instant")
+_UNKNOWN: tuple[int, ColumnStats] = (0, {})  # a file no write stat describes
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a view builds its records.
+
+    They hold no reference cycles, but the collection passes triggered while they are built keep
+    walking the records built so far: 10-20% of the time of a view over 100,000 files."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class FileSystemView:
@@ -66,22 +90,25 @@ class FileSystemView:
         self._metadata: dict[str, CommitMetadata] = {}
         self.base_files: list[BaseFile] = []
         self.other_files: list[FileEntry] = []
-        for entry in storage.list("", recursive=True):
-            if entry.path.startswith(METAFOLDER + "/") or entry.path == METAFOLDER:
-                continue
-            name = entry.path.rsplit("/", 1)[-1]
-            partition = entry.path.rsplit("/", 1)[0] if "/" in entry.path else ""
-            parsed = parse_base_file_name(name)
-            if parsed is None:
-                self.other_files.append(entry)
-                continue
-            fid, token, instant = parsed
-            self.base_files.append(BaseFile(partition, fid, token, instant, entry.path, entry.size))
+        with _gc_paused():
+            for entry in storage.list("", recursive=True):
+                path = entry.path
+                if path.startswith(_META_PREFIX) or path == METAFOLDER:
+                    continue
+                partition, _, name = path.rpartition("/")
+                parsed = parse_base_file_name(name)
+                if parsed is None:
+                    self.other_files.append(entry)
+                    continue
+                fid, token, instant = parsed
+                self.base_files.append(BaseFile(partition, fid, token, instant, path, entry.size))
+            # Every file group's files together, oldest instant first (ties in listing order).
+            self._by_group = sorted(self.base_files, key=_GROUP_ORDER)
         self._data_instants = {i.timestamp: i for i in timeline.completed_data_instants()}
         first = timeline.instants[0].timestamp if timeline.instants else None
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
-        self._stats_by_path: dict[str, WriteStat] | None = None
+        self._files_written: dict[str, tuple[int, ColumnStats]] | None = None
 
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -93,15 +120,14 @@ class FileSystemView:
             )
         return self._metadata[instant.timestamp]
 
-    def _write_stats_by_path(self) -> dict[str, WriteStat]:
-        if self._stats_by_path is None:
-            out: dict[str, WriteStat] = {}
+    def _written_files(self) -> dict[str, tuple[int, ColumnStats]]:
+        """Path -> (rows written, column stats) from the commit metadata of every completed data instant."""
+        if self._files_written is None:
+            out: dict[str, tuple[int, ColumnStats]] = {}
             for inst in self._data_instants.values():
-                for stat in self.commit_metadata(inst).write_stats:
-                    if stat.path:
-                        out[stat.path] = stat
-            self._stats_by_path = out
-        return self._stats_by_path
+                out.update(self.commit_metadata(inst).written_files())
+            self._files_written = out
+        return self._files_written
 
     # -- visibility -------------------------------------------------------------------------
     def is_committed(self, instant: str, as_of: str | None = None) -> bool:
@@ -166,31 +192,44 @@ class FileSystemView:
         return (earliest, cleans[-1].timestamp) if earliest else None
 
     def file_groups(self) -> dict[tuple[str, str], list[BaseFile]]:
-        groups: dict[tuple[str, str], list[BaseFile]] = defaultdict(list)
-        for bf in self.base_files:
-            groups[(bf.partition, bf.file_id)].append(bf)
-        for files in groups.values():
-            files.sort(key=lambda b: b.instant)
-        return dict(groups)
+        """(partition, fileId) -> its base files, oldest instant first."""
+        groups: dict[tuple[str, str], list[BaseFile]] = {}
+        for bf in self._by_group:
+            groups.setdefault((bf.partition, bf.file_id), []).append(bf)
+        return groups
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         """Latest committed slice of every visible file group, sorted by (partition, fileId)."""
         as_of = self.resolve_as_of(as_of)
-        replaced = self.replaced_file_groups(as_of)
-        out = []
-        for key, files in sorted(self.file_groups().items()):
-            if key in replaced:
-                continue
-            committed = [b for b in files if self.is_committed(b.instant, as_of)]
-            if committed:
-                out.append(self._to_slice(committed[-1]))
+        with _gc_paused():
+            replaced = self.replaced_file_groups(as_of)
+            written = self._written_files()
+            visible: dict[str, bool] = {}  # instant -> committed as of as_of
+            out = []
+            partition = file_id = None
+            done = False  # the current file group has its slice, or is replaced
+            for bf in reversed(self._by_group):  # each group newest first
+                if bf.file_id != file_id or bf.partition != partition:
+                    partition, file_id = bf.partition, bf.file_id
+                    done = bool(replaced) and (partition, file_id) in replaced
+                if done:
+                    continue
+                instant = bf.instant
+                committed = visible.get(instant)
+                if committed is None:
+                    committed = visible[instant] = self.is_committed(instant, as_of)
+                if committed:
+                    done = True
+                    rows, stats = written.get(bf.path, _UNKNOWN)
+                    if rows:
+                        out.append(FileSlice(partition, file_id, instant, bf.path, bf.size, rows, dict(stats)))
+                    else:
+                        out.append(self._slice_from_footer(bf))
+            out.reverse()
         return out
 
-    def _to_slice(self, bf: BaseFile) -> FileSlice:
-        stat = self._write_stats_by_path().get(bf.path)
-        if stat is not None and stat.num_writes:
-            return FileSlice(bf.partition, bf.file_id, bf.instant, bf.path, bf.size,
-                             stat.num_writes, dict(stat.column_stats))
+    def _slice_from_footer(self, bf: BaseFile) -> FileSlice:
+        """A slice whose commit metadata records no rows: rows and min/max from its footer when ``read_footers``."""
         rows, stats = 0, {}
         if self.read_footers:
             md = self.storage.parquet_metadata(bf.path)
