@@ -125,6 +125,7 @@ def _service_cdf(num: int, skew: float) -> np.ndarray:
 
 
 def _rows(spec: WorkloadSpec, b: int, rows: np.ndarray, n: int) -> pa.Table:
+    """Rows ``rows`` of batch ``b`` (of ``n`` rows), vectorised: no per-row Python."""
     seed = spec.seed
     start, end = batch_ts_range(spec, b)
     span_us = (end - start) / timedelta(microseconds=1)
@@ -139,39 +140,170 @@ def _rows(spec: WorkloadSpec, b: int, rows: np.ndarray, n: int) -> pa.Table:
     shifted = ts_us - k * unit_us
     ts_us = np.where(late & (shifted >= run_start_us), shifted, ts_us)  # never before the run's start
     ts = pa.array(ts_us, pa.timestamp("us", tz="UTC"))
-    fmt = "%Y-%m-%d" if spec.partition_granularity == "day" else "%Y-%m-%d-%H"
-    part = pc.strftime(ts, format=fmt)
     svc_idx = np.searchsorted(_service_cdf(spec.num_services, spec.service_skew), uniform(seed, b, rows, S_SERVICE))
     svc_idx = np.minimum(svc_idx, spec.num_services - 1)
-    services = np.array([f"svc-{i:03d}" for i in range(spec.num_services)], dtype=object)[svc_idx]
     host_idx = (hash64(seed, b, rows, S_HOST) % np.uint64(spec.num_hosts)).astype(np.int64)
-    hosts = np.array([f"host-{i:04d}" for i in range(spec.num_hosts)], dtype=object)[host_idx]
     lvl_idx = np.searchsorted(np.cumsum(LEVEL_SHARES), uniform(seed, b, rows, S_LEVEL))
-    levels = np.array(LEVELS, dtype=object)[np.minimum(lvl_idx, len(LEVELS) - 1)]
+    lvl_idx = np.minimum(lvl_idx, len(LEVELS) - 1)
     u1 = np.maximum(uniform(seed, b, rows, S_LAT1), 1e-12)
     u2 = uniform(seed, b, rows, S_LAT2)
     normal = np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * np.pi * u2)
     latency = np.round(np.exp(3.5 + 0.9 * normal), 3)
-    key_hash = hash64(seed, b, rows, S_KEY)
-    keys = [f"{h:016x}-{b:06d}-{r:08d}" for h, r in zip(key_hash.tolist(), rows.tolist(), strict=True)]
-    msg_hash = hash64(seed, b, rows, S_MSG).tolist()
-    messages = [_message(h, lv, sv) for h, lv, sv in zip(msg_hash, levels.tolist(), services.tolist(), strict=True)]
     return pa.Table.from_arrays(
-        [ts, part, pa.array(services, pa.string()), pa.array(hosts, pa.string()), pa.array(levels, pa.string()),
-         pa.array(keys, pa.string()), pa.array(latency, pa.float64()), pa.array(messages, pa.string())],
+        [ts, _partition_values(spec, ts_us, unit_us), _labels("svc-{:03d}", spec.num_services).take(svc_idx),
+         _labels("host-{:04d}", spec.num_hosts).take(host_idx), _labels("{}", LEVELS).take(lvl_idx),
+         _trace_ids(hash64(seed, b, rows, S_KEY), b, rows), pa.array(latency, pa.float64()),
+         _messages(hash64(seed, b, rows, S_MSG), lvl_idx, svc_idx, spec.num_services)],
         schema=arrow_schema(spec))
 
 
+@lru_cache(maxsize=64)
+def _labels(fmt: str, values: int | tuple[str, ...]) -> pa.Array:
+    """``fmt`` applied to ``range(values)`` (or to each of ``values``): the strings a column takes from."""
+    return pa.array([fmt.format(v) for v in (range(values) if isinstance(values, int) else values)], pa.string())
+
+
+def _partition_values(spec: WorkloadSpec, ts_us: np.ndarray, unit_us: int) -> pa.Array:
+    """The partition string of each timestamp: Arrow's strftime of each distinct (day or hour) unit, taken."""
+    if not len(ts_us):
+        return pa.array([], pa.string())
+    unit = ts_us // unit_us  # floor: the UTC day (hour) each row falls in
+    first = int(unit.min())
+    starts = pa.array(np.arange(first, int(unit.max()) + 1, dtype=np.int64) * unit_us, pa.timestamp("us", tz="UTC"))
+    fmt = "%Y-%m-%d" if spec.partition_granularity == "day" else "%Y-%m-%d-%H"
+    return pc.strftime(starts, format=fmt).take(unit - first)
+
+
+def _string_array(data: np.ndarray, offsets: np.ndarray) -> pa.Array:
+    """A string array over UTF-8 bytes ``data`` (uint8) and ``offsets`` (n + 1, int32)."""
+    return pa.Array.from_buffers(pa.string(), len(offsets) - 1,
+                                 [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
+
+
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+_DIGIT0 = ord("0")
+
+
+def _digits(values: np.ndarray, width: int) -> np.ndarray:
+    """``width`` zero-padded decimal digits (ASCII) of each non-negative value below ``10**width``."""
+    out = np.empty((len(values), width), dtype=np.uint8)
+    rest = values.astype(np.int64)
+    for col in range(width - 1, -1, -1):
+        out[:, col] = rest % 10 + _DIGIT0
+        rest //= 10
+    return out
+
+
+def _trace_ids(h: np.ndarray, b: int, rows: np.ndarray) -> pa.Array:
+    """``f"{h:016x}-{b:06d}-{row:08d}"`` per row, built as one fixed-width byte matrix."""
+    n = len(rows)
+    if n and int(rows.max()) >= 10**8:  # a wider row number: rare, format per row
+        return pa.array([f"{k:016x}-{b:06d}-{r:08d}" for k, r in zip(h.tolist(), rows.tolist(), strict=True)],
+                        pa.string())
+    mid = np.frombuffer(f"-{b:06d}-".encode(), dtype=np.uint8)
+    width = 16 + len(mid) + 8
+    mat = np.empty((n, width), dtype=np.uint8)
+    be = h.astype(">u8").view(np.uint8).reshape(n, 8)  # big-endian bytes: two hex digits each
+    mat[:, 0:16:2] = _HEX[be >> 4]
+    mat[:, 1:16:2] = _HEX[be & 15]
+    mat[:, 16:16 + len(mid)] = mid
+    mat[:, 16 + len(mid):] = _digits(rows, 8)
+    return _string_array(mat.reshape(-1), np.arange(n + 1, dtype=np.int64) * width)
+
+
+# -- messages ---------------------------------------------------------------------------------
+_STATUSES = (200, 201, 204, 400, 404, 409, 500, 503)
+_MSG_CHUNK = 16_384  # rows assembled at once: bounds the byte matrices to a few MB
+
+
 def _message(h: int, level: str, service: str) -> str:
+    """The message of one row (reference definition; :func:`_messages` builds the same bytes vectorised)."""
     words = [_WORDS[(h >> (5 * i)) % len(_WORDS)] for i in range(12)]
     path = _PATHS[h % len(_PATHS)]
-    status = (200, 201, 204, 400, 404, 409, 500, 503)[(h >> 7) % 8]
+    status = _STATUSES[(h >> 7) % 8]
     text = (f"{level} [{service}] {path} status={status} user=u{(h >> 17) % 100000:05d} "
             f"bytes={(h >> 33) % 65536} {' '.join(words)}")
     target = 150 + (h >> 50) % 51
     while len(text) < target:
         text += " " + _WORDS[(h >> (len(text) % 60)) % len(_WORDS)]
     return text[:target]
+
+
+class _Vocab:
+    """Strings as a zero-padded byte matrix (one row per string) and their lengths."""
+
+    def __init__(self, strings: list[str]) -> None:
+        raw = [s.encode() for s in strings]
+        self.width = max(1, *(len(r) for r in raw))
+        self.bytes = np.frombuffer(b"".join(r.ljust(self.width, b"\0") for r in raw), dtype=np.uint8)
+        self.bytes = self.bytes.reshape(len(raw), self.width)
+        self.lengths = np.array([len(r) for r in raw], dtype=np.int64)
+
+    def pick(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (bytes, lengths) token of string ``idx[i]`` for each row ``i``."""
+        return self.bytes[idx], self.lengths[idx]
+
+
+@lru_cache(maxsize=16)
+def _vocab(name: str, num_services: int = 0) -> _Vocab:
+    """Message pieces by name; each carries the separator that follows (or precedes) it in the text."""
+    strings = {
+        "level": lambda: [f"{lv} [" for lv in LEVELS],
+        "service": lambda: [f"svc-{i:03d}] " for i in range(num_services)],
+        "path": lambda: [f"{p} status=" for p in _PATHS],
+        "status": lambda: [f"{s} user=u" for s in _STATUSES],
+        "bytes": lambda: [f"{v} " for v in range(65536)],
+        "word": lambda: list(_WORDS),
+        "space_word": lambda: [" " + w for w in _WORDS] + [""],  # last: nothing (a row already long enough)
+    }[name]()
+    return _Vocab(strings)
+
+
+def _messages(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int) -> pa.Array:
+    """:func:`_message` of every row: the text is a sequence of tokens whose bytes and lengths are
+    gathered per row into a matrix, then each row keeps its first ``target`` bytes."""
+    target = (150 + (h >> np.uint64(50)) % np.uint64(51)).astype(np.int64)
+    offsets = np.zeros(len(h) + 1, dtype=np.int64)
+    np.cumsum(target, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    for lo in range(0, len(h), _MSG_CHUNK):
+        hi = min(lo + _MSG_CHUNK, len(h))
+        chunk = _message_bytes(h[lo:hi], lvl_idx[lo:hi], svc_idx[lo:hi], num_services, target[lo:hi])
+        data[offsets[lo]:offsets[hi]] = chunk
+    return _string_array(data, offsets)
+
+
+def _message_bytes(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int,
+                   target: np.ndarray) -> np.ndarray:
+    """The concatenated message bytes of the rows of one chunk."""
+    n_words = np.uint64(len(_WORDS))
+    user = np.concatenate([_digits((h >> np.uint64(17)) % np.uint64(100000), 5),
+                           np.broadcast_to(np.frombuffer(b" bytes=", dtype=np.uint8), (len(h), 7))], axis=1)
+    tokens = [
+        _vocab("level").pick(lvl_idx), _vocab("service", num_services).pick(svc_idx),
+        _vocab("path").pick(h % np.uint64(len(_PATHS))), _vocab("status").pick((h >> np.uint64(7)) % np.uint64(8)),
+        (user, np.full(len(h), user.shape[1], dtype=np.int64)),
+        _vocab("bytes").pick((h >> np.uint64(33)) % np.uint64(65536)), _vocab("word").pick(h % n_words),
+        *(_vocab("space_word").pick((h >> np.uint64(5 * i)) % n_words) for i in range(1, 12)),
+    ]
+    length = sum(lengths for _, lengths in tokens)
+    pad = _vocab("space_word")
+    while (short := length < target).any():  # pad with words chosen by the text's length so far
+        pick = np.where(short, (h >> (length % 60).astype(np.uint64)) % n_words, len(_WORDS))
+        tokens.append(pad.pick(pick))
+        length = length + tokens[-1][1]
+    width = sum(tok.shape[1] for tok, _ in tokens)
+    mat = np.empty((len(h), width), dtype=np.uint8)
+    keep = np.empty((len(h), width), dtype=bool)
+    pos = np.zeros(len(h), dtype=np.int64)  # where each token starts in the row's full text
+    col = 0
+    for tok, lengths in tokens:
+        w = tok.shape[1]
+        mat[:, col:col + w] = tok
+        keep[:, col:col + w] = np.arange(w) < np.minimum(lengths, target - pos)[:, None]
+        pos += lengths
+        col += w
+    return mat[keep]  # row-major: each row's kept bytes, rows in order
 
 
 def batch_table(spec: WorkloadSpec, b: int) -> pa.Table:
@@ -199,14 +331,30 @@ def batch_df(spark, spec: WorkloadSpec, b: int, num_slices: int | None = None): 
     schema = arrow_schema(spec)
 
     def gen(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for rb in batches:
-            ids = rb.column(0).to_numpy()
-            if len(ids):
-                yield from _rows(spec, b, ids.astype(np.int64), n).to_batches()
+        for ids in _id_chunks(batches, _TASK_CHUNK):
+            yield from _rows(spec, b, ids, n).to_batches()
 
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return spark.range(0, n, numPartitions=slices).mapInArrow(gen, from_arrow_schema(schema))
+
+
+_TASK_CHUNK = 65_536  # rows a Spark task generates at once (its input arrives in batches of 10k ids)
+
+
+def _id_chunks(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[np.ndarray]:
+    """The row ids of ``batches`` (first column) regrouped into int64 arrays of at least ``size`` ids (bar the last)."""
+    pending: list[np.ndarray] = []
+    count = 0
+    for rb in batches:
+        ids = rb.column(0).to_numpy().astype(np.int64)
+        pending.append(ids)
+        count += len(ids)
+        if count >= size:
+            yield np.concatenate(pending)
+            pending, count = [], 0
+    if count:
+        yield np.concatenate(pending)
 
 
 # -- corrections ------------------------------------------------------------------------------
