@@ -213,7 +213,7 @@ def _trace_ids(h: np.ndarray, b: int, rows: np.ndarray) -> pa.Array:
 
 # -- messages ---------------------------------------------------------------------------------
 _STATUSES = (200, 201, 204, 400, 404, 409, 500, 503)
-_MSG_CHUNK = 16_384  # rows assembled at once: bounds the byte matrices to a few MB
+_MSG_CHUNK = 65_536  # rows whose messages are assembled at once
 
 
 def _message(h: int, level: str, service: str) -> str:
@@ -229,81 +229,114 @@ def _message(h: int, level: str, service: str) -> str:
     return text[:target]
 
 
-class _Vocab:
-    """Strings as a zero-padded byte matrix (one row per string) and their lengths."""
-
-    def __init__(self, strings: list[str]) -> None:
-        raw = [s.encode() for s in strings]
-        self.width = max(1, *(len(r) for r in raw))
-        self.bytes = np.frombuffer(b"".join(r.ljust(self.width, b"\0") for r in raw), dtype=np.uint8)
-        self.bytes = self.bytes.reshape(len(raw), self.width)
-        self.lengths = np.array([len(r) for r in raw], dtype=np.int64)
-
-    def pick(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The (bytes, lengths) token of string ``idx[i]`` for each row ``i``."""
-        return self.bytes[idx], self.lengths[idx]
+_SPAN = 12  # prefixes of " " + word kept per word: lengths 0..11 (the longest word has 10 letters)
 
 
-@lru_cache(maxsize=16)
-def _vocab(name: str, num_services: int = 0) -> _Vocab:
-    """Message pieces by name; each carries the separator that follows (or precedes) it in the text."""
-    strings = {
-        "level": lambda: [f"{lv} [" for lv in LEVELS],
-        "service": lambda: [f"svc-{i:03d}] " for i in range(num_services)],
-        "path": lambda: [f"{p} status=" for p in _PATHS],
-        "status": lambda: [f"{s} user=u" for s in _STATUSES],
-        "bytes": lambda: [f"{v} " for v in range(65536)],
-        "word": lambda: list(_WORDS),
-        "space_word": lambda: [" " + w for w in _WORDS] + [""],  # last: nothing (a row already long enough)
-    }[name]()
-    return _Vocab(strings)
+class _Pieces:
+    """Every piece a message is cut from, as one Arrow string array and as Arrow string views of it.
+
+    Each piece carries the separators around it, so a message is its pieces concatenated."""
+
+    def __init__(self, num_services: int) -> None:
+        def ints(k: int) -> pa.Array:
+            return pc.cast(pa.array(np.arange(k)), pa.string())
+
+        kinds: dict[str, pa.Array] = {
+            "level": pa.array([f"{lv} [" for lv in LEVELS]),
+            "service": pc.binary_join_element_wise("svc-", pc.utf8_lpad(ints(num_services), width=3, padding="0"),
+                                                   "] ", ""),
+            "path_status": pa.array([f"{p} status={s} user=u" for p in _PATHS for s in _STATUSES]),
+            "user": pc.binary_join_element_wise(pc.utf8_lpad(ints(100000), width=5, padding="0"), " bytes=", ""),
+            "bytes": pc.binary_join_element_wise(ints(65536), " ", ""),
+            "word": pa.array(_WORDS),
+            "space_word": pa.array([(" " + w)[:e] for w in _WORDS for e in range(_SPAN)]),  # " " + word, cut to e
+        }
+        #: id of a kind's first piece, and every piece's length, by kind
+        self.start = dict(zip(kinds, np.cumsum([0] + [len(v) for v in kinds.values()]).tolist(), strict=False))
+        self.lengths = {k: pc.binary_length(v).to_numpy().astype(np.int64) for k, v in kinds.items()}
+        strings = pa.concat_arrays(list(kinds.values()))
+        self.data = strings.buffers()[2]
+        self.views = _string_views(strings)
+
+    def concat(self, ids: np.ndarray) -> pa.Array:
+        """A string array whose row ``i`` is the concatenation of pieces ``ids[i, :]``.
+
+        Arrow's cast from string views to strings copies the pieces one after another: the data
+        buffer then holds the rows back to back, and every ``ids.shape[1]``-th offset starts a row."""
+        n, k = ids.shape
+        views = pa.Array.from_buffers(pa.string_view(), n * k, [None, pa.py_buffer(self.views[ids.ravel()]), self.data])
+        flat = views.cast(pa.string())
+        offsets = np.frombuffer(flat.buffers()[1], dtype=np.int32)[::k]
+        return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(np.ascontiguousarray(offsets)),
+                                                      flat.buffers()[2]])
+
+
+def _string_views(strings: pa.Array) -> np.ndarray:
+    """The Arrow string view of each string: 16 bytes, its length then its bytes inline (up to 12)
+    or its 4-byte prefix, data buffer 0 and its offset there."""
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset:strings.offset + len(strings) + 1]
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+    lengths = np.diff(offsets)
+    views = np.zeros((len(strings), 16), dtype=np.uint8)
+    views[:, :4] = lengths.astype("<i4").view(np.uint8).reshape(-1, 4)
+    first12 = np.minimum(offsets[:-1, None] + np.arange(12), len(data) - 1)
+    views[:, 4:] = np.where(np.arange(12) < lengths[:, None], data[first12], 0)
+    long = lengths > 12
+    views[long, 8:12] = 0
+    views[long, 12:] = offsets[:-1][long].astype("<i4").view(np.uint8).reshape(-1, 4)
+    return views.view("V16").ravel()
+
+
+_pieces = lru_cache(maxsize=8)(_Pieces)
 
 
 def _messages(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int) -> pa.Array:
-    """:func:`_message` of every row: the text is a sequence of tokens whose bytes and lengths are
-    gathered per row into a matrix, then each row keeps its first ``target`` bytes."""
+    """:func:`_message` of every row, in chunks of :data:`_MSG_CHUNK` rows."""
+    chunks = [_message_chunk(h[lo:lo + _MSG_CHUNK], lvl_idx[lo:lo + _MSG_CHUNK], svc_idx[lo:lo + _MSG_CHUNK],
+                             num_services) for lo in range(0, len(h), _MSG_CHUNK)]
+    if len(chunks) == 1:
+        return chunks[0]
+    return pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())
+
+
+def _message_chunk(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int) -> pa.Array:
+    """Each row's message as the pieces it is made of, the last cut at the row's target length.
+
+    The head (level .. first word) is at most 80 bytes, shorter than any target (150..200): never cut."""
+    pieces = _pieces(num_services)
+    start, plen = pieces.start, pieces.lengths
+    n = len(h)
+    nw = np.uint64(len(_WORDS))
     target = (150 + (h >> np.uint64(50)) % np.uint64(51)).astype(np.int64)
-    offsets = np.zeros(len(h) + 1, dtype=np.int64)
-    np.cumsum(target, out=offsets[1:])
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    for lo in range(0, len(h), _MSG_CHUNK):
-        hi = min(lo + _MSG_CHUNK, len(h))
-        chunk = _message_bytes(h[lo:hi], lvl_idx[lo:hi], svc_idx[lo:hi], num_services, target[lo:hi])
-        data[offsets[lo]:offsets[hi]] = chunk
-    return _string_array(data, offsets)
+    head = [("level", lvl_idx), ("service", svc_idx),
+            ("path_status", (h % np.uint64(len(_PATHS))) * np.uint64(8) + (h >> np.uint64(7)) % np.uint64(8)),
+            ("user", (h >> np.uint64(17)) % np.uint64(100000)), ("bytes", (h >> np.uint64(33)) % np.uint64(65536)),
+            ("word", h % nw)]
+    every = slice(None)
+    columns: list[tuple[slice | np.ndarray, np.ndarray]] = []  # (rows, piece id): one per piece of the text
+    length = np.zeros(n, dtype=np.int64)
+    for kind, idx in head:
+        idx = idx.astype(np.int64)
+        columns.append((every, start[kind] + idx))
+        length += plen[kind][idx]
+    word_len = plen["word"] + 1  # with its leading space
 
+    def space_word(rows: slice | np.ndarray, word: np.ndarray) -> None:
+        """Add " " + word (cut at the row's target) to each of ``rows``."""
+        keep = np.clip(target[rows] - length[rows], 0, word_len[word])
+        columns.append((rows, start["space_word"] + word * _SPAN + keep))
+        length[rows] += word_len[word]
 
-def _message_bytes(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int,
-                   target: np.ndarray) -> np.ndarray:
-    """The concatenated message bytes of the rows of one chunk."""
-    n_words = np.uint64(len(_WORDS))
-    user = np.concatenate([_digits((h >> np.uint64(17)) % np.uint64(100000), 5),
-                           np.broadcast_to(np.frombuffer(b" bytes=", dtype=np.uint8), (len(h), 7))], axis=1)
-    tokens = [
-        _vocab("level").pick(lvl_idx), _vocab("service", num_services).pick(svc_idx),
-        _vocab("path").pick(h % np.uint64(len(_PATHS))), _vocab("status").pick((h >> np.uint64(7)) % np.uint64(8)),
-        (user, np.full(len(h), user.shape[1], dtype=np.int64)),
-        _vocab("bytes").pick((h >> np.uint64(33)) % np.uint64(65536)), _vocab("word").pick(h % n_words),
-        *(_vocab("space_word").pick((h >> np.uint64(5 * i)) % n_words) for i in range(1, 12)),
-    ]
-    length = sum(lengths for _, lengths in tokens)
-    pad = _vocab("space_word")
-    while (short := length < target).any():  # pad with words chosen by the text's length so far
-        pick = np.where(short, (h >> (length % 60).astype(np.uint64)) % n_words, len(_WORDS))
-        tokens.append(pad.pick(pick))
-        length = length + tokens[-1][1]
-    width = sum(tok.shape[1] for tok, _ in tokens)
-    mat = np.empty((len(h), width), dtype=np.uint8)
-    keep = np.empty((len(h), width), dtype=bool)
-    pos = np.zeros(len(h), dtype=np.int64)  # where each token starts in the row's full text
-    col = 0
-    for tok, lengths in tokens:
-        w = tok.shape[1]
-        mat[:, col:col + w] = tok
-        keep[:, col:col + w] = np.arange(w) < np.minimum(lengths, target - pos)[:, None]
-        pos += lengths
-        col += w
-    return mat[keep]  # row-major: each row's kept bytes, rows in order
+    for i in range(1, 12):
+        space_word(every, ((h >> np.uint64(5 * i)) % nw).astype(np.int64))
+    rows = np.flatnonzero(length < target)
+    while len(rows):  # pad with words chosen by the text's length so far
+        space_word(rows, ((h[rows] >> (length[rows] % 60).astype(np.uint64)) % nw).astype(np.int64))
+        rows = rows[length[rows] < target[rows]]
+    ids = np.full((n, len(columns)), start["space_word"], dtype=np.int32)  # " request"[:0]: the empty piece
+    for col, (rows, piece) in enumerate(columns):
+        ids[rows, col] = piece
+    return pieces.concat(ids)
 
 
 def batch_table(spec: WorkloadSpec, b: int) -> pa.Table:
