@@ -3,7 +3,7 @@
 Every value of row ``i`` of batch ``b`` comes from a counter-based hash of ``(seed, b, i,
 stream)`` (splitmix64), so a row does not depend on which task or executor produced it: the
 pyarrow path (:func:`batch_table`) and the Spark path (:func:`batch_df`, generated inside tasks
-by ``mapInArrow`` over ``spark.range``) yield identical rows whatever the number of slices.
+by ``mapInArrow`` over a range of chunk ids) yield identical rows whatever the number of slices.
 """
 
 from __future__ import annotations
@@ -358,36 +358,28 @@ def batch_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
 
 
 def batch_df(spark, spec: WorkloadSpec, b: int, num_slices: int | None = None):  # noqa: ANN001, ANN201
-    """Batch ``b`` generated inside Spark tasks; identical rows to :func:`batch_table`."""
+    """Batch ``b`` generated inside Spark tasks; identical rows (and row order) to :func:`batch_table`.
+
+    Tasks take consecutive chunks of rows (of at most :data:`_TASK_CHUNK`); by default one task
+    per core, fewer for a batch of fewer chunks. The input is one id per chunk, not per row."""
     n = batch_num_records(spec, b)
-    slices = num_slices or max(1, min(8, n // 50_000 + 1))
+    slices = num_slices or max(1, min(spark.sparkContext.defaultParallelism, -(-n // _TASK_CHUNK)))
+    chunk = min(_TASK_CHUNK, -(-n // slices))
     schema = arrow_schema(spec)
 
     def gen(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for ids in _id_chunks(batches, _TASK_CHUNK):
-            yield from _rows(spec, b, ids, n).to_batches()
+        for rb in batches:
+            for c in rb.column(0).to_pylist():
+                rows = np.arange(c * chunk, min((c + 1) * chunk, n), dtype=np.int64)
+                yield from _rows(spec, b, rows, n).to_batches(max_chunksize=_SEND_ROWS)
 
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return spark.range(0, n, numPartitions=slices).mapInArrow(gen, from_arrow_schema(schema))
+    return spark.range(0, -(-n // chunk), numPartitions=slices).mapInArrow(gen, from_arrow_schema(schema))
 
 
-_TASK_CHUNK = 65_536  # rows a Spark task generates at once (its input arrives in batches of 10k ids)
-
-
-def _id_chunks(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[np.ndarray]:
-    """The row ids of ``batches`` (first column) regrouped into int64 arrays of at least ``size`` ids (bar the last)."""
-    pending: list[np.ndarray] = []
-    count = 0
-    for rb in batches:
-        ids = rb.column(0).to_numpy().astype(np.int64)
-        pending.append(ids)
-        count += len(ids)
-        if count >= size:
-            yield np.concatenate(pending)
-            pending, count = [], 0
-    if count:
-        yield np.concatenate(pending)
+_TASK_CHUNK = 65_536  # rows a Spark task generates at once
+_SEND_ROWS = 8_192  # rows per Arrow batch sent to the JVM (smaller batches convert faster there)
 
 
 # -- corrections ------------------------------------------------------------------------------
