@@ -229,7 +229,7 @@ def _message(h: int, level: str, service: str) -> str:
     return text[:target]
 
 
-_SPAN = 12  # prefixes of " " + word kept per word: lengths 0..11 (the longest word has 10 letters)
+_PAIR_SPAN = 23  # prefixes of " " + word + " " + word kept per pair: lengths 0..22 (words have up to 10 letters)
 
 
 class _Pieces:
@@ -249,7 +249,7 @@ class _Pieces:
             "user": pc.binary_join_element_wise(pc.utf8_lpad(ints(100000), width=5, padding="0"), " bytes=", ""),
             "bytes": pc.binary_join_element_wise(ints(65536), " ", ""),
             "word": pa.array(_WORDS),
-            "space_word": pa.array([(" " + w)[:e] for w in _WORDS for e in range(_SPAN)]),  # " " + word, cut to e
+            "word_pair": pa.array([(f" {a} {b}")[:e] for a in _WORDS for b in _WORDS for e in range(_PAIR_SPAN)]),
         }
         #: id of a kind's first piece, and every piece's length, by kind
         self.start = dict(zip(kinds, np.cumsum([0] + [len(v) for v in kinds.values()]).tolist(), strict=False))
@@ -300,9 +300,10 @@ def _messages(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_servi
 
 
 def _message_chunk(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int) -> pa.Array:
-    """Each row's message as the pieces it is made of, the last cut at the row's target length.
+    """Each row's message as the pieces it is made of, cut at the row's target length.
 
-    The head (level .. first word) is at most 80 bytes, shorter than any target (150..200): never cut."""
+    The head (level .. first word) is at most 80 bytes, shorter than any target (150..200): never cut.
+    The words after it (11, then padding) go two to a piece, the piece cut where the target falls."""
     pieces = _pieces(num_services)
     start, plen = pieces.start, pieces.lengths
     n = len(h)
@@ -312,30 +313,29 @@ def _message_chunk(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_
             ("path_status", (h % np.uint64(len(_PATHS))) * np.uint64(8) + (h >> np.uint64(7)) % np.uint64(8)),
             ("user", (h >> np.uint64(17)) % np.uint64(100000)), ("bytes", (h >> np.uint64(33)) % np.uint64(65536)),
             ("word", h % nw)]
-    every = slice(None)
-    columns: list[tuple[slice | np.ndarray, np.ndarray]] = []  # (rows, piece id): one per piece of the text
-    length = np.zeros(n, dtype=np.int64)
-    for kind, idx in head:
-        idx = idx.astype(np.int64)
-        columns.append((every, start[kind] + idx))
-        length += plen[kind][idx]
+    columns = [start[kind] + idx.astype(np.int64) for kind, idx in head]  # piece ids, one column per piece
+    length = sum(plen[kind][col - start[kind]] for (kind, _), col in zip(head, columns, strict=True))
+    pos = length.copy()  # where the words after the head start
     word_len = plen["word"] + 1  # with its leading space
-
-    def space_word(rows: slice | np.ndarray, word: np.ndarray) -> None:
-        """Add " " + word (cut at the row's target) to each of ``rows``."""
-        keep = np.clip(target[rows] - length[rows], 0, word_len[word])
-        columns.append((rows, start["space_word"] + word * _SPAN + keep))
-        length[rows] += word_len[word]
-
-    for i in range(1, 12):
-        space_word(every, ((h >> np.uint64(5 * i)) % nw).astype(np.int64))
+    words = [((h >> np.uint64(5 * i)) % nw).astype(np.int64) for i in range(1, 12)]
+    for w in words:
+        length += word_len[w]
     rows = np.flatnonzero(length < target)
-    while len(rows):  # pad with words chosen by the text's length so far
-        space_word(rows, ((h[rows] >> (length[rows] % 60).astype(np.uint64)) % nw).astype(np.int64))
+    while len(rows):  # pad with words chosen by the text's length so far (rows done meanwhile: any word)
+        pad = np.zeros(n, dtype=np.int64)
+        pad[rows] = ((h[rows] >> (length[rows] % 60).astype(np.uint64)) % nw).astype(np.int64)
+        words.append(pad)
+        length[rows] += word_len[pad[rows]]
         rows = rows[length[rows] < target[rows]]
-    ids = np.full((n, len(columns)), start["space_word"], dtype=np.int32)  # " request"[:0]: the empty piece
-    for col, (rows, piece) in enumerate(columns):
-        ids[rows, col] = piece
+    words += [np.zeros(n, dtype=np.int64)] * (len(words) % 2)
+    for first, second in zip(words[0::2], words[1::2], strict=True):
+        both = word_len[first] + word_len[second]
+        keep = np.clip(target - pos, 0, both)
+        columns.append(start["word_pair"] + (first * len(_WORDS) + second) * _PAIR_SPAN + keep)
+        pos += both
+    ids = np.empty((n, len(columns)), dtype=np.int32)
+    for j, col in enumerate(columns):
+        ids[:, j] = col
     return pieces.concat(ids)
 
 
