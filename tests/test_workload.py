@@ -6,6 +6,7 @@ import io
 import subprocess
 import sys
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -14,11 +15,15 @@ import pytest
 from workloads.generator import (
     LEVEL_SHARES,
     LEVELS,
+    S_KEY,
+    S_MSG,
+    _message,
     batch_deletes_table,
     batch_df,
     batch_num_records,
     batch_table,
     batch_updates_table,
+    hash64,
 )
 from workloads.spec import WorkloadSpec, WorkloadSpecError
 from workloads.truth import GroundTruth, cumulative_truth, expected_table
@@ -59,6 +64,20 @@ def test_same_seed_same_bytes_other_seed_differs() -> None:
 
     assert parquet_bytes(SPEC) == parquet_bytes(SPEC)
     assert parquet_bytes(SPEC) != parquet_bytes(SPEC.model_copy(update={"seed": 12}))
+
+
+def test_vectorised_columns_equal_their_per_row_definitions() -> None:
+    """Messages and trace ids are built with numpy/Arrow; they must equal the per-row formulas exactly."""
+    spec = SPEC.model_copy(update={"num_services": 1500, "service_skew": 0.0, "batch_records": 20_000})
+    tbl = batch_table(spec, 2)
+    rows = np.arange(tbl.num_rows, dtype=np.int64)
+    msg_hash = hash64(spec.seed, 2, rows, S_MSG).tolist()
+    expected = [_message(h, lv, sv) for h, lv, sv in
+                zip(msg_hash, tbl.column("level").to_pylist(), tbl.column("service").to_pylist(), strict=True)]
+    assert tbl.column("message").to_pylist() == expected
+    assert any(len(s) > 7 for s in tbl.column("service").to_pylist())  # svc-1000 and up: wider than 3 digits
+    keys = [f"{h:016x}-{2:06d}-{r:08d}" for h, r in zip(hash64(spec.seed, 2, rows, S_KEY).tolist(), rows, strict=True)]
+    assert tbl.column("trace_id").to_pylist() == keys
 
 
 def test_distributions_roughly_as_configured() -> None:
