@@ -282,7 +282,7 @@ def _string_views(strings: pa.Array) -> np.ndarray:
     first12 = np.minimum(offsets[:-1, None] + np.arange(12), len(data) - 1)
     views[:, 4:] = np.where(np.arange(12) < lengths[:, None], data[first12], 0)
     long = lengths > 12
-    views[long, 8:12] = 0
+    views[long, 8:12] = 0  # data buffer 0
     views[long, 12:] = offsets[:-1][long].astype("<i4").view(np.uint8).reshape(-1, 4)
     return views.view("V16").ravel()
 
@@ -294,16 +294,17 @@ def _messages(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_servi
     """:func:`_message` of every row, in chunks of :data:`_MSG_CHUNK` rows."""
     chunks = [_message_chunk(h[lo:lo + _MSG_CHUNK], lvl_idx[lo:lo + _MSG_CHUNK], svc_idx[lo:lo + _MSG_CHUNK],
                              num_services) for lo in range(0, len(h), _MSG_CHUNK)]
-    if len(chunks) == 1:
-        return chunks[0]
-    return pa.concat_arrays(chunks) if chunks else pa.array([], pa.string())
+    if not chunks:
+        return pa.array([], pa.string())
+    return chunks[0] if len(chunks) == 1 else pa.concat_arrays(chunks)
 
 
 def _message_chunk(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int) -> pa.Array:
     """Each row's message as the pieces it is made of, cut at the row's target length.
 
-    The head (level .. first word) is at most 80 bytes, shorter than any target (150..200): never cut.
-    The words after it (11, then padding) go two to a piece, the piece cut where the target falls."""
+    The head (level .. first word) is at most 80 bytes (services number at most 100,000), shorter than
+    any target (150..200): never cut. The words after it (11, then padding) go two to a piece, the
+    piece cut where the target falls."""
     pieces = _pieces(num_services)
     start, plen = pieces.start, pieces.lengths
     n = len(h)
@@ -321,7 +322,7 @@ def _message_chunk(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_
     for w in words:
         length += word_len[w]
     rows = np.flatnonzero(length < target)
-    while len(rows):  # pad with words chosen by the text's length so far (rows done meanwhile: any word)
+    while len(rows):  # pad with words chosen by the text's length so far; rows already done get word 0, cut off
         pad = np.zeros(n, dtype=np.int64)
         pad[rows] = ((h[rows] >> (length[rows] % 60).astype(np.uint64)) % nw).astype(np.int64)
         words.append(pad)
