@@ -8,7 +8,8 @@ Runs ``bench/scenarios/ci.yaml`` and compares it with the committed ``bench/base
 - timings are compared as ratios to calibrations measured in the same run (ingest p50 / a plain
   Spark append of batch 0; maintenance per run / a pyarrow rewrite of the final live files) and fail
   when a ratio exceeds ``RATIO_TOLERANCE`` = 3x the baseline's, because CI machines are shared
-  and noisy (a 3x slowdown relative to the same machine's own reference is not noise).
+  and noisy (a 3x slowdown relative to the same machine's own reference is not noise); when only
+  ratios fail, the scenario is run once more and each ratio keeps its better value (DuckDB's re-run).
 
 API: ``extract_figures(results)``, ``write_baseline(results, path, reason)``,
 ``check(baseline, results) -> CompareResult``, ``perf_check(baseline_path, run_dir)`` and
@@ -189,17 +190,41 @@ def run_perf_check(update_baseline: bool = False, reason: str | None = None,
     from bench.scenario import load_scenario
 
     out_dir = Path(out) if out else Path(tempfile.mkdtemp(prefix="layoutbench-perf-"))
-    run_dir = run_scenario(load_scenario(CI_SCENARIO), out=out_dir, progress=False, run_id="perf-check")
-    results = Results(run_dir)
-    if not results.run["verification"]["ok"]:
-        raise RuntimeError("perf-check run failed verification: " + "; ".join(results.run["verification"]["failures"]))
-    current = extract_figures(results, results.run.get("calibration") or calibrate_same_run(results))
-    (run_dir / "perf_figures.json").write_text(json.dumps(current, indent=2))
+
+    def measure(run_id: str) -> tuple[Path, Results, dict[str, Any]]:
+        run_dir = run_scenario(load_scenario(CI_SCENARIO), out=out_dir, progress=False, run_id=run_id)
+        results = Results(run_dir)
+        if not results.run["verification"]["ok"]:
+            raise RuntimeError("perf-check run failed verification: "
+                               + "; ".join(results.run["verification"]["failures"]))
+        figures = extract_figures(results, results.run.get("calibration") or calibrate_same_run(results))
+        (run_dir / "perf_figures.json").write_text(json.dumps(figures, indent=2))
+        return run_dir, results, figures
+
+    run_dir, results, current = measure("perf-check")
     if update_baseline:
         figures = dict(current)
         figures["git_sha"] = results.run.get("git", {}).get("sha")
         write_baseline(figures, BASELINE, reason or "")
         return None, run_dir
     res = check(BASELINE, current)
+    if res.regressed and only_timing_regressed(res):
+        # DuckDB's rule: re-run what looks regressed; a timing ratio must be slow in both runs to fail.
+        _, _, again = measure("perf-check-rerun")
+        current = best_of(current, again)
+        res = check(BASELINE, current)
+        res.notes.append("timing ratios regressed in the first run: re-ran the scenario, kept each ratio's best")
     (run_dir / "perf_check.md").write_text(res.to_markdown())
     return res, run_dir
+
+
+def only_timing_regressed(res: CompareResult) -> bool:
+    """True when every regressed row is a timing ratio (deterministic figures never get a re-run)."""
+    bad = [r for r in res.rows if r["verdict"] == "regressed"]
+    return bool(bad) and all("/" in r["metric"] for r in bad)
+
+
+def best_of(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """``a`` with each timing ratio replaced by the lower of the two runs' values."""
+    ratios = {k: min(v, b["ratios"].get(k, v)) for k, v in a["ratios"].items()}
+    return {**a, "ratios": ratios}
