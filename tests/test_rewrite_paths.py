@@ -12,7 +12,9 @@ from engine_helpers import ingest, new_table, spec
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.engine import ClusteringEngine, Option2Config
 from engines.spark import arrow_rewrite
+from engines.table.rollback import rollback_inflight
 from engines.table.table import HudiTable
+from engines.table.timeline import REPLACE, Instant, State
 from workloads.generator import batch_table
 
 DATA = ["ts", "dt", "service", "host", "level", "trace_id", "latency_ms", "message"]
@@ -93,3 +95,20 @@ def test_foreign_files_take_the_spark_path(spark, tmp_path) -> None:
     path = e.table.storage.abs(slices[0].path)
     pq.write_table(pq.read_table(path), path, store_schema=False)  # as a non-Arrow writer would
     assert arrow_rewrite.inspect_inputs(e.table.storage, slices, True) is None
+
+
+def test_sorted_runs_left_by_a_killed_attempt_are_rolled_back(spark, tmp_path) -> None:
+    ws = spec(num_partitions=1, num_batches=3, batch_records=1000)
+    e = ClusteringEngine(new_table(tmp_path / "t"), Option2Config(clustering=ClusteringConfig(
+        small_file_limit=1 << 30, target_file_size=1 << 30, sort_columns=("service",))))
+    ingest(spark, e, ws, range(3))
+    instant = e.schedule()
+    # what a SIGKILL during stage 2 leaves: an inflight instant and sorted runs on storage
+    e.table.refresh().transition_to_inflight(Instant(instant, REPLACE, State.REQUESTED))
+    e.table.storage.write_atomic(f".hoodie/.temp/{instant}/group-0/run-0.arrow", b"partial")
+    assert rollback_inflight(e.table, instant, keep_plan=True).plan_kept
+    assert not e.table.storage.exists(f".hoodie/.temp/{instant}")
+    e.execute(instant)
+    assert sorted(pa.concat_tables([pq.read_table(e.table.storage.abs(s.path)) for s in e.snapshot()])
+                  .column("trace_id").to_pylist()) == sorted(
+        pa.concat_tables([batch_table(ws, b) for b in range(3)]).column("trace_id").to_pylist())
