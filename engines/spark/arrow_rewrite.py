@@ -164,6 +164,53 @@ def sort_indices(table: pa.Table, keys: Sequence[str]) -> pa.Array:
     return pc.sort_indices(table, sort_keys=[(c, "ascending") for c in keys], null_placement="at_start")
 
 
+def sort_run(spec: WriteSpec, inputs: Inputs, run: list[Run], keys: Sequence[str],
+             path: str) -> list[tuple[Key, int]]:
+    """Stage 1 task: sort ``run`` by ``keys`` into the IPC file ``path``; return its sampled keys."""
+    fs, root = _filesystem(spec.base_uri)
+    parts = list(read_run(fs, root, inputs, run))
+    table = (pa.concat_tables(parts) if parts else inputs.schema.empty_table()).combine_chunks()
+    table = table.take(sort_indices(table, keys))  # take on one chunk per column: ~5x faster
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    with fs.open_output_stream(path) as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=65_536)
+    n = table.num_rows
+    stride = max(1, math.ceil(n / SAMPLES_PER_RUN))
+    picked = table.select(list(keys)).take(pa.array(range(0, n, stride), pa.int64())).to_pydict()
+    return [(sort_key(vals), min(stride, n - i * stride))
+            for i, vals in enumerate(zip(*(picked[c] for c in keys), strict=True))]
+
+
+def merge_range(spec: WriteSpec, run_paths: Sequence[str], keys: Sequence[str], cuts: list[Key | None],
+                task: int, attempt: int) -> list[WriteStat]:
+    """Stage 2 task: the rows of every sorted run between ``cuts[0]`` and ``cuts[-1]``, merged chunk by
+    chunk, written as one file."""
+    fs, _ = _filesystem(spec.base_uri)
+    tables = [_open_ipc(fs, p) for p in run_paths]
+    positions = []
+    for t in tables:
+        cols = [t.column(c) for c in keys]
+        n = t.num_rows
+
+        def key_at(i: int, cols: list[pa.ChunkedArray] = cols) -> Key:
+            return sort_key([c[i].as_py() for c in cols])
+
+        pos, lo = [], 0
+        for j, k in enumerate(cuts):
+            lo = (0 if j == 0 else n) if k is None else search(key_at, n, k, lo)
+            pos.append(lo)
+        positions.append(pos)
+
+    def chunks() -> Iterator[pa.Table]:
+        for j in range(len(cuts) - 1):
+            pieces = [t.slice(p[j], p[j + 1] - p[j]) for t, p in zip(tables, positions, strict=True)]
+            chunk = pa.concat_tables([x for x in pieces if x.num_rows] or pieces[:1]).combine_chunks()
+            if chunk.num_rows:
+                yield chunk.take(sort_indices(chunk, keys))
+
+    return write_partition_rows(spec, rebatch(chunks(), spec.row_group_rows), task, attempt)
+
+
 def rewrite_sorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_outputs: int,
                    sort_columns: Sequence[str], fault_point: str | None) -> list[WriteStat]:
     """Sort runs of the input (stage 1), then merge disjoint key ranges into the outputs (stage 2)."""
@@ -175,52 +222,13 @@ def rewrite_sorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_out
     fs, root = _filesystem(spec.base_uri)
     temp = f"{root}/{TEMP_DIR}/{spec.instant}/{spec.file_id_prefix or 'rewrite'}"
     run_paths = [f"{temp}/run-{i}.arrow" for i in range(num_runs)]
-
-    def sort_run(index: int, attempt: int) -> list[tuple[Key, int]]:
-        tfs, troot = _filesystem(spec.base_uri)
-        parts = list(read_run(tfs, troot, inputs, runs[index]))
-        table = pa.concat_tables(parts) if parts else inputs.schema.empty_table()
-        table = table.take(sort_indices(table, keys))
-        tfs.create_dir(temp, recursive=True)
-        with tfs.open_output_stream(run_paths[index]) as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table, max_chunksize=65_536)
-        n = table.num_rows
-        stride = max(1, math.ceil(n / SAMPLES_PER_RUN))
-        picked = table.select(keys).take(pa.array(range(0, n, stride), pa.int64())).to_pydict()
-        return [(sort_key(vals), min(stride, n - i * stride))
-                for i, vals in enumerate(zip(*(picked[c] for c in keys), strict=True))]
-
-    def merge(index: int, attempt: int, cuts: list[Key | None]) -> list[WriteStat]:
-        tfs, _ = _filesystem(spec.base_uri)
-        tables = [_open_ipc(tfs, p) for p in run_paths]
-        positions = []
-        for t in tables:
-            cols = [t.column(c) for c in keys]
-            n = t.num_rows
-
-            def key_at(i: int, cols: list[pa.ChunkedArray] = cols) -> Key:
-                return sort_key([c[i].as_py() for c in cols])
-
-            pos, lo = [], 0
-            for j, k in enumerate(cuts):
-                lo = (0 if j == 0 else n) if k is None else search(key_at, n, k, lo)
-                pos.append(lo)
-            positions.append(pos)
-
-        def chunks() -> Iterator[pa.Table]:
-            for j in range(len(cuts) - 1):
-                pieces = [t.slice(p[j], p[j + 1] - p[j]) for t, p in zip(tables, positions, strict=True)]
-                chunk = pa.concat_tables([x for x in pieces if x.num_rows] or pieces[:1])
-                if chunk.num_rows:
-                    yield chunk.take(sort_indices(chunk, keys))
-
-        return write_partition_rows(spec, rebatch(chunks(), spec.row_group_rows), index, attempt)
-
     try:
-        samples = [s for per_run in _tasks(spark, num_runs, sort_run) for s in per_run]
+        samples = [s for per_run in _tasks(spark, num_runs, lambda i, a: sort_run(spec, inputs, runs[i], keys,
+                                                                                   run_paths[i]))
+                   for s in per_run]
         plan = plan_cuts(samples, num_outputs, CHUNK_ROWS)
         stats = run_write_job(spec, fault_point, lambda: _tasks(
-            spark, num_outputs, lambda i, a: merge(i, a, plan[i]) if plan[i] else []))
+            spark, num_outputs, lambda i, a: merge_range(spec, run_paths, keys, plan[i], i, a) if plan[i] else []))
     finally:
         if fs.get_file_info(temp).type == pafs.FileType.Directory:
             fs.delete_dir(temp)
