@@ -21,10 +21,10 @@ Everything is a pure function of the inputs, so reruns write the same bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,7 +37,8 @@ from engines.spark.writer import WriteSpec, _filesystem, run_write_job, write_pa
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
 from engines.table.storage import Storage
 
-RUN_BYTES = 128 << 20  # input bytes one sorting task holds at most
+RUN_BYTES = 128 << 20  # uncompressed input bytes one sorting task holds at most
+T = TypeVar("T")
 CHUNK_ROWS = 262_144  # rows merged at a time by an output task
 SAMPLES_PER_RUN = 2048
 TEMP_DIR = ".hoodie/.temp"
@@ -53,7 +54,7 @@ class Inputs:
     group_rows: list[list[int]]  # rows of each row group, per file
     columns: list[str]
     schema: pa.Schema
-    total_bytes: int
+    total_bytes: int  # uncompressed, from the row-group metadata
 
     @property
     def row_counts(self) -> list[int]:
@@ -82,7 +83,8 @@ def inspect_inputs(storage: Storage, slices: Sequence[FileSlice], keep_meta: boo
 
 
 def sortable(schema: pa.Schema, columns: Sequence[str]) -> bool:
-    """Whether the pyarrow sorted path orders these columns exactly as Spark would."""
+    """Whether the pyarrow sorted path orders these columns exactly as Spark would (strings, binary,
+    integers, booleans, dates, timestamps; floats go to Spark, whose NaN ordering differs)."""
     return all(c in schema.names and any(t(schema.field(c).type) for t in _SORTABLE) for c in columns)
 
 
@@ -120,10 +122,10 @@ def rebatch(tables: Iterable[pa.Table], rows: int) -> Iterator[pa.Table]:
         yield pa.concat_tables(buf)
 
 
-def _tasks(spark: SparkSession, n: int, fn: Any) -> list[Any]:
+def _tasks(spark: SparkSession, n: int, fn: Callable[[int, int], T]) -> list[T]:
     """Run ``fn(index, attempt)`` as ``n`` Spark tasks; their results in index order."""
 
-    def body(index: int, _rows: Iterator[int]) -> Iterator[Any]:
+    def body(index: int, _rows: Iterator[int]) -> Iterator[tuple[int, T]]:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
