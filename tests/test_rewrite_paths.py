@@ -95,6 +95,11 @@ def test_foreign_files_take_the_spark_path(spark, tmp_path) -> None:
     path = e.table.storage.abs(slices[0].path)
     pq.write_table(pq.read_table(path), path, store_schema=False)  # as a non-Arrow writer would
     assert arrow_rewrite.inspect_inputs(e.table.storage, slices, True) is None
+    e.execute(e.schedule())  # the Spark path: same rows, each output sorted by record key
+    outs = [pq.read_table(e.table.storage.abs(s.path)) for s in e.snapshot()]
+    assert sorted(pa.concat_tables(outs).column("trace_id").to_pylist()) == sorted(
+        pa.concat_tables([batch_table(ws, b) for b in range(2)]).column("trace_id").to_pylist())
+    assert all(t.column("trace_id").to_pylist() == sorted(t.column("trace_id").to_pylist()) for t in outs)
 
 
 def test_sorted_runs_left_by_a_killed_attempt_are_rolled_back(spark, tmp_path) -> None:
