@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pyarrow.parquet as pq
 import pytest
@@ -63,6 +64,11 @@ def test_readers_always_see_ground_truth_through_schedule_execute_commit_clean(s
     for t in threads:
         t.start()
     try:
+        # both readers warmed up first: a reader's first Spark query (codegen, cold workers) can outlast
+        # execute + two ingests, and a snapshot older than the retained commits is the cleaner's to break
+        deadline = time.monotonic() + 120
+        while {kind for kind, _ in outcomes} != {"arrow", "spark"} and time.monotonic() < deadline:
+            time.sleep(0.05)
         instant = e.schedule()
         assert hudi_keys(e.table) == truth[4]
         res = e.execute(instant)

@@ -18,8 +18,9 @@ Decisions where the RFC is silent, taken as a Hudi committer would:
   (``cbd_delete="immediate"``) still breaks a reader that listed its files before the commit, so
   the default (``cbd_delete="cleaner"``) leaves them to the KEEP_LATEST_COMMITS cleaner: fixing the
   RFC's order converges to Option 2's snapshot isolation.
-- Memory while merging is bounded by Spark: each operation is one Spark job whose rows are
-  range-spread over ``ceil(total/target)`` tasks, each streaming one output file.
+- Each operation is one rewrite (:mod:`engines.spark.rewrite`) into ``ceil(total/target)``
+  evenly sized files, one Spark task each, streaming its rows (bounded memory): contiguous runs
+  of the input files without sort columns, disjoint sorted key ranges with them.
 - Operations run concurrently on a thread pool of ``max_parallel_operations`` Spark jobs.
 """
 

@@ -7,10 +7,10 @@ Decisions:
 - Execute: an inflight attempt left by a crash is first rolled back (its files removed, plan
   kept), then requested -> inflight (empty content, as Hudi), then one Spark job per group on a
   pool of ``max_parallel_groups`` threads (Hudi's ``hoodie.clustering.max.parallelism``). A group
-  reads exactly the plan's slice paths, orders its rows (none / linear / z-order / Hilbert),
-  spreads them over ``numOutputFiles`` tasks of near-equal row counts (round robin without a
-  sort, range partitions on the sort key with one), and each task writes one new file group:
-  489 MB at a 300 MB target gives two ~245 MB files. A task rolls to a further file only past
+  reads exactly the plan's slice paths, orders its rows (none / linear / z-order / Hilbert) and
+  spreads them over ``numOutputFiles`` tasks of near-equal row counts (contiguous runs of the
+  input without a sort, disjoint key ranges with one; :mod:`engines.spark.rewrite`), and each
+  task writes one new file group: 489 MB at a 300 MB target gives two ~245 MB files. A task rolls to a further file only past
   1.1 x target (Hudi's ``hoodie.parquet.compression.ratio`` headroom), so the target holds even
   when a range partition is skewed.
 - Nothing is visible until ``<T>.replacecommit`` (operationType ``CLUSTER``,
@@ -35,9 +35,8 @@ from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan, RequestedReplace
 from engines.clustering.planner import plan_clustering
 from engines.spark.insert import commit_write, write_spec_for
-from engines.spark.rewrite import order_rows, read_files
+from engines.spark.rewrite import rewrite_files
 from engines.spark.session import get_spark
-from engines.spark.writer import write_dataframe
 from engines.table import faults
 from engines.table.model import WriteStat
 from engines.table.rollback import rollback_inflight
@@ -87,17 +86,22 @@ def schedule(table: HudiTable, config: ClusteringConfig, ordering: str | None = 
     return ts
 
 
+def _data_columns(table: HudiTable, group: ClusteringGroup) -> list[str]:
+    """Data columns of the group's first file (by path), in file order: the columns given statistics."""
+    first = min(s.path for s in group.slices)
+    names = table.storage.parquet_metadata(first).schema.to_arrow_schema().names
+    return [c for c in names if not c.startswith("_hoodie_")]
+
+
 def cluster_group(table: HudiTable, group: ClusteringGroup, plan: ClusteringPlan, instant: str, index: int,
                   ordering: str, row_group_rows: int, preserve_commit_metadata: bool) -> list[WriteStat]:
     """One Spark job: read the group's files, order, write ``numOutputFiles`` evenly sized new file groups."""
-    spark = get_spark()
-    df = read_files(spark, table.storage, group.slices, keep_meta=preserve_commit_metadata)
     spec = write_spec_for(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
-                          stats_columns=[c for c in df.columns if not c.startswith("_hoodie_")],
+                          stats_columns=_data_columns(table, group),
                           preserve_commit_metadata=preserve_commit_metadata,
                           target_file_bytes=int(plan.target_file_size * ROLL_HEADROOM))
-    ordered = order_rows(df, group.num_output_files, ordering, plan.sort_columns, table.record_key)  # type: ignore[arg-type]
-    return write_dataframe(ordered, spec, fault_point="clustering.mid_group")
+    return rewrite_files(get_spark(), table.storage, group.slices, spec, group.num_output_files,
+                         ordering, plan.sort_columns, fault_point="clustering.mid_group")  # type: ignore[arg-type]
 
 
 def execute(table: HudiTable, instant: str, ordering: str | None = None, max_parallel_groups: int = 2,

@@ -52,7 +52,9 @@ def arrow_schema_of(df: DataFrame) -> pa.Schema:
 
 
 def remove_uncommitted_leftovers(table: HudiTable, instant: str, stats: list[WriteStat]) -> int:
-    """Delete files named with ``instant`` in the touched partitions that the stats do not list."""
+    """Delete files named with ``instant`` in the touched partitions that the stats do not list,
+    and the instant's temporary directory (sorted runs of a rewrite)."""
+    table.storage.delete_dir(f".hoodie/.temp/{instant}")
     keep = {s.path for s in stats}
     removed = 0
     for partition in sorted({s.partition for s in stats}):

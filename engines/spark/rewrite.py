@@ -1,10 +1,17 @@
 """Rewrite a set of base files into N evenly sized new files (compaction, clustering, COW merge).
 
-Rows are read with Spark from the files' paths (meta columns dropped unless commit metadata is
-preserved), ordered as asked, spread over exactly ``num_outputs`` Spark tasks of near-equal row
-counts — range-partitioned on the sort key when there is one, so every output covers a disjoint
-key range — and each task writes one file. Output sizes therefore differ by at most one row's
-worth of rows (489 MB at a 300 MB target -> two ~245 MB files).
+Rows are read from the files (meta columns dropped unless commit metadata is preserved), ordered
+as asked and spread over exactly ``num_outputs`` Spark tasks of near-equal row counts, each
+writing one file: 489 MB at a 300 MB target -> two ~245 MB files. Orderings:
+
+- ``none``: no sort. Files written by pyarrow (ours) take the shuffle-free path
+  (:mod:`engines.spark.arrow_rewrite`): the input files, by path, are concatenated and cut into
+  ``num_outputs`` contiguous runs (row counts differ by at most one), rows in input order. Other
+  inputs, and rewrites with extra rows, go through Spark: round-robin spread, each output sorted
+  by record key.
+- ``linear``: rows sorted by (sort columns, record key), nulls first; outputs cover disjoint,
+  ascending key ranges (pyarrow runs merged by sampled key ranges, or Spark's range partitioning).
+- ``zorder`` / ``hilbert``: Spark range-partitions and sorts on the curve key, then record key.
 """
 
 from __future__ import annotations
@@ -46,12 +53,35 @@ def order_rows(df: DataFrame, num_outputs: int, ordering: Ordering, sort_columns
             .sortWithinPartitions("_curve_key", record_key).drop("_curve_key"))
 
 
+def rewrite_files(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], spec: WriteSpec,
+                  num_outputs: int, ordering: Ordering = "none", sort_columns: Sequence[str] = (),
+                  fault_point: str | None = None) -> list[WriteStat]:
+    """Rewrite exactly ``slices`` into ``num_outputs`` files as ``spec`` says (module docstring)."""
+    cols = list(sort_columns)
+    if ordering == "none" or not cols:
+        ordering, cols = "none", []
+    if ordering in ("none", "linear"):
+        from engines.spark import arrow_rewrite
+
+        inputs = arrow_rewrite.inspect_inputs(storage, slices, spec.preserve_commit_metadata)
+        if inputs is not None and ordering == "none":
+            return arrow_rewrite.rewrite_unsorted(spark, inputs, spec, num_outputs, fault_point)
+        if inputs is not None and arrow_rewrite.sortable(inputs.schema, cols + [spec.record_key]):
+            return arrow_rewrite.rewrite_sorted(spark, inputs, spec, num_outputs, cols, fault_point)
+    df = read_files(spark, storage, slices, keep_meta=spec.preserve_commit_metadata)
+    return write_dataframe(order_rows(df, num_outputs, ordering, cols, spec.record_key), spec, fault_point)
+
+
 def rewrite(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], spec: WriteSpec, num_outputs: int,
             ordering: Ordering = "none", sort_columns: Sequence[str] = (), extra: DataFrame | None = None,
             transform: object | None = None, fault_point: str | None = None) -> list[WriteStat]:
     """Rewrite ``slices`` (plus ``extra`` rows) into ``num_outputs`` new files; returns their stats.
 
     ``fault_point``: the crash point inside the write job (see :func:`write_dataframe`)."""
+    spec.target_file_bytes = NO_ROLL
+    spec.max_rows_per_file = None
+    if slices and extra is None and transform is None:
+        return rewrite_files(spark, storage, slices, spec, num_outputs, ordering, sort_columns, fault_point)
     df = read_files(spark, storage, slices, keep_meta=spec.preserve_commit_metadata) if slices else None
     if extra is not None:
         if df is None:
@@ -66,8 +96,6 @@ def rewrite(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], 
         return []
     if callable(transform):
         df = transform(df)
-    spec.target_file_bytes = NO_ROLL
-    spec.max_rows_per_file = None
     if num_outputs == 1:
         cols = list(sort_columns) if ordering != "none" else []
         ordered = df.coalesce(1).sortWithinPartitions(*cols, spec.record_key)

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -32,6 +34,7 @@ from engines.table.model import META_COLUMNS, WriteStat, base_file_name
 
 _NAMESPACE = uuid.UUID("6f1c2a55-61b2-4b52-9a0e-5c7e4b1f0a11")
 STATS_SCHEMA = "stat string"
+T = TypeVar("T")
 
 
 @dataclass
@@ -123,13 +126,18 @@ class _OpenFile:
         )
 
 
+def _repeat(value: str, n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(value, pa.string()), n)
+
+
 def _with_meta_columns(batch: pa.Table, spec: WriteSpec, partition: str, file_name: str,
                        task: int, start_seq: int) -> pa.Table:
     n = batch.num_rows
     data_cols = [c for c in batch.column_names if c not in META_COLUMNS]
     keys = batch.column(spec.record_key).cast(pa.string())
-    commit_time = pa.array([spec.instant] * n, pa.string())
-    seqno = pa.array([f"{spec.instant}_{task}_{start_seq + i}" for i in range(n)], pa.string())
+    commit_time = _repeat(spec.instant, n)
+    seqs = pa.array(np.arange(start_seq, start_seq + n, dtype=np.int64)).cast(pa.string())
+    seqno = pc.binary_join_element_wise(f"{spec.instant}_{task}_", seqs, "")
     if spec.preserve_commit_metadata and "_hoodie_commit_time" in batch.column_names:
         # keep the original commit time of rewritten rows; rows new in this write get this instant
         commit_time = pc.coalesce(batch.column("_hoodie_commit_time").cast(pa.string()), commit_time)
@@ -138,14 +146,14 @@ def _with_meta_columns(batch: pa.Table, spec: WriteSpec, partition: str, file_na
         "_hoodie_commit_time": commit_time,
         "_hoodie_commit_seqno": seqno,
         "_hoodie_record_key": keys,
-        "_hoodie_partition_path": pa.array([partition] * n, pa.string()),
-        "_hoodie_file_name": pa.array([file_name] * n, pa.string()),
+        "_hoodie_partition_path": _repeat(partition, n),
+        "_hoodie_file_name": _repeat(file_name, n),
     }
     arrays = [meta[c] for c in META_COLUMNS] + [batch.column(c) for c in data_cols]
     return pa.Table.from_arrays(arrays, names=list(META_COLUMNS) + data_cols)
 
 
-def write_partition_rows(spec: WriteSpec, batches: Iterator[pa.RecordBatch], task: int,
+def write_partition_rows(spec: WriteSpec, batches: Iterable[pa.RecordBatch | pa.Table], task: int,
                          attempt: int) -> list[WriteStat]:
     """Write one task's rows; the pure-pyarrow core of the Spark write (also used by tests)."""
     fs, root = _filesystem(spec.base_uri)
@@ -156,7 +164,7 @@ def write_partition_rows(spec: WriteSpec, batches: Iterator[pa.RecordBatch], tas
     for rb in batches:
         if rb.num_rows == 0:
             continue
-        table = pa.Table.from_batches([rb])
+        table = rb if isinstance(rb, pa.Table) else pa.Table.from_batches([rb])
         parts = table.column(spec.partition_column)
         values = pc.unique(parts).to_pylist()
         for value in sorted(v for v in values if v is not None):
@@ -203,18 +211,25 @@ def write_dataframe(df: DataFrame, spec: WriteSpec, fault_point: str | None = No
         payload = [json.dumps(write_stat_to_json(s)) for s in stats]
         yield pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], names=["stat"])
 
+    rows = run_write_job(spec, fault_point, lambda: df.mapInArrow(run, STATS_SCHEMA).collect())
+    out = []
+    for row in rows:
+        d = json.loads(row["stat"])
+        out.append(write_stat_from_json(d, d.get("partitionPath", "")))
+    return sorted(out, key=lambda s: s.path)
+
+
+def run_write_job(spec: WriteSpec, fault_point: str | None, job: Callable[[], T]) -> T:
+    """Run the Spark job ``job`` writing ``spec``'s files, under the crash point ``fault_point``
+    (killed once the job's first output file is on storage)."""
+
     def first_output_written() -> bool:
         fs, root = _filesystem(spec.base_uri)
         infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
         return any(i.path.endswith(f"_{spec.instant}.parquet") for i in infos)
 
     with faults.killed_mid_action(fault_point, first_output_written) if fault_point else nullcontext():
-        rows = df.mapInArrow(run, STATS_SCHEMA).collect()
-    out = []
-    for row in rows:
-        d = json.loads(row["stat"])
-        out.append(write_stat_from_json(d, d.get("partitionPath", "")))
-    return sorted(out, key=lambda s: s.path)
+        return job()
 
 
 def write_empty_file(spec: WriteSpec, partition_value: str, data_schema: pa.Schema) -> WriteStat:

@@ -90,6 +90,7 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str],
             if name.endswith(f"_{target.timestamp}.parquet"):
                 table.storage.delete(entry.path, missing_ok=True)
                 deleted.append(entry.path)
+        table.storage.delete_dir(f".hoodie/.temp/{target.timestamp}")  # sorted runs of a killed rewrite
         _point("rollback.after_partial_files_removed", step)
         timeline = table.refresh()
         current = timeline.get(target.timestamp)
