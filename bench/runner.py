@@ -27,7 +27,7 @@ from bench.queries import SUITE, QueryParams, choose_params, run_query
 from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
 from bench.scenario import Scenario
 from engines.base import Engine, MaintenanceResult
-from engines.spark.session import get_spark
+from engines.spark.session import get_spark, warm_up
 from workloads.generator import batch_df, batch_table
 
 
@@ -209,6 +209,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
     writer = ResultsWriter(run_dir)
     spark = get_spark(master or scenario.spark.master, conf=scenario.spark.conf)
+    warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark)
     engines: list[EngineState] = []
     for es in scenario.engines:

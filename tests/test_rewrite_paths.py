@@ -55,7 +55,9 @@ def test_unsorted_clustering_keeps_input_order_and_commit_metadata(spark, tmp_pa
 
 
 @pytest.mark.parametrize("preserve", [True, False])
-def test_sorted_clustering_disjoint_sorted_outputs(spark, tmp_path, preserve) -> None:
+@pytest.mark.parametrize("single_task_bytes", [arrow_rewrite.SINGLE_TASK_BYTES, 0], ids=["one-task", "two-stage"])
+def test_sorted_clustering_disjoint_sorted_outputs(spark, tmp_path, monkeypatch, preserve, single_task_bytes) -> None:
+    monkeypatch.setattr(arrow_rewrite, "SINGLE_TASK_BYTES", single_task_bytes)
     table, outs = clustered(spark, tmp_path / "t", ("service", "ts"), preserve)
     keys = []
     for t in outs:
@@ -69,8 +71,10 @@ def test_sorted_clustering_disjoint_sorted_outputs(spark, tmp_path, preserve) ->
         assert len(set(pa.concat_tables(outs).column("_hoodie_commit_time").to_pylist())) == 1
 
 
-@pytest.mark.parametrize("sort", [(), ("service", "ts")])
-def test_rewrite_is_deterministic(spark, tmp_path, sort) -> None:
+@pytest.mark.parametrize("sort,single_task_bytes", [((), 0), (("service", "ts"), 0),
+                                                     (("service", "ts"), arrow_rewrite.SINGLE_TASK_BYTES)])
+def test_rewrite_is_deterministic(spark, tmp_path, monkeypatch, sort, single_task_bytes) -> None:
+    monkeypatch.setattr(arrow_rewrite, "SINGLE_TASK_BYTES", single_task_bytes)
     ws = spec(num_partitions=1, num_batches=4, batch_records=2000)
     e = ClusteringEngine(new_table(tmp_path / "a"), Option2Config(clustering=ClusteringConfig(
         small_file_limit=1 << 30, target_file_size=150_000, sort_columns=sort), row_group_rows=1000))
