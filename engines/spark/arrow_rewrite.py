@@ -13,7 +13,8 @@ and all share one schema; otherwise the Spark path runs.
   near-equal row counts (:func:`splits.plan_cuts`); stage 2, one task per output binary-searches
   its range in every sorted run, merges it chunk by chunk (``CHUNK_ROWS``) and writes one file.
   Outputs cover disjoint, ascending key ranges. The temporary directory is removed afterwards
-  (and by rollback after a crash).
+  (and by rollback after a crash). Inputs of at most ``SINGLE_TASK_BYTES`` skip both stages: one
+  task sorts every row and writes the outputs as near-equal row runs (:func:`sort_and_write`).
 
 Everything is a pure function of the inputs, so reruns write the same bytes.
 """
