@@ -170,13 +170,18 @@ def sort_indices(table: pa.Table, keys: Sequence[str]) -> pa.Array:
     return pc.sort_indices(table, sort_keys=[(c, "ascending") for c in keys], null_placement="at_start")
 
 
+def sorted_rows(fs: pafs.FileSystem, root: str, inputs: Inputs, run: Iterable[Run], keys: Sequence[str]) -> pa.Table:
+    """The rows of ``run`` in one table, sorted by ``keys``."""
+    parts = list(read_run(fs, root, inputs, run))
+    table = (pa.concat_tables(parts) if parts else inputs.schema.empty_table()).combine_chunks()
+    return table.take(sort_indices(table, keys))  # take on one chunk per column: ~5x faster
+
+
 def sort_run(spec: WriteSpec, inputs: Inputs, run: list[Run], keys: Sequence[str],
              path: str) -> list[tuple[Key, int]]:
     """Stage 1 task: sort ``run`` by ``keys`` into the IPC file ``path``; return its sampled keys."""
     fs, root = _filesystem(spec.base_uri)
-    parts = list(read_run(fs, root, inputs, run))
-    table = (pa.concat_tables(parts) if parts else inputs.schema.empty_table()).combine_chunks()
-    table = table.take(sort_indices(table, keys))  # take on one chunk per column: ~5x faster
+    table = sorted_rows(fs, root, inputs, run, keys)
     fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(path) as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table, max_chunksize=65_536)
@@ -223,9 +228,7 @@ def sort_and_write(spec: WriteSpec, inputs: Inputs, keys: Sequence[str], num_out
     runs (disjoint, ascending key ranges: the record key makes keys unique) and write one file each,
     output ``i`` named as task ``i`` would name it."""
     fs, root = _filesystem(spec.base_uri)
-    parts = list(read_run(fs, root, inputs, [(f, 0, n) for f, n in enumerate(inputs.row_counts)]))
-    table = (pa.concat_tables(parts) if parts else inputs.schema.empty_table()).combine_chunks()
-    table = table.take(sort_indices(table, keys))
+    table = sorted_rows(fs, root, inputs, [(f, 0, n) for f, n in enumerate(inputs.row_counts)], keys)
     stats: list[WriteStat] = []
     for i, run in enumerate(split_rows([table.num_rows], num_outputs)):
         for _, start, n in run:
