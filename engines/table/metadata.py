@@ -191,8 +191,9 @@ class CommitMetadata:
                     if path:
                         columns = d.get("layoutbench.columnStats")
                         size = d.get("fileSizeInBytes")
+                        rows = d.get("numWrites")
                         out[path] = (
-                            int(d.get("numWrites") or 0),
+                            rows if type(rows) is int else int(rows or 0),
                             _column_stats_from_json(columns) if columns else {},
                             size if type(size) is int and size >= 0 else None,
                         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import uuid
 from operator import attrgetter
 from typing import NamedTuple
@@ -88,6 +89,12 @@ class Storage:
 
     def entry(self, rel: str) -> FileEntry | None:
         """The listing entry of one file (with size and mtime); None when it is not a file (any more)."""
+        if self.is_local:  # os.stat costs a third less than pyarrow's get_file_info
+            try:
+                st = os.stat(self.abs(rel))
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            return FileEntry(rel, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
         info = self.fs.get_file_info(self.abs(rel))
         if info.type != pafs.FileType.File:
             return None

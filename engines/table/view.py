@@ -5,6 +5,10 @@ each file group, minus file groups replaced by a completed replacecommit (or a c
 base-file compaction that recorded replaced files) at or before T, minus anything written by
 pending or failed instants. Pending instants never hide anything. This mirrors Hudi's
 ``AbstractTableFileSystemView`` and hudi-rs (hudi-reader-contract.md §2.3–2.5).
+
+On a local file system the listing stats no file: a base file's size is the ``fileSizeInBytes``
+the completed commit that wrote it recorded (base files never change once committed), and only
+files no write stat describes (pending, failed or archived writes; other files) are stat-ed.
 """
 
 from __future__ import annotations
