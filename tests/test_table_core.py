@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -22,7 +23,7 @@ from engines.table.avro import (
 from engines.table.instants import InstantClock, format_instant, parse_instant
 from engines.table.lock import LOCK_FILE, LockHeldError, WriterLock
 from engines.table.metadata import CommitMetadata, MetadataError
-from engines.table.model import WriteStat, base_file_name, parse_base_file_name
+from engines.table.model import FileSlice, WriteStat, base_file_name, file_slice, parse_base_file_name
 from engines.table.storage import Storage
 from engines.table.table import HudiTable, TableConfig, logical_clock
 from engines.table.timeline import COMMIT, COMPACTION, REPLACE, State, Timeline, TimelineError
@@ -161,7 +162,7 @@ def test_commit_metadata_json_edge_values() -> None:
     data = CommitMetadata("INSERT", [stat]).to_json()
     back = CommitMetadata.from_json(data)
     assert back.write_stats[0].column_stats == {"z": (1, 2**70), "é": ("a", "ü")}  # no NaN/inf in JSON
-    assert back.written_files() == {"dt=a/f.parquet": (3, {"z": (1, 2**70), "é": ("a", "ü")})}
+    assert back.written_files() == {"dt=a/f.parquet": (3, {"z": (1, 2**70), "é": ("a", "ü")}, 100)}
     legacy = data.replace(b'"z":[1,' + str(2**70).encode() + b"]", b'"z":[NaN,1.5]')  # what json.dumps wrote
     assert CommitMetadata.from_json(legacy).write_stats[0].column_stats["z"][1] == 1.5
 
@@ -264,6 +265,73 @@ def test_new_slice_of_same_file_group_supersedes_old(tmp_path) -> None:
     table.complete(inst, CommitMetadata("UPSERT", [WriteStat("f1-0", "dt=a", rel, 8, 20)]))
     snap = table.view().snapshot()
     assert len(snap) == 1 and snap[0].instant == inst.timestamp and snap[0].num_rows == 8
+
+
+def test_local_listing_without_sizes_lists_what_pyarrow_lists(tmp_path) -> None:
+    root = tmp_path / "t"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "c").mkdir()
+    (tmp_path / "other").mkdir()
+    (root / "a" / "f1").write_bytes(b"abc")
+    (root / "a" / "b" / "f2").write_bytes(b"x")
+    (root / ".hidden").touch()
+    (tmp_path / "other" / "o").write_bytes(b"yy")
+    (root / "linkdir").symlink_to(tmp_path / "other")
+    (root / "linkfile").symlink_to(root / "a" / "f1")
+    (root / "broken").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(root / "fifo")
+    storage = Storage(str(root))
+    for rel, recursive in [("", True), ("", False), ("a", True), ("a", False), ("missing", True)]:
+        full = storage.list(rel, recursive=recursive)
+        fast = storage.list(rel, recursive=recursive, sizes=False)
+        assert [e.path for e in fast] == [e.path for e in full], (rel, recursive)
+        assert all(e.size is None and e.mtime_ns is None for e in fast)
+    assert [e.path for e in storage.list("", recursive=True)] == [
+        ".hidden", "a/b/f2", "a/f1", "linkdir/o", "linkfile"]
+    assert storage.entry("a/f1") == storage.list("a")[0] and storage.entry("a") is None
+    assert storage.entry("broken") is None
+
+
+def test_view_sizes_are_the_files_sizes_with_or_without_write_stats(tmp_path) -> None:
+    table = make_table(tmp_path)
+    commit_files(table, [("dt=a", "f1-0"), ("dt=b", "f2-0")])
+    commit_files(table, [("dt=a", "f9-0")], complete=False)  # no write stat: its size from storage
+    inst = table.start(COMMIT)
+    rel = put_file(table, "dt=a", "f3-0", inst.timestamp, size=20)
+    table.complete(inst, CommitMetadata("UPSERT", [WriteStat("f3-0", "dt=a", rel, 8, 20)]))
+    table.storage.write_atomic("dt=a/.hoodie_partition_metadata", b"#props")
+    listed = [e for e in table.storage.list("", recursive=True) if not e.path.startswith(".hoodie/")]
+    view = table.view()
+    assert [(b.path, b.size) for b in view.base_files] == [
+        (e.path, e.size) for e in listed if parse_base_file_name(e.path.rsplit("/", 1)[-1])]
+    assert view.other_files == [e for e in listed if not parse_base_file_name(e.path.rsplit("/", 1)[-1])]
+    assert {s.path: s.size_bytes for s in view.snapshot()} == {b.path: b.size for b in view.base_files
+                                                              if b.file_id != "f9-0"}
+    assert list(view.file_groups()) == [("dt=a", "f1-0"), ("dt=a", "f3-0"), ("dt=a", "f9-0"), ("dt=b", "f2-0")]
+
+
+def test_file_groups_and_snapshot_order_slices_by_instant_whatever_the_listing_order(tmp_path) -> None:
+    table = make_table(tmp_path)
+    first = commit_files(table, [("dt=a", "f1-0")])
+    for token, size in [("9-9-9", 30), ("0-0-0", 40)]:  # listed before / after the first file
+        inst = table.start(COMMIT)
+        rel = f"dt=a/{base_file_name('f1-0', token, inst.timestamp)}"
+        table.storage.write_atomic(rel, b"x" * size)
+        table.complete(inst, CommitMetadata("UPSERT", [WriteStat("f1-0", "dt=a", rel, size, size)]))
+    view = table.view()
+    files = view.file_groups()[("dt=a", "f1-0")]
+    assert [f.instant for f in files] == sorted(f.instant for f in files) and files[0].instant == first.timestamp
+    assert [(s.size_bytes, s.num_rows) for s in view.snapshot()] == [(40, 40)]
+    assert [(s.size_bytes, s.num_rows) for s in view.snapshot(as_of=files[1].instant)] == [(30, 30)]
+
+
+def test_file_slice_fast_constructor_builds_the_same_slice() -> None:
+    args = ("dt=a", "f1-0", "20260101000000000", "dt=a/f.parquet", 10, 5, {"x": (1, 2)})
+    fast, slow = file_slice(*args), FileSlice(*args)
+    assert fast == slow and repr(fast) == repr(slow) and hash(fast) == hash(slow)
+    assert vars(fast) == vars(slow) and fast.file_group == ("dt=a", "f1-0")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.num_rows = 1  # type: ignore[misc]
 
 
 # -- lock and properties ------------------------------------------------------------------------

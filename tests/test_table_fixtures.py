@@ -61,6 +61,17 @@ def test_time_travel_matches_expected(hudi_fixtures: Path, tmp_path: Path, key: 
         assert (sum(s.num_rows for s in snap), len(snap)) == (rows, slices), instant
 
 
+@pytest.mark.parametrize("key", COW)
+def test_view_sizes_match_storage(hudi_fixtures: Path, tmp_path: Path, key: str) -> None:
+    """Sizes the view takes from Hudi's write stats (fileSizeInBytes) are the files' sizes."""
+    root = extract(hudi_fixtures, key, tmp_path)
+    table = HudiTable.open(str(root))
+    view = table.view()
+    sizes = {e.path: e.size for e in table.storage.list("", recursive=True)}
+    assert all(b.size == sizes[b.path] for b in view.base_files)
+    assert all(f.size == sizes[f.path] for f in view.other_files)
+
+
 @pytest.mark.parametrize("key", MOR)
 def test_merge_on_read_is_refused_clearly(hudi_fixtures: Path, tmp_path: Path, key: str) -> None:
     root = extract(hudi_fixtures, key, tmp_path)

@@ -176,18 +176,27 @@ class CommitMetadata:
             self._json_stats = {}
         return self._write_stats
 
-    def written_files(self) -> dict[str, tuple[int, ColumnStats]]:
-        """Path -> (numWrites, column stats) of every write stat that names its file."""
+    def written_files(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
+        """Path -> (numWrites, column stats, fileSizeInBytes) of every write stat that names its file.
+
+        The size is None when the stat records none (not a non-negative integer).
+        """
         if self._write_stats is not None:
-            return {s.path: (s.num_writes, s.column_stats) for s in self._write_stats if s.path}
-        out: dict[str, tuple[int, ColumnStats]] = {}
+            return {s.path: (s.num_writes, s.column_stats, s.file_size) for s in self._write_stats if s.path}
+        out: dict[str, tuple[int, ColumnStats, int | None]] = {}
         try:
             for items in self._json_stats.values():
                 for d in items:
                     path = d.get("path")
                     if path:
                         columns = d.get("layoutbench.columnStats")
-                        out[path] = (int(d.get("numWrites") or 0), _column_stats_from_json(columns) if columns else {})
+                        size = d.get("fileSizeInBytes")
+                        rows = d.get("numWrites")
+                        out[path] = (
+                            rows if type(rows) is int else int(rows or 0),
+                            _column_stats_from_json(columns) if columns else {},
+                            size if type(size) is int and size >= 0 else None,
+                        )
         except _PARSE_ERRORS as exc:
             raise MetadataError(f"{self._source}: malformed write stat ({type(exc).__name__}: {exc})") from None
         return out

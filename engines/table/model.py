@@ -46,6 +46,28 @@ class FileSlice:
         return self.path.rsplit("/", 1)[-1]
 
 
+_new = object.__new__
+
+
+def file_slice(partition: str, file_id: str, instant: str, path: str, size_bytes: int, num_rows: int,
+               column_stats: ColumnStats) -> FileSlice:
+    """``FileSlice(...)`` at about half the cost, for views building 100,000s of them.
+
+    The frozen dataclass's ``__init__`` pays an ``object.__setattr__`` call per field; this fills
+    the instance dict directly (same fields, same object).
+    """
+    s = _new(FileSlice)
+    d = s.__dict__
+    d["partition"] = partition
+    d["file_id"] = file_id
+    d["instant"] = instant
+    d["path"] = path
+    d["size_bytes"] = size_bytes
+    d["num_rows"] = num_rows
+    d["column_stats"] = column_stats
+    return s
+
+
 @dataclass
 class WriteStat:
     """What one written base file contributes to a commit (Hudi's HoodieWriteStat, JSON-compatible)."""
@@ -86,8 +108,8 @@ def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
     """Split ``<fileId>_<writeToken>_<instant>.parquet`` into its parts; None if not a base file."""
     if not name.endswith(".parquet") or name.startswith("."):
         return None
-    parts = name[: -len(".parquet")].split("_")
-    if len(parts) != 3 or not all(parts) or not parts[2].isdigit():
+    parts = name[:-8].split("_")  # without ".parquet"
+    if len(parts) != 3 or "" in parts or not parts[2].isdigit():
         return None
     file_id, token, instant = parts
     return file_id, token, instant

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import uuid
 from operator import attrgetter
 from typing import NamedTuple
@@ -30,7 +31,7 @@ class FileEntry(NamedTuple):
     """A file found by a listing (a tuple: 100,000 of them are cheap to build)."""
 
     path: str  # relative to the storage base
-    size: int
+    size: int | None  # None only from ``Storage.list(sizes=False)`` on a local file system
     mtime_ns: int | None = None
 
 
@@ -86,8 +87,28 @@ class Storage:
             raise StorageError(f"no such file: {self.abs(rel)}")
         return int(info.size or 0)
 
-    def list(self, rel: str = "", recursive: bool = False) -> list[FileEntry]:
-        """Files (not directories) under ``rel``; empty when ``rel`` does not exist."""
+    def entry(self, rel: str) -> FileEntry | None:
+        """The listing entry of one file (with size and mtime); None when it is not a file (any more)."""
+        if self.is_local:  # os.stat costs a third less than pyarrow's get_file_info
+            try:
+                st = os.stat(self.abs(rel))
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            return FileEntry(rel, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+        info = self.fs.get_file_info(self.abs(rel))
+        if info.type != pafs.FileType.File:
+            return None
+        return FileEntry(rel, info.size or 0, info.mtime_ns)
+
+    def list(self, rel: str = "", recursive: bool = False, sizes: bool = True) -> list[FileEntry]:
+        """Files (not directories) under ``rel``, sorted by path; empty when ``rel`` does not exist.
+
+        With ``sizes=False`` a local file system is listed without a ``stat`` per file (most of
+        the cost of a large listing): its entries carry ``size`` and ``mtime_ns`` None. Other file
+        systems return sizes with their listing anyway.
+        """
+        if not sizes and self.is_local and self.root != "/":
+            return self._list_local_names(rel, recursive)
         selector = pafs.FileSelector(self.abs(rel), allow_not_found=True, recursive=recursive)
         prefix = self.root + "/"
         cut = len(prefix)
@@ -99,6 +120,30 @@ class Storage:
                 out.append(FileEntry(path[cut:] if path.startswith(prefix) else path, info.size or 0, info.mtime_ns))
         out.sort(key=_PATH)  # a key of strings sorts faster than the tuples
         return out
+
+    def _list_local_names(self, rel: str, recursive: bool) -> list[FileEntry]:
+        """The local listing of :meth:`list` from ``os.scandir`` without stat-ing files.
+
+        Same entries as pyarrow's listing: regular files and symlinks to them (a broken symlink
+        is no file), directory symlinks followed; a directory that vanishes meanwhile lists empty.
+        """
+        paths: list[str] = []
+        stack = [(self.abs(rel), f"{rel}/" if rel else "")]
+        while stack:
+            folder, prefix = stack.pop()
+            try:
+                it = os.scandir(folder)
+            except FileNotFoundError:
+                continue
+            with it:
+                for e in it:
+                    if e.is_file():
+                        paths.append(prefix + e.name)
+                    elif recursive and e.is_dir():
+                        stack.append((e.path, f"{prefix}{e.name}/"))
+        paths.sort()
+        new = tuple.__new__  # FileEntry(...) without the namedtuple's Python-level __new__
+        return [new(FileEntry, (path, None, None)) for path in paths]
 
     def list_dirs(self, rel: str = "", recursive: bool = False) -> list[str]:
         selector = pafs.FileSelector(self.abs(rel), allow_not_found=True, recursive=recursive)

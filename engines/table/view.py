@@ -5,6 +5,10 @@ each file group, minus file groups replaced by a completed replacecommit (or a c
 base-file compaction that recorded replaced files) at or before T, minus anything written by
 pending or failed instants. Pending instants never hide anything. This mirrors Hudi's
 ``AbstractTableFileSystemView`` and hudi-rs (hudi-reader-contract.md §2.3–2.5).
+
+On a local file system the listing stats no file: a base file's size is the ``fileSizeInBytes``
+the completed commit that wrote it recorded (base files never change once committed), and only
+files no write stat describes (pending, failed or archived writes; other files) are stat-ed.
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from engines.table.avro import (
     REQUESTED_REPLACE,
     decode_plan,
 )
-from engines.table.metadata import CommitMetadata
-from engines.table.model import ColumnStats, FileSlice, parse_base_file_name
+from engines.table.metadata import CommitMetadata, MetadataError
+from engines.table.model import ColumnStats, FileSlice, file_slice, parse_base_file_name
 from engines.table.parquet_stats import column_stats_from_footer
 from engines.table.storage import FileEntry, Storage
 from engines.table.timeline import (
@@ -57,8 +61,8 @@ class BaseFile(NamedTuple):
 
 
 _META_PREFIX = METAFOLDER + "/"
-_GROUP_ORDER = attrgetter("partition", "file_id", "instant")
-_UNKNOWN: tuple[int, ColumnStats] = (0, {})  # a file no write stat describes
+_INSTANT = attrgetter("instant")
+_UNKNOWN: tuple[int, ColumnStats, None] = (0, {}, None)  # a file no write stat describes
 
 
 @contextmanager
@@ -88,27 +92,72 @@ class FileSystemView:
         self.timeline = timeline
         self.read_footers = read_footers
         self._metadata: dict[str, CommitMetadata] = {}
-        self.base_files: list[BaseFile] = []
-        self.other_files: list[FileEntry] = []
-        with _gc_paused():
-            for entry in storage.list("", recursive=True):
-                path = entry.path
-                if path.startswith(_META_PREFIX) or path == METAFOLDER:
-                    continue
-                partition, _, name = path.rpartition("/")
-                parsed = parse_base_file_name(name)
-                if parsed is None:
-                    self.other_files.append(entry)
-                    continue
-                fid, token, instant = parsed
-                self.base_files.append(BaseFile(partition, fid, token, instant, path, entry.size))
-            # Every file group's files together, oldest instant first (ties in listing order).
-            self._by_group = sorted(self.base_files, key=_GROUP_ORDER)
         self._data_instants = {i.timestamp: i for i in timeline.completed_data_instants()}
         first = timeline.instants[0].timestamp if timeline.instants else None
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
-        self._files_written: dict[str, tuple[int, ColumnStats]] | None = None
+        self._files_written: dict[str, tuple[int, ColumnStats, int | None]] | None = None
+        self.base_files: list[BaseFile] = []
+        self.other_files: list[FileEntry] = []
+        # partition -> fileId -> its base file, or its base files oldest instant first (ties in listing order)
+        self._groups: dict[str, dict[str, BaseFile | list[BaseFile]]] = {}
+        with _gc_paused():
+            self._load(storage.list("", recursive=True, sizes=False))
+
+    def _load(self, entries: list[FileEntry]) -> None:
+        """Base files and file groups from a listing; sizes it lacks from write stats, else a stat."""
+        written = self._recorded() if any(e.size is None for e in entries) else {}
+        base_files, other_files, groups = self.base_files, self.other_files, self._groups
+        unsorted: list[list[BaseFile]] = []
+        new_base_file = tuple.__new__  # BaseFile(...) without the namedtuple's Python-level __new__
+        by_fid: dict[str, BaseFile | list[BaseFile]] = {}
+        last_partition = None
+        for path, size, mtime_ns in entries:
+            if path.startswith(_META_PREFIX) or path == METAFOLDER:
+                continue
+            partition, _, name = path.rpartition("/")
+            parsed = parse_base_file_name(name)
+            if parsed is None:
+                entry = self.storage.entry(path) if size is None else FileEntry(path, size, mtime_ns)
+                if entry is not None:  # else deleted since it was listed
+                    other_files.append(entry)
+                continue
+            if size is None:
+                size = rec[2] if (rec := written.get(path)) is not None else None
+                if size is None:
+                    if (found := self.storage.entry(path)) is None:
+                        continue
+                    size = found.size
+            file_id, token, instant = parsed
+            bf = new_base_file(BaseFile, (partition, file_id, token, instant, path, size))
+            base_files.append(bf)
+            if partition != last_partition:
+                by_fid = groups.setdefault(partition, {})
+                last_partition = partition
+            # a group of one file is the file itself: most groups, and no list each
+            files = by_fid.get(file_id)
+            if files is None:
+                by_fid[file_id] = bf
+            elif type(files) is list:
+                files.append(bf)
+                if instant < files[-2][3]:
+                    unsorted.append(files)  # maybe more than once: sorting a sorted list is cheap
+            else:
+                by_fid[file_id] = files = [files, bf]
+                if instant < files[0][3]:
+                    unsorted.append(files)
+        for files in unsorted:
+            files.sort(key=_INSTANT)  # stable: ties stay in listing order
+
+    def _recorded(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
+        """:meth:`_written_files`, or nothing when some commit metadata cannot be read.
+
+        Then every file is stat-ed and :meth:`snapshot` reports the unreadable instant, as before.
+        """
+        try:
+            return self._written_files()
+        except (MetadataError, TimelineError):
+            return {}
 
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -120,10 +169,10 @@ class FileSystemView:
             )
         return self._metadata[instant.timestamp]
 
-    def _written_files(self) -> dict[str, tuple[int, ColumnStats]]:
-        """Path -> (rows written, column stats) from the commit metadata of every completed data instant."""
+    def _written_files(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
+        """Path -> (rows written, column stats, file size) from the commit metadata of every completed data instant."""
         if self._files_written is None:
-            out: dict[str, tuple[int, ColumnStats]] = {}
+            out: dict[str, tuple[int, ColumnStats, int | None]] = {}
             for inst in self._data_instants.values():
                 out.update(self.commit_metadata(inst).written_files())
             self._files_written = out
@@ -192,11 +241,13 @@ class FileSystemView:
         return (earliest, cleans[-1].timestamp) if earliest else None
 
     def file_groups(self) -> dict[tuple[str, str], list[BaseFile]]:
-        """(partition, fileId) -> its base files, oldest instant first."""
-        groups: dict[tuple[str, str], list[BaseFile]] = {}
-        for bf in self._by_group:
-            groups.setdefault((bf.partition, bf.file_id), []).append(bf)
-        return groups
+        """(partition, fileId) -> its base files, oldest instant first; sorted by (partition, fileId)."""
+        out: dict[tuple[str, str], list[BaseFile]] = {}
+        for partition, by_fid in sorted(self._groups.items()):
+            for file_id in sorted(by_fid):
+                files = by_fid[file_id]
+                out[(partition, file_id)] = files[:] if type(files) is list else [files]
+        return out
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         """Latest committed slice of every visible file group, sorted by (partition, fileId)."""
@@ -206,26 +257,24 @@ class FileSystemView:
             written = self._written_files()
             visible: dict[str, bool] = {}  # instant -> committed as of as_of
             out = []
-            partition = file_id = None
-            done = False  # the current file group has its slice, or is replaced
-            for bf in reversed(self._by_group):  # each group newest first
-                if bf.file_id != file_id or bf.partition != partition:
-                    partition, file_id = bf.partition, bf.file_id
-                    done = bool(replaced) and (partition, file_id) in replaced
-                if done:
-                    continue
-                instant = bf.instant
-                committed = visible.get(instant)
-                if committed is None:
-                    committed = visible[instant] = self.is_committed(instant, as_of)
-                if committed:
-                    done = True
-                    rows, stats = written.get(bf.path, _UNKNOWN)
-                    if rows:
-                        out.append(FileSlice(partition, file_id, instant, bf.path, bf.size, rows, dict(stats)))
-                    else:
-                        out.append(self._slice_from_footer(bf))
-            out.reverse()
+            for partition, by_fid in sorted(self._groups.items()):
+                for file_id in sorted(by_fid):
+                    if replaced and (partition, file_id) in replaced:
+                        continue
+                    files = by_fid[file_id]
+                    for bf in reversed(files) if type(files) is list else (files,):  # newest first
+                        instant = bf[3]
+                        committed = visible.get(instant)
+                        if committed is None:
+                            committed = visible[instant] = self.is_committed(instant, as_of)
+                        if committed:
+                            path = bf[4]
+                            rows, stats, _ = written.get(path, _UNKNOWN)
+                            if rows:
+                                out.append(file_slice(partition, file_id, instant, path, bf[5], rows, dict(stats)))
+                            else:
+                                out.append(self._slice_from_footer(bf))
+                            break
         return out
 
     def _slice_from_footer(self, bf: BaseFile) -> FileSlice:
