@@ -17,7 +17,6 @@ from workloads.generator import (
     LEVELS,
     S_KEY,
     S_MSG,
-    _message,
     batch_deletes_table,
     batch_df,
     batch_num_records,
@@ -25,6 +24,7 @@ from workloads.generator import (
     batch_updates_table,
     hash64,
 )
+from workloads.rowdef import message, trace_id
 from workloads.spec import WorkloadSpec, WorkloadSpecError
 from workloads.truth import GroundTruth, cumulative_truth, expected_table
 
@@ -72,12 +72,21 @@ def test_vectorised_columns_equal_their_per_row_definitions() -> None:
     tbl = batch_table(spec, 2)
     rows = np.arange(tbl.num_rows, dtype=np.int64)
     msg_hash = hash64(spec.seed, 2, rows, S_MSG).tolist()
-    expected = [_message(h, lv, sv) for h, lv, sv in
+    expected = [message(h, lv, sv) for h, lv, sv in
                 zip(msg_hash, tbl.column("level").to_pylist(), tbl.column("service").to_pylist(), strict=True)]
     assert tbl.column("message").to_pylist() == expected
     assert any(len(s) > 7 for s in tbl.column("service").to_pylist())  # svc-1000 and up: wider than 3 digits
-    keys = [f"{h:016x}-{2:06d}-{r:08d}" for h, r in zip(hash64(spec.seed, 2, rows, S_KEY).tolist(), rows, strict=True)]
+    keys = [trace_id(h, 2, r) for h, r in zip(hash64(spec.seed, 2, rows, S_KEY).tolist(), rows, strict=True)]
     assert tbl.column("trace_id").to_pylist() == keys
+
+
+def test_hashes_equal_spark_xxhash64(spark) -> None:
+    """The row hash is Spark SQL's xxhash64(seed, batch, stream, row) over longs, bit for bit."""
+    from pyspark.sql import functions as F
+
+    rows = spark.range(0, 2000).select(F.xxhash64(*(F.lit(v).cast("long") for v in (11, 3, S_KEY)), F.col("id")))
+    spark_hashes = np.array([r[0] for r in rows.collect()], dtype=np.int64).view(np.uint64)
+    assert (spark_hashes == hash64(11, 3, np.arange(2000), S_KEY)).all()
 
 
 def test_distributions_roughly_as_configured() -> None:

@@ -1,16 +1,15 @@
 """Seeded generator of log-ingestion micro-batches.
 
-Every value of row ``i`` of batch ``b`` comes from a counter-based hash of ``(seed, b, i,
-stream)`` (splitmix64), so a row does not depend on which task or executor produced it: the
-pyarrow path (:func:`batch_table`) and the Spark path (:func:`batch_df`, generated inside tasks
-by ``mapInArrow`` over a range of chunk ids) yield identical rows whatever the number of slices.
+Row ``i`` of batch ``b`` is a pure function of ``(seed, b, i)`` defined in
+:mod:`workloads.rowdef`, built with numpy/pyarrow and no per-row Python. :func:`batch_table`
+builds a batch on the driver; :func:`batch_df` builds it inside Spark tasks (``mapInArrow`` over a
+range of chunk ids), with identical rows in row-index order whatever the number of slices.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from datetime import datetime, timedelta
 from functools import lru_cache
 
 import numpy as np
@@ -18,68 +17,51 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from workloads.rowdef import (
+    CORPUS,
+    CORPUS_STARTS,
+    LATENCY_QUANTILES,
+    LEVEL_CDF,
+    LEVEL_SHARES,
+    LEVELS,
+    PATHS,
+    S_DEL_PICK,
+    S_HOST,
+    S_JITTER,
+    S_KEY,
+    S_LAT1,
+    S_LATE,
+    S_LATE_K,
+    S_LEVEL,
+    S_MSG,
+    S_SERVICE,
+    S_SERVICE_ALIAS,
+    S_SIZE,
+    S_UPD_PICK,
+    S_UPD_VAL,
+    STATUSES,
+    RowPlan,
+    arrow_schema,
+    batch_span,
+    batch_ts_range,
+    hash64,
+    latency_table,
+    partition_unit,
+    partition_value,
+    row_plan,
+    uniform,
+)
 from workloads.spec import WorkloadSpec
 
-LEVELS = ("INFO", "DEBUG", "WARN", "ERROR")
-LEVEL_SHARES = (0.80, 0.10, 0.07, 0.03)
-_WORDS = ("request", "handled", "upstream", "cache", "miss", "hit", "retry", "timeout", "queue", "shard",
-          "token", "session", "payload", "latency", "budget", "exceeded", "accepted", "rejected", "commit",
-          "replica", "leader", "lease", "renewed", "snapshot", "compaction", "flush", "segment", "index")
-_PATHS = ("/api/v1/orders", "/api/v1/users", "/api/v2/search", "/healthz", "/api/v1/payments", "/internal/sync")
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-# Streams: independent hash sequences per attribute.
-S_JITTER, S_LATE, S_LATE_K, S_SERVICE, S_HOST, S_LEVEL, S_LAT1, S_LAT2, S_MSG, S_KEY, S_SIZE = range(11)
-S_UPD_PICK, S_UPD_VAL, S_DEL_PICK = 20, 21, 22
-
-
-def _splitmix(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def hash64(seed: int, batch: int, rows: np.ndarray, stream: int) -> np.ndarray:
-    """A 64-bit hash per row: a pure function of (seed, batch, row, stream)."""
-    with np.errstate(over="ignore"):
-        base = _splitmix(np.array([seed * 1_000_003 + stream * 7_919], dtype=np.uint64))[0]
-        base = _splitmix(np.array([base ^ np.uint64(batch)], dtype=np.uint64))[0]
-        return _splitmix(rows.astype(np.uint64) ^ base)
-
-
-def uniform(seed: int, batch: int, rows: np.ndarray, stream: int) -> np.ndarray:
-    return (hash64(seed, batch, rows, stream) >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-
-
-def arrow_schema(spec: WorkloadSpec) -> pa.Schema:
-    return pa.schema([
-        ("ts", pa.timestamp("us", tz="UTC")), (spec.partition_column, pa.string()), ("service", pa.string()),
-        ("host", pa.string()), ("level", pa.string()), ("trace_id", pa.string()), ("latency_ms", pa.float64()),
-        ("message", pa.string()),
-    ])
+__all__ = [
+    "LEVELS", "LEVEL_SHARES", "S_KEY", "S_MSG", "arrow_schema", "batch_deletes_df", "batch_deletes_table",
+    "batch_df", "batch_num_records", "batch_partition_counts", "batch_span", "batch_table", "batch_ts_range",
+    "batch_updates_df", "batch_updates_table", "bytes_per_record", "hash64", "partition_unit", "partition_value",
+    "records_for_mb", "rows_range_table", "uniform",
+]
 
 
 ARROW_SCHEMA = arrow_schema(WorkloadSpec())
-
-
-def partition_unit(spec: WorkloadSpec) -> timedelta:
-    return timedelta(days=1) if spec.partition_granularity == "day" else timedelta(hours=1)
-
-
-def partition_value(spec: WorkloadSpec, moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d" if spec.partition_granularity == "day" else "%Y-%m-%d-%H")
-
-
-def batch_span(spec: WorkloadSpec) -> timedelta:
-    return partition_unit(spec) * spec.num_partitions / spec.num_batches
-
-
-def batch_ts_range(spec: WorkloadSpec, b: int) -> tuple[datetime, datetime]:
-    """[start, end) of the on-time rows of batch ``b`` (late rows fall before it)."""
-    span = batch_span(spec)
-    return spec.start + span * b, spec.start + span * (b + 1)
 
 
 @lru_cache(maxsize=64)
@@ -118,60 +100,53 @@ def batch_num_records(spec: WorkloadSpec, b: int) -> int:
     return max(1, int(round(n * (1.0 + 0.6 * np.sin(2 * np.pi * (hour - 9) / 24)))))
 
 
-@lru_cache(maxsize=64)
-def _service_cdf(num: int, skew: float) -> np.ndarray:
-    w = 1.0 / np.power(np.arange(1, num + 1, dtype=np.float64), skew)
-    return np.cumsum(w / w.sum())
+@lru_cache(maxsize=256)
+def _plan(spec: WorkloadSpec, b: int, n: int) -> tuple[RowPlan, np.ndarray, np.ndarray, np.ndarray, pa.Array]:
+    """Batch ``b``'s row plan with its tables as arrays (prob, alias, latency quantiles, partition labels)."""
+    p = row_plan(spec, b, n)
+    return (p, np.array(p.service_prob), np.array(p.service_alias, dtype=np.int64),
+            np.array(latency_table()), pa.array(p.partition_labels, pa.string()))
 
 
 def _rows(spec: WorkloadSpec, b: int, rows: np.ndarray, n: int) -> pa.Table:
-    """Rows ``rows`` of batch ``b`` (of ``n`` rows), vectorised: no per-row Python."""
-    seed = spec.seed
-    start, end = batch_ts_range(spec, b)
-    span_us = (end - start) / timedelta(microseconds=1)
-    epoch = datetime(1970, 1, 1, tzinfo=start.tzinfo)
-    start_us = int((start - epoch) / timedelta(microseconds=1))
-    run_start_us = int((spec.start - epoch) / timedelta(microseconds=1))
+    """Rows ``rows`` of batch ``b`` (of ``n`` rows), vectorised: no per-row Python.
+
+    Each step has a Spark SQL twin in :mod:`workloads.spark_rows`; keep them in step."""
+    p, prob, alias, lat_q, labels = _plan(spec, b, n)
+    seed, one = spec.seed, np.uint64(1)
     jitter = uniform(seed, b, rows, S_JITTER)
-    ts_us = start_us + ((rows + jitter) / n * span_us).astype(np.int64)
-    unit_us = int(partition_unit(spec) / timedelta(microseconds=1))
-    late = uniform(seed, b, rows, S_LATE) < spec.late_fraction
-    k = 1 + (hash64(seed, b, rows, S_LATE_K) % np.uint64(spec.max_lateness_partitions)).astype(np.int64)
-    shifted = ts_us - k * unit_us
-    ts_us = np.where(late & (shifted >= run_start_us), shifted, ts_us)  # never before the run's start
-    ts = pa.array(ts_us, pa.timestamp("us", tz="UTC"))
-    svc_idx = np.searchsorted(_service_cdf(spec.num_services, spec.service_skew), uniform(seed, b, rows, S_SERVICE))
-    svc_idx = np.minimum(svc_idx, spec.num_services - 1)
-    host_idx = (hash64(seed, b, rows, S_HOST) % np.uint64(spec.num_hosts)).astype(np.int64)
-    lvl_idx = np.searchsorted(np.cumsum(LEVEL_SHARES), uniform(seed, b, rows, S_LEVEL))
-    lvl_idx = np.minimum(lvl_idx, len(LEVELS) - 1)
-    u1 = np.maximum(uniform(seed, b, rows, S_LAT1), 1e-12)
-    u2 = uniform(seed, b, rows, S_LAT2)
-    normal = np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * np.pi * u2)
-    latency = np.round(np.exp(3.5 + 0.9 * normal), 3)
+    ts_us = p.start_us + ((rows + jitter) / p.n * p.span_us).astype(np.int64)
+    late = uniform(seed, b, rows, S_LATE) < p.late_fraction
+    k = 1 + ((hash64(seed, b, rows, S_LATE_K) >> one) % np.uint64(p.max_lateness)).astype(np.int64)
+    shifted = ts_us - k * p.unit_us
+    ts_us = np.where(late & (shifted >= p.run_start_us), shifted, ts_us)  # never before the run's start
+    svc_idx = np.minimum((uniform(seed, b, rows, S_SERVICE) * p.num_services).astype(np.int64), p.num_services - 1)
+    svc_idx = np.where(uniform(seed, b, rows, S_SERVICE_ALIAS) < prob[svc_idx], svc_idx, alias[svc_idx])
+    host_idx = ((hash64(seed, b, rows, S_HOST) >> one) % np.uint64(p.num_hosts)).astype(np.int64)
+    u_level = uniform(seed, b, rows, S_LEVEL)
+    lvl_idx = sum((u_level > c).astype(np.int64) for c in LEVEL_CDF)
+    q = uniform(seed, b, rows, S_LAT1) * float(LATENCY_QUANTILES)
+    i = np.minimum(q.astype(np.int64), LATENCY_QUANTILES - 1)
+    latency = np.rint((lat_q[i] + (lat_q[i + 1] - lat_q[i]) * (q - i)) * 1000.0) / 1000.0
     return pa.Table.from_arrays(
-        [ts, _partition_values(spec, ts_us, unit_us), _labels("svc-{:03d}", spec.num_services).take(svc_idx),
-         _labels("host-{:04d}", spec.num_hosts).take(host_idx), _labels("{}", LEVELS).take(lvl_idx),
+        [pa.array(ts_us, pa.timestamp("us", tz="UTC")), labels.take(ts_us // p.unit_us - p.first_unit),
+         _padded("svc-", svc_idx, 3), _padded("host-", host_idx, 4), pa.array(LEVELS).take(lvl_idx),
          _trace_ids(hash64(seed, b, rows, S_KEY), b, rows), pa.array(latency, pa.float64()),
          _messages(hash64(seed, b, rows, S_MSG), lvl_idx, svc_idx, spec.num_services)],
         schema=arrow_schema(spec))
 
 
 @lru_cache(maxsize=64)
-def _labels(fmt: str, values: int | tuple[str, ...]) -> pa.Array:
-    """``fmt`` applied to ``range(values)`` (or to each of ``values``): the strings a column takes from."""
-    return pa.array([fmt.format(v) for v in (range(values) if isinstance(values, int) else values)], pa.string())
+def _labels(prefix: str, count: int, width: int) -> pa.Array:
+    """``prefix`` + each of ``range(count)`` zero-padded to ``width`` digits (wider numbers in full)."""
+    return pa.array([f"{prefix}{v:0{width}d}" for v in range(count)], pa.string())
 
 
-def _partition_values(spec: WorkloadSpec, ts_us: np.ndarray, unit_us: int) -> pa.Array:
-    """The partition string of each timestamp: Arrow's strftime of each distinct (day or hour) unit, taken."""
-    if not len(ts_us):
+def _padded(prefix: str, idx: np.ndarray, width: int) -> pa.Array:
+    """The label of each index; labels are built for the indexes present only (hosts are unbounded)."""
+    if not len(idx):
         return pa.array([], pa.string())
-    unit = ts_us // unit_us  # floor: the UTC day (hour) each row falls in
-    first = int(unit.min())
-    starts = pa.array(np.arange(first, int(unit.max()) + 1, dtype=np.int64) * unit_us, pa.timestamp("us", tz="UTC"))
-    fmt = "%Y-%m-%d" if spec.partition_granularity == "day" else "%Y-%m-%d-%H"
-    return pc.strftime(starts, format=fmt).take(unit - first)
+    return _labels(prefix, int(idx.max()) + 1, width).take(idx)
 
 
 def _string_array(data: np.ndarray, offsets: np.ndarray) -> pa.Array:
@@ -195,7 +170,7 @@ def _digits(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def _trace_ids(h: np.ndarray, b: int, rows: np.ndarray) -> pa.Array:
-    """``f"{h:016x}-{b:06d}-{row:08d}"`` per row, built as one fixed-width byte matrix."""
+    """:func:`workloads.rowdef.trace_id` of every row, built as one fixed-width byte matrix."""
     n = len(rows)
     if n and int(rows.max()) >= 10**8:  # a wider row number: rare, format per row
         return pa.array([f"{k:016x}-{b:06d}-{r:08d}" for k, r in zip(h.tolist(), rows.tolist(), strict=True)],
@@ -212,30 +187,13 @@ def _trace_ids(h: np.ndarray, b: int, rows: np.ndarray) -> pa.Array:
 
 
 # -- messages ---------------------------------------------------------------------------------
-_STATUSES = (200, 201, 204, 400, 404, 409, 500, 503)
 _MSG_CHUNK = 65_536  # rows whose messages are assembled at once
 
 
-def _message(h: int, level: str, service: str) -> str:
-    """The message of one row (reference definition; :func:`_messages` builds the same bytes vectorised)."""
-    words = [_WORDS[(h >> (5 * i)) % len(_WORDS)] for i in range(12)]
-    path = _PATHS[h % len(_PATHS)]
-    status = _STATUSES[(h >> 7) % 8]
-    text = (f"{level} [{service}] {path} status={status} user=u{(h >> 17) % 100000:05d} "
-            f"bytes={(h >> 33) % 65536} {' '.join(words)}")
-    target = 150 + (h >> 50) % 51
-    while len(text) < target:
-        text += " " + _WORDS[(h >> (len(text) % 60)) % len(_WORDS)]
-    return text[:target]
-
-
-_PAIR_SPAN = 23  # prefixes of " " + word + " " + word kept per pair: lengths 0..22 (words have up to 10 letters)
-
-
 class _Pieces:
-    """Every piece a message is cut from, as one Arrow string array and as Arrow string views of it.
-
-    Each piece carries the separators around it, so a message is its pieces concatenated."""
+    """Every piece a message head is made of, and the corpus, in one Arrow string array; with the
+    Arrow string view of each piece. Each piece carries the separators around it, so a message is
+    its head pieces then a slice of the corpus, concatenated."""
 
     def __init__(self, num_services: int) -> None:
         def ints(k: int) -> pa.Array:
@@ -245,11 +203,10 @@ class _Pieces:
             "level": pa.array([f"{lv} [" for lv in LEVELS]),
             "service": pc.binary_join_element_wise("svc-", pc.utf8_lpad(ints(num_services), width=3, padding="0"),
                                                    "] ", ""),
-            "path_status": pa.array([f"{p} status={s} user=u" for p in _PATHS for s in _STATUSES]),
+            "path_status": pa.array([f"{p} status={s} user=u" for p in PATHS for s in STATUSES]),
             "user": pc.binary_join_element_wise(pc.utf8_lpad(ints(100000), width=5, padding="0"), " bytes=", ""),
             "bytes": pc.binary_join_element_wise(ints(65536), " ", ""),
-            "word": pa.array(_WORDS),
-            "word_pair": pa.array([(f" {a} {b}")[:e] for a in _WORDS for b in _WORDS for e in range(_PAIR_SPAN)]),
+            "corpus": pa.array([CORPUS]),
         }
         #: id of a kind's first piece, and every piece's length, by kind
         self.start = dict(zip(kinds, np.cumsum([0] + [len(v) for v in kinds.values()]).tolist(), strict=False))
@@ -257,15 +214,26 @@ class _Pieces:
         strings = pa.concat_arrays(list(kinds.values()))
         self.data = strings.buffers()[2]
         self.views = _string_views(strings)
+        offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)
+        self.corpus_at = int(offsets[self.start["corpus"]])  # where the corpus starts in ``data``
+        self.corpus = np.frombuffer(CORPUS.encode(), dtype=np.uint8)
 
-    def concat(self, ids: np.ndarray) -> pa.Array:
-        """A string array whose row ``i`` is the concatenation of pieces ``ids[i, :]``.
+    def corpus_views(self, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """String views of corpus slices ``[start, start + length)``; every slice is over 12 bytes."""
+        views = np.zeros((len(start), 16), dtype=np.uint8)
+        views[:, :4] = length.astype("<i4").view(np.uint8).reshape(-1, 4)
+        views[:, 4:8] = self.corpus[start[:, None] + np.arange(4)]
+        views[:, 12:] = (start + self.corpus_at).astype("<i4").view(np.uint8).reshape(-1, 4)
+        return views.view("V16").ravel()
+
+    def concat(self, views: np.ndarray) -> pa.Array:
+        """A string array whose row ``i`` is the concatenation of the strings of views ``views[i, :]``.
 
         Arrow's cast from string views to strings copies the pieces one after another: the data
-        buffer then holds the rows back to back, and every ``ids.shape[1]``-th offset starts a row."""
-        n, k = ids.shape
-        views = pa.Array.from_buffers(pa.string_view(), n * k, [None, pa.py_buffer(self.views[ids.ravel()]), self.data])
-        flat = views.cast(pa.string())
+        buffer then holds the rows back to back, and every ``views.shape[1]``-th offset starts a row."""
+        n, k = views.shape
+        arr = pa.Array.from_buffers(pa.string_view(), n * k, [None, pa.py_buffer(views.ravel()), self.data])
+        flat = arr.cast(pa.string())
         offsets = np.frombuffer(flat.buffers()[1], dtype=np.int32)[::k]
         return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(np.ascontiguousarray(offsets)),
                                                       flat.buffers()[2]])
@@ -288,10 +256,11 @@ def _string_views(strings: pa.Array) -> np.ndarray:
 
 
 _pieces = lru_cache(maxsize=8)(_Pieces)
+_CORPUS_STARTS = np.array(CORPUS_STARTS, dtype=np.int64)
 
 
 def _messages(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int) -> pa.Array:
-    """:func:`_message` of every row, in chunks of :data:`_MSG_CHUNK` rows."""
+    """:func:`workloads.rowdef.message` of every row, in chunks of :data:`_MSG_CHUNK` rows."""
     chunks = [_message_chunk(h[lo:lo + _MSG_CHUNK], lvl_idx[lo:lo + _MSG_CHUNK], svc_idx[lo:lo + _MSG_CHUNK],
                              num_services) for lo in range(0, len(h), _MSG_CHUNK)]
     if not chunks:
@@ -300,44 +269,24 @@ def _messages(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_servi
 
 
 def _message_chunk(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_services: int) -> pa.Array:
-    """Each row's message as the pieces it is made of, cut at the row's target length.
-
-    The head (level .. first word) is at most 80 bytes (services number at most 100,000), shorter than
-    any target (150..200): never cut. The words after it (11, then padding) go two to a piece, the
-    piece cut where the target falls."""
+    """Each row's message as five head pieces and a corpus slice that ends at the row's target length."""
     pieces = _pieces(num_services)
     start, plen = pieces.start, pieces.lengths
-    n = len(h)
-    nw = np.uint64(len(_WORDS))
-    target = (150 + (h >> np.uint64(50)) % np.uint64(51)).astype(np.int64)
-    head = [("level", lvl_idx), ("service", svc_idx),
-            ("path_status", (h % np.uint64(len(_PATHS))) * np.uint64(8) + (h >> np.uint64(7)) % np.uint64(8)),
-            ("user", (h >> np.uint64(17)) % np.uint64(100000)), ("bytes", (h >> np.uint64(33)) % np.uint64(65536)),
-            ("word", h % nw)]
-    columns = [start[kind] + idx.astype(np.int64) for kind, idx in head]  # piece ids, one column per piece
-    length = sum(plen[kind][col - start[kind]] for (kind, _), col in zip(head, columns, strict=True))
-    pos = length.copy()  # where the words after the head start
-    word_len = plen["word"] + 1  # with its leading space
-    words = [((h >> np.uint64(5 * i)) % nw).astype(np.int64) for i in range(1, 12)]
-    for w in words:
-        length += word_len[w]
-    rows = np.flatnonzero(length < target)
-    while len(rows):  # pad with words chosen by the text's length so far; rows already done get word 0, cut off
-        pad = np.zeros(n, dtype=np.int64)
-        pad[rows] = ((h[rows] >> (length[rows] % 60).astype(np.uint64)) % nw).astype(np.int64)
-        words.append(pad)
-        length[rows] += word_len[pad[rows]]
-        rows = rows[length[rows] < target[rows]]
-    words += [np.zeros(n, dtype=np.int64)] * (len(words) % 2)
-    for first, second in zip(words[0::2], words[1::2], strict=True):
-        both = word_len[first] + word_len[second]
-        keep = np.clip(target - pos, 0, both)
-        columns.append(start["word_pair"] + (first * len(_WORDS) + second) * _PAIR_SPAN + keep)
-        pos += both
-    ids = np.empty((n, len(columns)), dtype=np.int32)
-    for j, col in enumerate(columns):
-        ids[:, j] = col
-    return pieces.concat(ids)
+
+    def bits(shift: int, mod: int) -> np.ndarray:
+        return ((h >> np.uint64(shift)) % np.uint64(mod)).astype(np.int64)
+
+    head = [("level", lvl_idx), ("service", svc_idx), ("path_status", bits(1, len(PATHS)) * 8 + bits(7, 8)),
+            ("user", bits(17, 100000)), ("bytes", bits(33, 65536))]
+    views = np.empty((len(h), len(head) + 1), dtype="V16")
+    head_len = np.zeros(len(h), dtype=np.int64)
+    for j, (kind, idx) in enumerate(head):
+        idx = idx.astype(np.int64)
+        views[:, j] = pieces.views[start[kind] + idx]
+        head_len += plen[kind][idx]
+    tail_len = 150 + bits(50, 51) - head_len
+    views[:, -1] = pieces.corpus_views(_CORPUS_STARTS[bits(20, len(CORPUS_STARTS))], tail_len)
+    return pieces.concat(views)
 
 
 def batch_table(spec: WorkloadSpec, b: int) -> pa.Table:
@@ -347,12 +296,12 @@ def batch_table(spec: WorkloadSpec, b: int) -> pa.Table:
 
 
 def rows_range_table(spec: WorkloadSpec, b: int, lo: int, hi: int) -> pa.Table:
-    """Rows ``lo..hi-1`` of batch ``b``: what one generator task produces."""
+    """Rows ``lo..hi-1`` of batch ``b`` on the driver."""
     return _rows(spec, b, np.arange(lo, hi, dtype=np.int64), batch_num_records(spec, b))
 
 
 def batch_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
-    """Rows per partition value of batch ``b`` (exact; vectorised over row indexes, no strings)."""
+    """Rows per partition value of batch ``b`` (exact)."""
     tbl = batch_table(spec, b).select([spec.partition_column])
     counts = pc.value_counts(tbl.column(0)).to_pylist()
     return {d["values"]: d["counts"] for d in sorted(counts, key=lambda d: d["values"])}
