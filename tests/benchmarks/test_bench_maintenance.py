@@ -17,7 +17,9 @@ hourly partitions, i.e. 25 small files per hour (a commit every 2.4 minutes), so
 window covers 75 small files. The maintenance table above spreads its 150 files over 24 hours (6
 per hour, a commit every 10 minutes): there min/max pruning on ts alone already leaves ~19 small
 files, and each Spark query's fixed cost (planning and job scheduling, ~0.3 s on 2 busy cores)
-hides the layout; its figures are still printed (``trickle_query``) but are not the goal.
+hides the layout; small files vs sorted clustering there is still printed (``trickle_query``) for
+comparison, not as the goal. The second table costs about 2.5 of the ~8 minutes the benchmark
+takes on the 2-core machine shared with other jobs (~5 minutes without it).
 
 Next to the Spark latency, clearly apart, ``scan_cost`` gives the engine-independent work the
 layout controls for the same query: files left after min/max pruning, row groups whose footer
@@ -191,14 +193,6 @@ def truth_params(spec: WorkloadSpec):
     return choose_params(pa.concat_tables([batch_table(spec, b) for b in range(spec.num_batches)]))
 
 
-def query_figures(spark, layouts: dict[str, HudiTable], params) -> dict[str, object]:
-    queries, cost = interleaved_query_medians(spark, layouts, params)
-    return {"query_s": {k: round(v, 3) for k, v in queries.items()},
-            "query_speedup_vs_small_files": round(queries["small_files"] / queries["sorted"], 2),
-            "query_vs_ideal": round(queries["sorted"] / queries["ideal"], 2),
-            "scan_cost": cost}
-
-
 @pytest.mark.benchmark(group="maintenance")
 def test_maintenance_vs_pyarrow_and_selective_query(spark, tmp_path, benchmark) -> None:
     base = write_small_files(spark, tmp_path / "small", SPEC, "b")
@@ -219,28 +213,31 @@ def test_maintenance_vs_pyarrow_and_selective_query(spark, tmp_path, benchmark) 
                          "pyarrow_2_threads_s": [round(p, 2) for _, p in pairs],
                          "ratio": round(statistics.median(o / p for o, p in pairs), 2)}
         print(case, json.dumps(figures[case]), flush=True)
-    layouts["ideal"] = write_ideal(spark, base, tmp_path / "ideal")
-    trickle = query_figures(spark, layouts, truth_params(SPEC))
-    figures["trickle_query"] = {"files_per_hour": round(SPEC.num_batches / 24, 2), **trickle}
+    # the selective query at this trickle rate, for comparison only (small files vs sorted clustering)
+    trickle, _ = interleaved_query_medians(spark, {k: layouts[k] for k in ("small_files", "sorted")},
+                                           truth_params(SPEC))
+    figures["trickle_query"] = {"files_per_hour": round(SPEC.num_batches / 24, 2),
+                                "query_s": {k: round(v, 3) for k, v in trickle.items()},
+                                "speedup_vs_small_files": round(trickle["small_files"] / trickle["sorted"], 2)}
     print("trickle_query", json.dumps(figures["trickle_query"]), flush=True)
     for k in list(layouts):
         shutil.rmtree(layouts.pop(k).base_uri)
 
     # the query goals: the same kind of table at a streaming ingestion rate
     qbase = write_small_files(spark, tmp_path / "q-small", QUERY_SPEC, "q")
-    qlayouts = {"small_files": qbase}
-    for case in CASES:
-        path = tmp_path / f"q-{case}"
-        shutil.copytree(tmp_path / "q-small", path)
-        table = HudiTable.open(str(path))
-        engine = engine_for(table, case)
-        engine.execute(engine.schedule())
-        qlayouts[case] = table
-    qlayouts["ideal"] = write_ideal(spark, qbase, tmp_path / "q-ideal")
+    shutil.copytree(tmp_path / "q-small", tmp_path / "q-sorted")
+    qsorted = HudiTable.open(str(tmp_path / "q-sorted"))
+    engine = engine_for(qsorted, "sorted")
+    engine.execute(engine.schedule())
+    qlayouts = {"small_files": qbase, "sorted": qsorted, "ideal": write_ideal(spark, qbase, tmp_path / "q-ideal")}
     figures["query_table"] = {"files_in": len(qbase.view().snapshot()), "hours": QUERY_HOURS,
                               "files_per_hour": round(QUERY_SPEC.num_batches / QUERY_HOURS, 2),
                               "files_out": {k: len(t.view().snapshot()) for k, t in qlayouts.items()}}
-    figures.update(query_figures(spark, qlayouts, truth_params(QUERY_SPEC)))
+    queries, cost = interleaved_query_medians(spark, qlayouts, truth_params(QUERY_SPEC))
+    figures["query_s"] = {k: round(v, 3) for k, v in queries.items()}
+    figures["query_speedup_vs_small_files"] = round(queries["small_files"] / queries["sorted"], 2)
+    figures["query_vs_ideal"] = round(queries["sorted"] / queries["ideal"], 2)
+    figures["scan_cost"] = cost
     print("\n" + json.dumps(figures, indent=2))
     benchmark.extra_info.update(figures)
     benchmark.pedantic(lambda: None, rounds=1, iterations=1)
