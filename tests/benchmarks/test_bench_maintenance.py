@@ -18,8 +18,8 @@ window covers 75 small files. The maintenance table above spreads its 150 files 
 per hour, a commit every 10 minutes): there min/max pruning on ts alone already leaves ~19 small
 files, and each Spark query's fixed cost (planning and job scheduling, ~0.3 s on 2 busy cores)
 hides the layout; small files vs sorted clustering there is still printed (``trickle_query``) for
-comparison, not as the goal. The second table costs about 2.5 of the ~8 minutes the benchmark
-takes on the 2-core machine shared with other jobs (~5 minutes without it).
+comparison, not as the goal. The second table costs about 2 of the 5-8 minutes the benchmark
+takes on the 2-core machine (depending on other load).
 
 Next to the Spark latency, clearly apart, ``scan_cost`` gives the engine-independent work the
 layout controls for the same query: files left after min/max pruning, row groups whose footer
