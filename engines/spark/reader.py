@@ -4,15 +4,24 @@ Simple predicates ``(column, op, value)`` with op in ``= == < <= > >= in`` prune
 whose recorded range cannot match; the result reports how many files were pruned. Row-group
 pruning inside the kept files is Spark's own (Parquet filter push-down); its effect is counted
 by :func:`count_row_groups` from the footers.
+
+Without an explicit schema Spark infers one on every read by running a Spark job over a footer
+(~0.1 s of a ~0.5 s selective query on a 2-core machine, whatever the layout). The schema Spark
+infers is a function of the footer it reads (the first file's Parquet schema and the Spark schema
+Spark writes into its key-value metadata) and the session, so it is inferred once per distinct
+footer schema and session, with Spark's own inference, and passed to later reads.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from engines.table.model import FileSlice
@@ -107,6 +116,59 @@ def file_uri(storage: Storage, rel: str) -> str:
     return f"file://{path}"
 
 
+# Spark's own inference, remembered per session: (inference settings, footer schema) -> StructType.
+_INFERRED: weakref.WeakKeyDictionary[SparkSession, dict[tuple, StructType]] = weakref.WeakKeyDictionary()
+_INFERRED_LOCK = threading.Lock()
+_SPARK_ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
+# Session settings that change what Spark infers from one footer (the last one: from the paths).
+_INFERENCE_CONF = ("spark.sql.parquet.binaryAsString", "spark.sql.parquet.int96AsTimestamp",
+                   "spark.sql.parquet.inferTimestampNTZ.enabled", "spark.sql.caseSensitive",
+                   "spark.sql.sources.partitionColumnTypeInference.enabled")
+
+
+def _inference_key(spark: SparkSession, storage: Storage, first: FileSlice, base_path: str | None) -> tuple | None:
+    """What Spark's schema inference depends on for a read whose first file is ``first``; None when
+    the cache must not be used (schema merging reads every footer; an unreadable footer is left to
+    Spark, which then fails or succeeds exactly as without the cache)."""
+    conf = spark.conf
+    if str(conf.get("spark.sql.parquet.mergeSchema", "false")).lower() == "true":
+        return None
+    if base_path is not None and str(conf.get(_INFERENCE_CONF[-1], "true")).lower() != "false":
+        return None  # partition column types inferred from the values of every path
+    try:
+        md = storage.parquet_metadata(first.path)
+    except OSError:
+        return None
+    spark_schema = (md.metadata or {}).get(_SPARK_ROW_METADATA)
+    partition = first.partition if base_path is not None else None
+    hive_columns = tuple(p.split("=", 1)[0] for p in (partition or "").split("/") if "=" in p)
+    parquet_schema = str(md.schema).partition("\n")[2]  # the full schema text, after a line naming the object
+    return (tuple(conf.get(k, None) for k in _INFERENCE_CONF), parquet_schema, spark_schema, hive_columns)
+
+
+def _reader(spark: SparkSession, schema: StructType | None, base_path: str | None):  # noqa: ANN202
+    reader = spark.read.schema(schema) if schema is not None else spark.read
+    return reader.option("basePath", base_path) if base_path is not None else reader
+
+
+def _read_parquet(spark: SparkSession, storage: Storage, paths: list[str], first: FileSlice,
+                  base_path: str | None) -> DataFrame:
+    """``spark.read.parquet(*paths)`` with the schema Spark inferred before from an equal footer, if any."""
+    key = _inference_key(spark, storage, first, base_path)
+    with _INFERRED_LOCK:
+        known = _INFERRED.get(spark, {}).get(key) if key is not None else None
+    df = _reader(spark, known, base_path).parquet(*paths)
+    if known is not None and base_path is not None:
+        # Given a schema, Spark puts the columns found in the paths last; inferring, it keeps a column
+        # that is also in the files (Hudi's dt) at its place there. The inferred order is kept.
+        df = df.select(*(F.col("`" + name.replace("`", "``") + "`") for name in known.fieldNames()))
+    if key is not None and known is None:
+        inferred = df.schema
+        with _INFERRED_LOCK:
+            _INFERRED.setdefault(spark, {})[key] = inferred
+    return df
+
+
 def read_snapshot(
     spark: SparkSession,
     storage: Storage,
@@ -118,13 +180,16 @@ def read_snapshot(
     kept, pruned = prune(slices, predicates)
     paths = [file_uri(storage, s.path) for s in kept]
     if paths:
-        reader = spark.read.schema(schema) if schema is not None else spark.read
+        base_path = None
         if all("=" in s.partition.rsplit("/", 1)[-1] for s in kept):
             # Hive-style directories (Delta): the partition column lives only in the path.
-            reader = reader.option("basePath", file_uri(storage, ""))
-        df = reader.parquet(*paths)
+            base_path = file_uri(storage, "")
+        if schema is not None:
+            df = _reader(spark, schema, base_path).parquet(*paths)
+        else:
+            df = _read_parquet(spark, storage, paths, kept[0], base_path)
     else:
         if schema is None and slices:
-            schema = spark.read.parquet(file_uri(storage, slices[0].path)).schema
+            schema = _read_parquet(spark, storage, [file_uri(storage, slices[0].path)], slices[0], None).schema
         df = spark.createDataFrame([], schema or StructType([]))
     return SnapshotScan(df, len(slices), len(kept), pruned, kept)
