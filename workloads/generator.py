@@ -49,6 +49,7 @@ from workloads.rowdef import (
     partition_unit,
     partition_value,
     row_plan,
+    service_alias,
     uniform,
 )
 from workloads.spec import WorkloadSpec
@@ -104,14 +105,14 @@ def batch_num_records(spec: WorkloadSpec, b: int) -> int:
 def _plan(spec: WorkloadSpec, b: int, n: int) -> tuple[RowPlan, np.ndarray, np.ndarray, np.ndarray, pa.Array]:
     """Batch ``b``'s row plan with its tables as arrays (prob, alias, latency quantiles, partition labels)."""
     p = row_plan(spec, b, n)
-    return (p, np.array(p.service_prob), np.array(p.service_alias, dtype=np.int64),
-            np.array(latency_table()), pa.array(p.partition_labels, pa.string()))
+    prob, alias = service_alias(spec.num_services, spec.service_skew)
+    return p, prob, alias, np.array(latency_table()), pa.array(p.partition_labels, pa.string())
 
 
 def _rows(spec: WorkloadSpec, b: int, rows: np.ndarray, n: int) -> pa.Table:
     """Rows ``rows`` of batch ``b`` (of ``n`` rows), vectorised: no per-row Python.
 
-    Each step has a Spark SQL twin in :mod:`workloads.spark_rows`; keep them in step."""
+    Only the exact operations :mod:`workloads.rowdef` allows touch per-row values."""
     p, prob, alias, lat_q, labels = _plan(spec, b, n)
     seed, one = spec.seed, np.uint64(1)
     jitter = uniform(seed, b, rows, S_JITTER)

@@ -33,6 +33,7 @@ LATENCY_QUANTILES = 1024  # latency is interpolated between this many + 1 log-no
 
 # Streams: independent hash sequences per attribute.
 S_JITTER, S_LATE, S_LATE_K, S_SERVICE, S_HOST, S_LEVEL, S_LAT1, S_LAT2, S_MSG, S_KEY, S_SIZE = range(11)
+# S_LAT2 is unused since latency takes one uniform; kept so the other streams keep their numbers.
 S_SERVICE_ALIAS = 11
 S_UPD_PICK, S_UPD_VAL, S_DEL_PICK = 20, 21, 22
 
@@ -184,8 +185,6 @@ class RowPlan:
     partition_labels: tuple[str, ...]
     num_services: int
     num_hosts: int
-    service_prob: tuple[float, ...]
-    service_alias: tuple[int, ...]
 
 
 def row_plan(spec: WorkloadSpec, b: int, n: int) -> RowPlan:
@@ -199,10 +198,8 @@ def row_plan(spec: WorkloadSpec, b: int, n: int) -> RowPlan:
     hi = (start_us + int(span_us) + 1) // unit_us
     fmt = "%Y-%m-%d" if spec.partition_granularity == "day" else "%Y-%m-%d-%H"
     labels = tuple((_EPOCH + _US * (u * unit_us)).strftime(fmt) for u in range(lo, hi + 1))
-    prob, alias = service_alias(spec.num_services, spec.service_skew)
     return RowPlan(spec.seed, b, n, start_us, span_us, run_start_us, unit_us, spec.late_fraction,
-                   spec.max_lateness_partitions, lo, labels, spec.num_services, spec.num_hosts,
-                   tuple(prob.tolist()), tuple(alias.tolist()))
+                   spec.max_lateness_partitions, lo, labels, spec.num_services, spec.num_hosts)
 
 
 def message_head(h: int, level: str, service: str) -> str:
