@@ -50,6 +50,7 @@ from workloads.rowdef import (
     partition_value,
     row_plan,
     service_alias,
+    trace_id,
     uniform,
 )
 from workloads.spec import WorkloadSpec
@@ -174,8 +175,7 @@ def _trace_ids(h: np.ndarray, b: int, rows: np.ndarray) -> pa.Array:
     """:func:`workloads.rowdef.trace_id` of every row, built as one fixed-width byte matrix."""
     n = len(rows)
     if n and int(rows.max()) >= 10**8:  # a wider row number: rare, format per row
-        return pa.array([f"{k:016x}-{b:06d}-{r:08d}" for k, r in zip(h.tolist(), rows.tolist(), strict=True)],
-                        pa.string())
+        return pa.array([trace_id(k, b, r) for k, r in zip(h.tolist(), rows.tolist(), strict=True)], pa.string())
     mid = np.frombuffer(f"-{b:06d}-".encode(), dtype=np.uint8)
     width = 16 + len(mid) + 8
     mat = np.empty((n, width), dtype=np.uint8)
