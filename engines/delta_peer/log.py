@@ -108,7 +108,7 @@ class DeltaLog:
         return VersionActions(version, operation, adds, removes)
 
     def latest_version(self) -> int:
-        names = [e.path.rsplit("/", 1)[-1] for e in self.storage.list(LOG_DIR)]
+        names = [e.path.rsplit("/", 1)[-1] for e in self.storage.list(LOG_DIR, sizes=False)]
         versions = [int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()]
         return max(versions) if versions else -1
 

@@ -58,7 +58,7 @@ def remove_uncommitted_leftovers(table: HudiTable, instant: str, stats: list[Wri
     keep = {s.path for s in stats}
     removed = 0
     for partition in sorted({s.partition for s in stats}):
-        for entry in table.storage.list(partition):
+        for entry in table.storage.list(partition, sizes=False):  # names only
             parsed = parse_base_file_name(entry.path.rsplit("/", 1)[-1])
             if parsed and parsed[2] == instant and entry.path not in keep:
                 table.storage.delete(entry.path, missing_ok=True)

@@ -83,7 +83,7 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str],
             rb = resume if resume.state == State.INFLIGHT else table.refresh().transition_to_inflight(resume)
         _point("rollback.after_rollback_requested", step)
         deleted = []
-        for entry in table.storage.list("", recursive=True):
+        for entry in table.storage.list("", recursive=True, sizes=False):
             if entry.path.startswith(".hoodie/"):
                 continue
             name = entry.path.rsplit("/", 1)[-1]
