@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 import threading
 import time
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ class RunContext:
     spark: Any
     failures: list[str] = field(default_factory=list)
     overhead_s: float = 0.0
+    generation_s: list[float] = field(default_factory=list)  # per batch: generated and cached in Spark
     batch_bytes: dict[int, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -231,8 +233,10 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     with bar:
         task = bar.add_task(f"{scenario.name}", total=n)
         for b in range(n):
+            t0 = time.perf_counter()
             df = batch_df(spark, spec, b).cache()
             df.count()  # generated before any clock starts: no engine's ingest time includes generation
+            ctx.generation_s.append(time.perf_counter() - t0)
             truth_parts.append(batch_table(spec, b))
             for st in engines:
                 bar.update(task, description=f"{scenario.name} · batch {b + 1}/{n} · {st.engine.name}")
@@ -283,6 +287,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
                     for st, es in zip(engines, scenario.engines, strict=True)},
         "simulated": False, "wall_time_s": wall, "harness_overhead_s": ctx.overhead_s,
         "harness_overhead_ratio": ctx.overhead_s / wall if wall else None,
+        **_generation_figures(ctx.generation_s, [d for st in engines for d in st.ingest_latencies]),
         "ground_truth": {"rows": total_rows, "batches": n,
                          "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
         "verification": {"ok": not ctx.failures, "failures": ctx.failures},
@@ -292,6 +297,15 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
     return run_dir
+
+
+def _generation_figures(generation: list[float], ingests: list[float]) -> dict[str, float | None]:
+    """Time spent generating batches (once per batch, for every engine), and the median batch's
+    generation over the median ingest of one batch by one engine (T2's goal: at most 0.25)."""
+    med = statistics.median(generation) if generation else None
+    ingest = statistics.median(ingests) if ingests else None
+    return {"generation_s": sum(generation), "generation_median_s": med,
+            "generation_share_of_ingest": med / ingest if med is not None and ingest else None}
 
 
 def _measure_batch_bytes(ctx: RunContext, spec: Any) -> dict[int, int]:

@@ -72,6 +72,12 @@ def setup_section(results: Results) -> str:
         f"- wall time {_num(run.get('wall_time_s'), '.1f')} s, harness overhead "
         f"{_num(overhead * 100 if overhead is not None else None, '.2f')}% of it",
     ]
+    if run.get("generation_median_s") is not None:
+        share = run.get("generation_share_of_ingest")
+        lines.append(f"- generation: {_num(run.get('generation_s'), '.1f')} s in all, median "
+                     f"{_num(run['generation_median_s'], '.3f')} s per batch = "
+                     f"{_num(share * 100 if share is not None else None, '.0f')}% of the median ingest of one batch by "
+                     "one engine; each batch is generated once, cached, and fed to every engine outside its clock")
     if run.get("calibration"):
         lines.append("- same-run calibration: " + ", ".join(f"{k} {val:.4f} s" for k, val in run["calibration"].items()))
     if ver.get("ok"):

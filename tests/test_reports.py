@@ -92,7 +92,8 @@ def test_missing_figures_say_so(tmp_path: Path) -> None:
 def test_report_of_real_small_run(small_run, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     shutil.copytree(small_run.folder, run_dir, ignore=shutil.ignore_patterns("tables"))
-    _check_report(run_dir, small_run.engines, PLOTS - {"maintenance"})
+    md = _check_report(run_dir, small_run.engines, PLOTS - {"maintenance"})["report.md"].read_text()
+    assert "- generation: " in md and "% of the median ingest of one batch by one engine" in md
 
 
 def test_simulation_fills_conditions(factory_run: Path, tmp_path: Path) -> None:
