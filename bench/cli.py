@@ -104,7 +104,7 @@ def run(
     except ScenarioError as exc:
         fail(str(exc))
         return
-    run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables)
+    run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario)
     from bench.results import Results
 
     results = Results(run_dir)

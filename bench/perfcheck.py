@@ -192,7 +192,8 @@ def run_perf_check(update_baseline: bool = False, reason: str | None = None,
     out_dir = Path(out) if out else Path(tempfile.mkdtemp(prefix="layoutbench-perf-"))
 
     def measure(run_id: str) -> tuple[Path, Results, dict[str, Any]]:
-        run_dir = run_scenario(load_scenario(CI_SCENARIO), out=out_dir, progress=False, run_id=run_id)
+        run_dir = run_scenario(load_scenario(CI_SCENARIO), out=out_dir, progress=False, run_id=run_id,
+                               scenario_path=CI_SCENARIO)
         results = Results(run_dir)
         if not results.run["verification"]["ok"]:
             raise RuntimeError("perf-check run failed verification: "

@@ -204,8 +204,10 @@ def _async_loop(ctx: RunContext, st: EngineState, stop: threading.Event, truth_r
 
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str | None = None,
-                 keep_tables: bool = True, progress: bool = True, run_id: str | None = None) -> Path:
-    """Run a scenario end to end and return its results folder."""
+                 keep_tables: bool = True, progress: bool = True, run_id: str | None = None,
+                 scenario_path: str | Path | None = None) -> Path:
+    """Run a scenario end to end and return its results folder (``scenario_path``: the YAML it was
+    loaded from, recorded in ``run.json``)."""
     wall0 = time.perf_counter()
     spec = scenario.workload
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
@@ -280,6 +282,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     total_rows = sum(t.num_rows for t in truth_parts)
     run = {
         "run_id": run_dir.name, "created": datetime.now(UTC).isoformat(), "scenario": scenario.model_dump(mode="json"),
+        "scenario_path": str(scenario_path) if scenario_path is not None else None,
         "seed": spec.seed, "git": git_info(str(Path(__file__).resolve().parents[1])), "versions": package_versions(),
         "machine": machine_info(), "spark_master": spark.sparkContext.master,
         "engines": {st.engine.name: {"kind": es.kind, "table_path": str((run_dir / "tables" / es.name).resolve()),

@@ -59,7 +59,8 @@ def setup_section(results: Results) -> str:
     overhead = run.get("harness_overhead_ratio")
     lines = [
         f"- run `{run.get('run_id')}`{' (SIMULATED)' if results.simulated else ''}, created {run.get('created', 'n/a')}",
-        f"- scenario `{sc.get('name', '?')}` ({run.get('scenario_path', 'path n/a')}): {sc.get('description', '')}",
+        f"- scenario `{sc.get('name', '?')}` ({run.get('scenario_path') or 'not run from a file'}): "
+        f"{sc.get('description', '')}",
         f"- workload: seed {run.get('seed', wl.get('seed'))}, {wl.get('num_batches')} batches of {size}, "
         f"{wl.get('num_partitions')} {wl.get('partition_granularity')} partitions, late fraction "
         f"{wl.get('late_fraction')}",

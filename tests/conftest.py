@@ -37,4 +37,5 @@ def small_run(spark, tmp_path_factory):
     from bench.scenario import load_scenario
 
     out = tmp_path_factory.mktemp("results")
-    return Results(run_scenario(load_scenario(SMALL_SCENARIO), out=out, progress=False, run_id="first"))
+    return Results(run_scenario(load_scenario(SMALL_SCENARIO), out=out, progress=False, run_id="first",
+                                scenario_path=SMALL_SCENARIO))

@@ -45,6 +45,7 @@ def test_small_run_produces_consistent_results(small_run: Results) -> None:
     assert set(iso[iso.engine.str.startswith("option2")].outcome) == {"ok"}
     assert run["harness_overhead_ratio"] < 0.05
     assert run["generation_s"] >= run["generation_median_s"] > 0 and run["generation_share_of_ingest"] > 0
+    assert run["scenario_path"].endswith("small.yaml")
     assert run["git"]["sha"] and run["versions"]["pyspark"] and run["machine"]["cores"]
     for path in (e["table_path"] for e in run["engines"].values()):
         assert Path(path, ".hoodie", "hoodie.properties").exists()
