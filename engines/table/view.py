@@ -16,8 +16,10 @@ from __future__ import annotations
 import gc
 import io
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -60,8 +62,24 @@ class BaseFile(NamedTuple):
     size: int
 
 
+class _Folder(NamedTuple):
+    """The base files of one partition folder, column by column, in listing (name) order."""
+
+    partition: str
+    file_ids: list[str]
+    tokens: list[str]
+    instants: list[str]
+    paths: list[str]
+    sizes: list[int]
+
+
+# <fileId>_<writeToken>_<instant>.parquet, or any other name; each followed by "/" (see _parse_folder)
+_BASE_NAMES = re.compile(r"(?:([^_/.][^_/]*+)_([^_/]++)_(\d++)\.parquet|[^/]*+)/")
 _META_PREFIX = METAFOLDER + "/"
+_FILE_ID = attrgetter("partition", "file_id")
 _INSTANT = attrgetter("instant")
+_PARTITION = attrgetter("partition")
+_PATH = attrgetter("path")
 _UNKNOWN: tuple[int, ColumnStats, None] = (0, {}, None)  # a file no write stat describes
 
 
@@ -78,6 +96,18 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def parse_base_file_names(names: list[str]) -> list[tuple[str, str, str] | None]:
+    """``[parse_base_file_name(n) for n in names]`` with one regular-expression pass over them all.
+
+    The expression accepts a subset of what :func:`parse_base_file_name` accepts (``\\d`` is
+    narrower than ``str.isdigit``), so the names it rejects are checked again one by one.
+    """
+    if not names:
+        return []
+    found = _BASE_NAMES.findall("/".join(names) + "/")  # no file name contains "/"
+    return [parsed if parsed[0] else parse_base_file_name(name) for name, parsed in zip(names, found, strict=True)]
 
 
 class FileSystemView:
@@ -97,57 +127,58 @@ class FileSystemView:
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
         self._files_written: dict[str, tuple[int, ColumnStats, int | None]] | None = None
-        self.base_files: list[BaseFile] = []
         self.other_files: list[FileEntry] = []
-        # partition -> fileId -> its base file, or its base files oldest instant first (ties in listing order)
-        self._groups: dict[str, dict[str, BaseFile | list[BaseFile]]] = {}
+        self._folders: list[_Folder] = []  # sorted by partition
         with _gc_paused():
-            self._load(storage.list("", recursive=True, sizes=False))
+            self._load()
 
-    def _load(self, entries: list[FileEntry]) -> None:
-        """Base files and file groups from a listing; sizes it lacks from write stats, else a stat."""
-        written = self._recorded() if any(e.size is None for e in entries) else {}
-        base_files, other_files, groups = self.base_files, self.other_files, self._groups
-        unsorted: list[list[BaseFile]] = []
-        new_base_file = tuple.__new__  # BaseFile(...) without the namedtuple's Python-level __new__
-        by_fid: dict[str, BaseFile | list[BaseFile]] = {}
-        last_partition = None
-        for path, size, mtime_ns in entries:
-            if path.startswith(_META_PREFIX) or path == METAFOLDER:
-                continue
-            partition, _, name = path.rpartition("/")
-            parsed = parse_base_file_name(name)
-            if parsed is None:
-                entry = self.storage.entry(path) if size is None else FileEntry(path, size, mtime_ns)
-                if entry is not None:  # else deleted since it was listed
-                    other_files.append(entry)
-                continue
-            if size is None:
-                size = rec[2] if (rec := written.get(path)) is not None else None
-                if size is None:
-                    if (found := self.storage.entry(path)) is None:
+    def _load(self) -> None:
+        """The listing, folder by folder: base files (sizes the listing lacks from write stats, else a stat)."""
+        listed = self.storage.list_names("", recursive=True)
+        if listed is None:  # a listing with sizes
+            by_folder: dict[str, list[FileEntry]] = {}
+            for e in self.storage.list("", recursive=True):
+                by_folder.setdefault(e.path[: e.path.rfind("/") + 1], []).append(e)
+            for prefix, entries in by_folder.items():
+                self._add_folder(prefix, [e.path[len(prefix):] for e in entries], entries, {})
+        else:
+            written = self._recorded()
+            for prefix, names in listed:
+                self._add_folder(prefix, names, None, written)
+        self._folders.sort(key=_PARTITION)
+        self.other_files.sort(key=_PATH)
+
+    def _add_folder(self, prefix: str, names: list[str], entries: list[FileEntry] | None,
+                    written: dict[str, tuple[int, ColumnStats, int | None]]) -> None:
+        """The files of one folder (``prefix`` ends with "/" but at the base); ``entries`` when listed with sizes."""
+        if prefix.startswith(_META_PREFIX):
+            return
+        paths = [prefix + name for name in names]
+        parsed = parse_base_file_names(names)
+        if entries is not None:
+            sizes: list[int | None] = [e.size for e in entries]
+        else:
+            sizes = [rec[2] if (rec := written.get(path)) is not None else None for path in paths]
+        if None in parsed or None in sizes:  # other files, or base files no write stat describes
+            kept = []
+            for i, (path, p, size) in enumerate(zip(paths, parsed, sizes, strict=True)):
+                if path == METAFOLDER:
+                    continue
+                if p is None or size is None:
+                    entry = entries[i] if entries is not None else self.storage.entry(path)
+                    if entry is None:
+                        continue  # deleted since it was listed
+                    if p is None:
+                        self.other_files.append(entry)
                         continue
-                    size = found.size
-            file_id, token, instant = parsed
-            bf = new_base_file(BaseFile, (partition, file_id, token, instant, path, size))
-            base_files.append(bf)
-            if partition != last_partition:
-                by_fid = groups.setdefault(partition, {})
-                last_partition = partition
-            # a group of one file is the file itself: most groups, and no list each
-            files = by_fid.get(file_id)
-            if files is None:
-                by_fid[file_id] = bf
-            elif type(files) is list:
-                files.append(bf)
-                if instant < files[-2][3]:
-                    unsorted.append(files)  # maybe more than once: sorting a sorted list is cheap
-            else:
-                by_fid[file_id] = files = [files, bf]
-                if instant < files[0][3]:
-                    unsorted.append(files)
-        for files in unsorted:
-            files.sort(key=_INSTANT)  # stable: ties stay in listing order
+                    size = entry.size
+                kept.append((path, p, size))
+            if not kept:
+                return
+            paths, parsed, sizes = (list(column) for column in zip(*kept, strict=True))
+        if parsed:
+            file_ids, tokens, instants = (list(column) for column in zip(*parsed, strict=True))
+            self._folders.append(_Folder(prefix[:-1], file_ids, tokens, instants, paths, sizes))
 
     def _recorded(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
         """:meth:`_written_files`, or nothing when some commit metadata cannot be read.
@@ -240,53 +271,77 @@ class FileSystemView:
                 earliest = None
         return (earliest, cleans[-1].timestamp) if earliest else None
 
+    @cached_property
+    def base_files(self) -> list[BaseFile]:
+        """Every base file listed, sorted by path."""
+        out = [
+            BaseFile(f.partition, *columns)
+            for f in self._folders
+            for columns in zip(f.file_ids, f.tokens, f.instants, f.paths, f.sizes, strict=True)
+        ]
+        out.sort(key=_PATH)
+        return out
+
     def file_groups(self) -> dict[tuple[str, str], list[BaseFile]]:
         """(partition, fileId) -> its base files, oldest instant first; sorted by (partition, fileId)."""
         out: dict[tuple[str, str], list[BaseFile]] = {}
-        for partition, by_fid in sorted(self._groups.items()):
-            for file_id in sorted(by_fid):
-                files = by_fid[file_id]
-                out[(partition, file_id)] = files[:] if type(files) is list else [files]
+        for bf in sorted(sorted(self.base_files, key=_INSTANT), key=_FILE_ID):  # stable: ties in listing order
+            out.setdefault((bf.partition, bf.file_id), []).append(bf)
         return out
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         """Latest committed slice of every visible file group, sorted by (partition, fileId)."""
         as_of = self.resolve_as_of(as_of)
         with _gc_paused():
-            replaced = self.replaced_file_groups(as_of)
+            replaced: dict[str, set[str]] = {}
+            for partition, file_id in self.replaced_file_groups(as_of):
+                replaced.setdefault(partition, set()).add(file_id)
             written = self._written_files()
-            visible: dict[str, bool] = {}  # instant -> committed as of as_of
-            out = []
-            for partition, by_fid in sorted(self._groups.items()):
-                for file_id in sorted(by_fid):
-                    if replaced and (partition, file_id) in replaced:
-                        continue
-                    files = by_fid[file_id]
-                    for bf in reversed(files) if type(files) is list else (files,):  # newest first
-                        instant = bf[3]
-                        committed = visible.get(instant)
-                        if committed is None:
-                            committed = visible[instant] = self.is_committed(instant, as_of)
-                        if committed:
-                            path = bf[4]
-                            rows, stats, _ = written.get(path, _UNKNOWN)
-                            if rows:
-                                out.append(file_slice(partition, file_id, instant, path, bf[5], rows, dict(stats)))
-                            else:
-                                out.append(self._slice_from_footer(bf))
-                            break
+            committed: dict[str, bool] = {}  # instant -> committed as of as_of
+            out: list[FileSlice] = []
+            for folder in self._folders:
+                for instant in set(folder.instants).difference(committed):
+                    committed[instant] = self.is_committed(instant, as_of)
+                out += self._latest_slices(folder, committed, replaced.get(folder.partition), written)
         return out
 
-    def _slice_from_footer(self, bf: BaseFile) -> FileSlice:
+    def _latest_slices(self, folder: _Folder, committed: dict[str, bool], replaced: set[str] | None,
+                       written: dict[str, tuple[int, ColumnStats, int | None]]) -> list[FileSlice]:
+        """The latest committed slice of each file group of ``folder`` not ``replaced``, sorted by fileId."""
+        file_ids, instants = folder.file_ids, folder.instants
+        if replaced is None and len(set(file_ids)) == len(file_ids) and all(map(committed.__getitem__, instants)):
+            chosen = None  # every file is the latest slice of its file group: the usual case
+        else:
+            latest: dict[str, int] = {}  # fileId -> index of its newest committed file; ties: the last listed
+            for i, (file_id, instant) in enumerate(zip(file_ids, instants, strict=True)):
+                if committed[instant] and ((j := latest.get(file_id)) is None or instant >= instants[j]):
+                    latest[file_id] = i
+            chosen = [i for file_id, i in latest.items() if not (replaced and file_id in replaced)]
+        if chosen is None and file_ids == sorted(file_ids):
+            columns = (file_ids, instants, folder.paths, folder.sizes)
+        else:
+            if chosen is None:
+                chosen = range(len(file_ids))
+            chosen = sorted(chosen, key=file_ids.__getitem__)
+            columns = tuple([column[i] for i in chosen] for column in (file_ids, instants, folder.paths, folder.sizes))
+        partition = folder.partition
+        return [
+            file_slice(partition, file_id, instant, path, size, rec[0], dict(rec[1]))
+            if (rec := written.get(path, _UNKNOWN))[0]
+            else self._slice_from_footer(partition, file_id, instant, path, size)
+            for file_id, instant, path, size in zip(*columns, strict=True)
+        ]
+
+    def _slice_from_footer(self, partition: str, file_id: str, instant: str, path: str, size: int) -> FileSlice:
         """A slice whose commit metadata records no rows: rows and min/max from its footer when ``read_footers``."""
         rows, stats = 0, {}
         if self.read_footers:
-            md = self.storage.parquet_metadata(bf.path)
+            md = self.storage.parquet_metadata(path)
             rows, stats = md.num_rows, column_stats_from_footer(md)
-        return FileSlice(bf.partition, bf.file_id, bf.instant, bf.path, bf.size, rows, stats)
+        return FileSlice(partition, file_id, instant, path, size, rows, stats)
 
     def partitions(self) -> list[str]:
-        return sorted({b.partition for b in self.base_files})
+        return [f.partition for f in self._folders]
 
     # -- pending table services -------------------------------------------------------------
     def pending_clustering_file_groups(self) -> dict[tuple[str, str], str]:
