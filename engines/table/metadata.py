@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from datetime import date, datetime
 from itertools import chain, repeat
 from typing import Any
@@ -142,24 +143,28 @@ def _checked_write_stats(value: Any) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _written_files(items: list[dict[str, Any]]) -> dict[str, tuple[int, ColumnStats, int | None]]:
-    """:meth:`CommitMetadata.written_files` of JSON write stats.
+WrittenColumns = tuple[list[str], list[int], list[ColumnStats], list[int | None]]
+"""Paths, row counts (numWrites), column stats and sizes (fileSizeInBytes) of written files, column by column."""
 
-    Column by column, so that the loops over 100,000s of stats run in C when the values are
-    well typed (the usual case); each column falls back to a per-value conversion otherwise.
-    """
-    paths = list(map(dict.get, items, repeat("path")))
-    if not all(paths):  # a stat naming no file is skipped unread
-        items = [d for d, path in zip(items, paths, strict=True) if path]
-        paths = [path for path in paths if path]
-    rows = list(map(dict.get, items, repeat("numWrites")))
+
+def _written_columns(items: Iterable[dict[str, Any]]) -> WrittenColumns:
+    """:meth:`CommitMetadata.written_columns` of JSON write stats: one pass over them, then checks column-wise."""
+    paths: list[str] = []
+    rows: list[Any] = []
+    columns: list[Any] = []
+    sizes: list[Any] = []
+    for d in items:
+        path = d.get("path")
+        if path:  # a stat naming no file is skipped unread
+            paths.append(path)
+            rows.append(d.get("numWrites"))
+            columns.append(d.get(_COLUMN_STATS))
+            sizes.append(d.get("fileSizeInBytes"))
     if not set(map(type, rows)) <= {int}:
         rows = [n if type(n) is int else int(n or 0) for n in rows]
-    sizes = list(map(dict.get, items, repeat("fileSizeInBytes")))
     if not (set(map(type, sizes)) <= {int} and min(sizes, default=0) >= 0):
         sizes = [n if type(n) is int and n >= 0 else None for n in sizes]
-    columns = [_column_stats_from_json(c) if c else {} for c in map(dict.get, items, repeat(_COLUMN_STATS))]
-    return dict(zip(paths, zip(rows, columns, sizes, strict=True), strict=True))
+    return paths, rows, [_column_stats_from_json(c) if c else {} for c in columns], sizes
 
 
 class CommitMetadata:
@@ -205,10 +210,17 @@ class CommitMetadata:
 
         The size is None when the stat records none (not a non-negative integer).
         """
+        paths, rows, columns, sizes = self.written_columns()
+        return dict(zip(paths, zip(rows, columns, sizes, strict=True), strict=True))
+
+    def written_columns(self) -> WrittenColumns:
+        """:meth:`written_files` column by column (no tuple per file), in write-stat order."""
         if self._write_stats is not None:
-            return {s.path: (s.num_writes, s.column_stats, s.file_size) for s in self._write_stats if s.path}
+            stats = [s for s in self._write_stats if s.path]
+            return ([s.path for s in stats], [s.num_writes for s in stats], [s.column_stats for s in stats],
+                    [s.file_size for s in stats])
         try:
-            return _written_files(list(chain.from_iterable(self._json_stats.values())))
+            return _written_columns(chain.from_iterable(self._json_stats.values()))
         except _PARSE_ERRORS as exc:
             raise MetadataError(f"{self._source}: malformed write stat ({type(exc).__name__}: {exc})") from None
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
+from itertools import repeat
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -71,6 +72,16 @@ class _Folder(NamedTuple):
     instants: list[str]
     paths: list[str]
     sizes: list[int]
+    written: list[int | None] | None  # the index of each one's write stat in _Written, if looked up
+
+
+class _Written(NamedTuple):
+    """The write stats of every completed data instant, by path (the latest instant's when several)."""
+
+    index: dict[str, int]  # path -> position in the columns
+    rows: list[int]
+    column_stats: list[ColumnStats]
+    sizes: list[int | None]
 
 
 # <fileId>_<writeToken>_<instant>.parquet, or any other name; each followed by "/" (see _parse_folder)
@@ -80,7 +91,6 @@ _FILE_ID = attrgetter("partition", "file_id")
 _INSTANT = attrgetter("instant")
 _PARTITION = attrgetter("partition")
 _PATH = attrgetter("path")
-_UNKNOWN: tuple[int, ColumnStats, None] = (0, {}, None)  # a file no write stat describes
 
 
 @contextmanager
@@ -98,16 +108,16 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse_base_file_names(names: list[str]) -> list[tuple[str, str, str] | None]:
-    """``[parse_base_file_name(n) for n in names]`` with one regular-expression pass over them all.
+def parse_base_file_names(names: list[str]) -> tuple[list[str], list[str], list[str]] | None:
+    """(fileIds, write tokens, instants) of ``names`` if :func:`parse_base_file_name` parses them all.
 
-    The expression accepts a subset of what :func:`parse_base_file_name` accepts (``\\d`` is
-    narrower than ``str.isdigit``), so the names it rejects are checked again one by one.
+    One regular-expression pass over all of them. None also when the expression rejects a name
+    that function accepts (``\\d`` is narrower than ``str.isdigit``): callers then parse one by one.
     """
     if not names:
-        return []
-    found = _BASE_NAMES.findall("/".join(names) + "/")  # no file name contains "/"
-    return [parsed if parsed[0] else parse_base_file_name(name) for name, parsed in zip(names, found, strict=True)]
+        return [], [], []
+    file_ids, tokens, instants = map(list, zip(*_BASE_NAMES.findall("/".join(names) + "/"), strict=True))
+    return None if "" in file_ids else (file_ids, tokens, instants)  # no file name contains "/"
 
 
 class FileSystemView:
@@ -126,7 +136,7 @@ class FileSystemView:
         first = timeline.instants[0].timestamp if timeline.instants else None
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
-        self._files_written: dict[str, tuple[int, ColumnStats, int | None]] | None = None
+        self._files_written: _Written | None = None
         self.other_files: list[FileEntry] = []
         self._folders: list[_Folder] = []  # sorted by partition
         with _gc_paused():
@@ -140,7 +150,7 @@ class FileSystemView:
             for e in self.storage.list("", recursive=True):
                 by_folder.setdefault(e.path[: e.path.rfind("/") + 1], []).append(e)
             for prefix, entries in by_folder.items():
-                self._add_folder(prefix, [e.path[len(prefix):] for e in entries], entries, {})
+                self._add_folder(prefix, [e.path[len(prefix):] for e in entries], entries, None)
         else:
             written = self._recorded()
             for prefix, names in listed:
@@ -149,46 +159,57 @@ class FileSystemView:
         self.other_files.sort(key=_PATH)
 
     def _add_folder(self, prefix: str, names: list[str], entries: list[FileEntry] | None,
-                    written: dict[str, tuple[int, ColumnStats, int | None]]) -> None:
-        """The files of one folder (``prefix`` ends with "/" but at the base); ``entries`` when listed with sizes."""
+                    written: _Written | None) -> None:
+        """The files of one folder (``prefix`` ends with "/" but at the base).
+
+        ``entries`` when the listing has sizes, else the sizes come from ``written`` (None when some
+        commit metadata is unreadable) or a stat."""
         if prefix.startswith(_META_PREFIX):
             return
         paths = [prefix + name for name in names]
-        parsed = parse_base_file_names(names)
+        columns = parse_base_file_names(names)
+        stat_ids = None if written is None else list(map(written.index.get, paths))
         if entries is not None:
-            sizes: list[int | None] = [e.size for e in entries]
+            sizes: list[int | None] | None = [e.size for e in entries]
         else:
-            sizes = [rec[2] if (rec := written.get(path)) is not None else None for path in paths]
-        if None in parsed or None in sizes:  # other files, or base files no write stat describes
-            kept = []
-            for i, (path, p, size) in enumerate(zip(paths, parsed, sizes, strict=True)):
-                if path == METAFOLDER:
+            sizes = None if stat_ids is None or None in stat_ids else list(map(written.sizes.__getitem__, stat_ids))
+        if columns is not None and sizes is not None and None not in sizes:
+            self._folders.append(_Folder(prefix[:-1], *columns, paths, sizes, stat_ids))
+            return
+        # other files, or base files no write stat describes: one by one
+        base: list[tuple[str, str, str, str, int, int | None]] = []
+        for i, (name, path) in enumerate(zip(names, paths, strict=True)):
+            if path == METAFOLDER:
+                continue
+            parsed = parse_base_file_name(name)
+            stat_id = None if stat_ids is None else stat_ids[i]
+            if entries is not None:
+                size = entries[i].size
+            else:
+                size = None if stat_id is None else written.sizes[stat_id]
+            if parsed is None or size is None:
+                entry = entries[i] if entries is not None else self.storage.entry(path)
+                if entry is None:
+                    continue  # deleted since it was listed
+                if parsed is None:
+                    self.other_files.append(entry)
                     continue
-                if p is None or size is None:
-                    entry = entries[i] if entries is not None else self.storage.entry(path)
-                    if entry is None:
-                        continue  # deleted since it was listed
-                    if p is None:
-                        self.other_files.append(entry)
-                        continue
-                    size = entry.size
-                kept.append((path, p, size))
-            if not kept:
-                return
-            paths, parsed, sizes = (list(column) for column in zip(*kept, strict=True))
-        if parsed:
-            file_ids, tokens, instants = (list(column) for column in zip(*parsed, strict=True))
-            self._folders.append(_Folder(prefix[:-1], file_ids, tokens, instants, paths, sizes))
+                size = entry.size
+            base.append((*parsed, path, size, stat_id))
+        if base:
+            file_ids, tokens, instants, paths, sizes, kept_ids = map(list, zip(*base, strict=True))
+            self._folders.append(_Folder(prefix[:-1], file_ids, tokens, instants, paths, sizes,
+                                         None if stat_ids is None else kept_ids))
 
-    def _recorded(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
-        """:meth:`_written_files`, or nothing when some commit metadata cannot be read.
+    def _recorded(self) -> _Written | None:
+        """:meth:`_written_files`, or None when some commit metadata cannot be read.
 
         Then every file is stat-ed and :meth:`snapshot` reports the unreadable instant, as before.
         """
         try:
             return self._written_files()
         except (MetadataError, TimelineError):
-            return {}
+            return None
 
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -200,13 +221,20 @@ class FileSystemView:
             )
         return self._metadata[instant.timestamp]
 
-    def _written_files(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
-        """Path -> (rows written, column stats, file size) from the commit metadata of every completed data instant."""
+    def _written_files(self) -> _Written:
+        """The write stats of every completed data instant (commit metadata is read once)."""
         if self._files_written is None:
-            out: dict[str, tuple[int, ColumnStats, int | None]] = {}
+            paths: list[str] = []
+            rows: list[int] = []
+            column_stats: list[ColumnStats] = []
+            sizes: list[int | None] = []
             for inst in self._data_instants.values():
-                out.update(self.commit_metadata(inst).written_files())
-            self._files_written = out
+                p, r, c, s = self.commit_metadata(inst).written_columns()
+                paths += p
+                rows += r
+                column_stats += c
+                sizes += s
+            self._files_written = _Written(dict(zip(paths, range(len(paths)), strict=True)), rows, column_stats, sizes)
         return self._files_written
 
     # -- visibility -------------------------------------------------------------------------
@@ -306,7 +334,7 @@ class FileSystemView:
         return out
 
     def _latest_slices(self, folder: _Folder, committed: dict[str, bool], replaced: set[str] | None,
-                       written: dict[str, tuple[int, ColumnStats, int | None]]) -> list[FileSlice]:
+                       written: _Written) -> list[FileSlice]:
         """The latest committed slice of each file group of ``folder`` not ``replaced``, sorted by fileId."""
         file_ids, instants = folder.file_ids, folder.instants
         if replaced is None and len(set(file_ids)) == len(file_ids) and all(map(committed.__getitem__, instants)):
@@ -317,19 +345,22 @@ class FileSystemView:
                 if committed[instant] and ((j := latest.get(file_id)) is None or instant >= instants[j]):
                     latest[file_id] = i
             chosen = [i for file_id, i in latest.items() if not (replaced and file_id in replaced)]
-        if chosen is None and file_ids == sorted(file_ids):
-            columns = (file_ids, instants, folder.paths, folder.sizes)
-        else:
-            if chosen is None:
-                chosen = range(len(file_ids))
-            chosen = sorted(chosen, key=file_ids.__getitem__)
-            columns = tuple([column[i] for i in chosen] for column in (file_ids, instants, folder.paths, folder.sizes))
+        stat_ids = folder.written if folder.written is not None else list(map(written.index.get, folder.paths))
+        columns = (file_ids, instants, folder.paths, folder.sizes, stat_ids)
+        if chosen is not None or file_ids != sorted(file_ids):
+            chosen = sorted(range(len(file_ids)) if chosen is None else chosen, key=file_ids.__getitem__)
+            columns = tuple([column[i] for i in chosen] for column in columns)
         partition = folder.partition
+        file_ids, instants, paths, sizes, stat_ids = columns
+        if None not in stat_ids and all(rows := list(map(written.rows.__getitem__, stat_ids))):
+            # every row count recorded: the usual case
+            stats = map(dict, map(written.column_stats.__getitem__, stat_ids))
+            return list(map(file_slice, repeat(partition), file_ids, instants, paths, sizes, rows, stats))
         return [
-            file_slice(partition, file_id, instant, path, size, rec[0], dict(rec[1]))
-            if (rec := written.get(path, _UNKNOWN))[0]
+            file_slice(partition, file_id, instant, path, size, written.rows[i], dict(written.column_stats[i]))
+            if i is not None and written.rows[i]
             else self._slice_from_footer(partition, file_id, instant, path, size)
-            for file_id, instant, path, size in zip(*columns, strict=True)
+            for file_id, instant, path, size, i in zip(*columns, strict=True)
         ]
 
     def _slice_from_footer(self, partition: str, file_id: str, instant: str, path: str, size: int) -> FileSlice:
