@@ -68,7 +68,6 @@ class _Folder(NamedTuple):
 
     partition: str
     file_ids: list[str]
-    tokens: list[str]
     instants: list[str]
     paths: list[str]
     sizes: list[int]
@@ -85,7 +84,7 @@ class _Written(NamedTuple):
 
 
 # <fileId>_<writeToken>_<instant>.parquet, or any other name; each followed by "/" (see _parse_folder)
-_BASE_NAMES = re.compile(r"(?:([^_/.][^_/]*+)_([^_/]++)_(\d++)\.parquet|[^/]*+)/")
+_BASE_NAMES = re.compile(r"(?:([^_/.][^_/]*+)_[^_/]++_(\d++)\.parquet|[^/]*+)/")
 _META_PREFIX = METAFOLDER + "/"
 _FILE_ID = attrgetter("partition", "file_id")
 _INSTANT = attrgetter("instant")
@@ -108,16 +107,17 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def parse_base_file_names(names: list[str]) -> tuple[list[str], list[str], list[str]] | None:
-    """(fileIds, write tokens, instants) of ``names`` if :func:`parse_base_file_name` parses them all.
+def parse_base_file_names(names: list[str]) -> tuple[list[str], list[str]] | None:
+    """(fileIds, instants) of ``names`` if :func:`parse_base_file_name` parses them all, else None.
 
-    One regular-expression pass over all of them. None also when the expression rejects a name
-    that function accepts (``\\d`` is narrower than ``str.isdigit``): callers then parse one by one.
+    One regular-expression pass over all of them (the write tokens are left unread). None also
+    when the expression rejects a name that function accepts (``\\d`` is narrower than
+    ``str.isdigit``): callers then parse one by one.
     """
     if not names:
-        return [], [], []
-    file_ids, tokens, instants = map(list, zip(*_BASE_NAMES.findall("/".join(names) + "/"), strict=True))
-    return None if "" in file_ids else (file_ids, tokens, instants)  # no file name contains "/"
+        return [], []
+    file_ids, instants = map(list, zip(*_BASE_NAMES.findall("/".join(names) + "/"), strict=True))
+    return None if "" in file_ids else (file_ids, instants)  # no file name contains "/"
 
 
 class FileSystemView:
@@ -177,7 +177,7 @@ class FileSystemView:
             self._folders.append(_Folder(prefix[:-1], *columns, paths, sizes, stat_ids))
             return
         # other files, or base files no write stat describes: one by one
-        base: list[tuple[str, str, str, str, int, int | None]] = []
+        base: list[tuple[str, str, str, int, int | None]] = []
         for i, (name, path) in enumerate(zip(names, paths, strict=True)):
             if path == METAFOLDER:
                 continue
@@ -195,10 +195,10 @@ class FileSystemView:
                     self.other_files.append(entry)
                     continue
                 size = entry.size
-            base.append((*parsed, path, size, stat_id))
+            base.append((parsed[0], parsed[2], path, size, stat_id))
         if base:
-            file_ids, tokens, instants, paths, sizes, kept_ids = map(list, zip(*base, strict=True))
-            self._folders.append(_Folder(prefix[:-1], file_ids, tokens, instants, paths, sizes,
+            file_ids, instants, paths, sizes, kept_ids = map(list, zip(*base, strict=True))
+            self._folders.append(_Folder(prefix[:-1], file_ids, instants, paths, sizes,
                                          None if stat_ids is None else kept_ids))
 
     def _recorded(self) -> _Written | None:
@@ -302,11 +302,12 @@ class FileSystemView:
     @cached_property
     def base_files(self) -> list[BaseFile]:
         """Every base file listed, sorted by path."""
-        out = [
-            BaseFile(f.partition, *columns)
-            for f in self._folders
-            for columns in zip(f.file_ids, f.tokens, f.instants, f.paths, f.sizes, strict=True)
-        ]
+        out = []
+        for f in self._folders:
+            name_at = len(f.partition) + 1 if f.partition else 0
+            for file_id, instant, path, size in zip(f.file_ids, f.instants, f.paths, f.sizes, strict=True):
+                token = path[name_at + len(file_id) + 1 : -len(instant) - 9]  # <fileId>_<token>_<instant>.parquet
+                out.append(BaseFile(f.partition, file_id, token, instant, path, size))
         out.sort(key=_PATH)
         return out
 
