@@ -166,7 +166,7 @@ class FileSystemView:
         commit metadata is unreadable) or a stat."""
         if prefix.startswith(_META_PREFIX):
             return
-        paths = [prefix + name for name in names]
+        paths = list(map(prefix.__add__, names))
         columns = parse_base_file_names(names)
         stat_ids = None if written is None else list(map(written.index.get, paths))
         if entries is not None:
