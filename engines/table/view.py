@@ -9,6 +9,12 @@ pending or failed instants. Pending instants never hide anything. This mirrors H
 On a local file system the listing stats no file: a base file's size is the ``fileSizeInBytes``
 the completed commit that wrote it recorded (base files never change once committed), and only
 files no write stat describes (pending, failed or archived writes; other files) are stat-ed.
+
+A view may cover 100,000s of files, so it keeps them column by column per partition folder
+(lists of file ids, instants, paths, sizes) and the write stats behind one path index, and
+works on whole columns where it can: file names are parsed with one regular-expression pass per
+folder, and :class:`BaseFile` records are built only when :attr:`FileSystemView.base_files`
+or :meth:`FileSystemView.file_groups` is asked for.
 """
 
 from __future__ import annotations
@@ -83,7 +89,7 @@ class _Written(NamedTuple):
     sizes: list[int | None]
 
 
-# <fileId>_<writeToken>_<instant>.parquet, or any other name; each followed by "/" (see _parse_folder)
+# <fileId>_<writeToken>_<instant>.parquet, or any other name; each followed by "/" (parse_base_file_names)
 _BASE_NAMES = re.compile(r"(?:([^_/.][^_/]*+)_[^_/]++_(\d++)\.parquet|[^/]*+)/")
 _META_PREFIX = METAFOLDER + "/"
 _FILE_ID = attrgetter("partition", "file_id")
