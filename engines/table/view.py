@@ -26,7 +26,6 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
-from itertools import repeat
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -38,7 +37,7 @@ from engines.table.avro import (
     decode_plan,
 )
 from engines.table.metadata import CommitMetadata, MetadataError
-from engines.table.model import ColumnStats, FileSlice, file_slice, parse_base_file_name
+from engines.table.model import ColumnStats, FileSlice, file_slices, parse_base_file_name
 from engines.table.parquet_stats import column_stats_from_footer
 from engines.table.storage import FileEntry, Storage
 from engines.table.timeline import (
@@ -361,10 +360,10 @@ class FileSystemView:
         file_ids, instants, paths, sizes, stat_ids = columns
         if None not in stat_ids and all(rows := list(map(written.rows.__getitem__, stat_ids))):
             # every row count recorded: the usual case
-            stats = map(dict, map(written.column_stats.__getitem__, stat_ids))
-            return list(map(file_slice, repeat(partition), file_ids, instants, paths, sizes, rows, stats))
+            stats = list(map(dict, map(written.column_stats.__getitem__, stat_ids)))
+            return file_slices(partition, file_ids, instants, paths, sizes, rows, stats)
         return [
-            file_slice(partition, file_id, instant, path, size, written.rows[i], dict(written.column_stats[i]))
+            FileSlice(partition, file_id, instant, path, size, written.rows[i], dict(written.column_stats[i]))
             if i is not None and written.rows[i]
             else self._slice_from_footer(partition, file_id, instant, path, size)
             for file_id, instant, path, size, i in zip(*columns, strict=True)
