@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -23,7 +24,7 @@ from engines.table.avro import (
 from engines.table.instants import InstantClock, format_instant, parse_instant
 from engines.table.lock import LOCK_FILE, LockHeldError, WriterLock
 from engines.table.metadata import CommitMetadata, MetadataError
-from engines.table.model import FileSlice, WriteStat, base_file_name, file_slice, parse_base_file_name
+from engines.table.model import FileSlice, WriteStat, base_file_name, file_slices, parse_base_file_name
 from engines.table.storage import Storage
 from engines.table.table import HudiTable, TableConfig, logical_clock
 from engines.table.timeline import COMMIT, COMPACTION, REPLACE, State, Timeline, TimelineError
@@ -325,13 +326,18 @@ def test_file_groups_and_snapshot_order_slices_by_instant_whatever_the_listing_o
     assert [(s.size_bytes, s.num_rows) for s in view.snapshot(as_of=files[1].instant)] == [(30, 30)]
 
 
-def test_file_slice_fast_constructor_builds_the_same_slice() -> None:
-    args = ("dt=a", "f1-0", "20260101000000000", "dt=a/f.parquet", 10, 5, {"x": (1, 2)})
-    fast, slow = file_slice(*args), FileSlice(*args)
-    assert fast == slow and repr(fast) == repr(slow) and hash(fast) == hash(slow)
-    assert vars(fast) == vars(slow) and fast.file_group == ("dt=a", "f1-0")
+def test_file_slices_fast_constructor_builds_the_same_slices() -> None:
+    rows = [("f1-0", "20260101000000000", "dt=a/f.parquet", 10, 5, {"x": (1, 2)}),
+            ("f2-0", "20260101000000001", "dt=a/g.parquet", 0, 7, {})]
+    fast = file_slices("dt=a", *map(list, zip(*rows, strict=True)))
+    slow = [FileSlice("dt=a", *row) for row in rows]
+    assert fast == slow and list(map(repr, fast)) == list(map(repr, slow)) and list(map(hash, fast)) == list(map(hash, slow))
+    assert [dataclasses.astuple(s) for s in fast] == [dataclasses.astuple(s) for s in slow]
+    assert fast[0].file_group == ("dt=a", "f1-0") and pickle.loads(pickle.dumps(fast)) == slow
     with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.num_rows = 1  # type: ignore[misc]
+        fast[0].num_rows = 1  # type: ignore[misc]
+    with pytest.raises(ValueError, match="unequal lengths"):
+        file_slices("dt=a", ["f1-0"], [], [], [], [], [])
 
 
 # -- lock and properties ------------------------------------------------------------------------

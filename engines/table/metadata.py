@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from datetime import date, datetime
+from itertools import chain
 from typing import Any
 
 import orjson
 
 from engines.table.model import ColumnStats, WriteStat
 
+_COLUMN_STATS = "layoutbench.columnStats"
 _PARSE_ERRORS = (AttributeError, KeyError, TypeError, ValueError, IndexError)
 
 
@@ -73,7 +76,7 @@ def write_stat_to_json(stat: WriteStat) -> dict[str, Any]:
         if _finite(lo) and _finite(hi)
     }
     if columns:
-        out["layoutbench.columnStats"] = columns
+        out[_COLUMN_STATS] = columns
     return out
 
 
@@ -95,7 +98,7 @@ def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:
         num_deletes=int(d.get("numDeletes") or 0),
         min_record_key=d.get("minRecordKey"),
         max_record_key=d.get("maxRecordKey"),
-        column_stats=_column_stats_from_json(d.get("layoutbench.columnStats") or {}),
+        column_stats=_column_stats_from_json(d.get(_COLUMN_STATS) or {}),
     )
 
 
@@ -136,6 +139,30 @@ def _checked_write_stats(value: Any) -> dict[str, list[dict[str, Any]]]:
                 raise TypeError(f"a write stat of partition {partition!r} is not an object with a fileId")
         out[partition] = items
     return out
+
+
+WrittenColumns = tuple[list[str], list[int], list[ColumnStats], list[int | None]]
+"""Paths, row counts (numWrites), column stats and sizes (fileSizeInBytes) of written files, column by column."""
+
+
+def _written_columns(items: Iterable[dict[str, Any]]) -> WrittenColumns:
+    """:meth:`CommitMetadata.written_columns` of JSON write stats: one pass over them, then checks column-wise."""
+    paths: list[str] = []
+    rows: list[Any] = []
+    columns: list[Any] = []
+    sizes: list[Any] = []
+    for d in items:
+        path = d.get("path")
+        if path:  # a stat naming no file is skipped unread
+            paths.append(path)
+            rows.append(d.get("numWrites"))
+            columns.append(d.get(_COLUMN_STATS))
+            sizes.append(d.get("fileSizeInBytes"))
+    if not set(map(type, rows)) <= {int}:
+        rows = [n if type(n) is int else int(n or 0) for n in rows]
+    if not (set(map(type, sizes)) <= {int} and min(sizes, default=0) >= 0):
+        sizes = [n if type(n) is int and n >= 0 else None for n in sizes]
+    return paths, rows, [_column_stats_from_json(c) if c else {} for c in columns], sizes
 
 
 class CommitMetadata:
@@ -181,25 +208,19 @@ class CommitMetadata:
 
         The size is None when the stat records none (not a non-negative integer).
         """
+        paths, rows, columns, sizes = self.written_columns()
+        return dict(zip(paths, zip(rows, columns, sizes, strict=True), strict=True))
+
+    def written_columns(self) -> WrittenColumns:
+        """:meth:`written_files` column by column (no tuple per file), in write-stat order."""
         if self._write_stats is not None:
-            return {s.path: (s.num_writes, s.column_stats, s.file_size) for s in self._write_stats if s.path}
-        out: dict[str, tuple[int, ColumnStats, int | None]] = {}
+            stats = [s for s in self._write_stats if s.path]
+            return ([s.path for s in stats], [s.num_writes for s in stats], [s.column_stats for s in stats],
+                    [s.file_size for s in stats])
         try:
-            for items in self._json_stats.values():
-                for d in items:
-                    path = d.get("path")
-                    if path:
-                        columns = d.get("layoutbench.columnStats")
-                        size = d.get("fileSizeInBytes")
-                        rows = d.get("numWrites")
-                        out[path] = (
-                            rows if type(rows) is int else int(rows or 0),
-                            _column_stats_from_json(columns) if columns else {},
-                            size if type(size) is int and size >= 0 else None,
-                        )
+            return _written_columns(chain.from_iterable(self._json_stats.values()))
         except _PARSE_ERRORS as exc:
             raise MetadataError(f"{self._source}: malformed write stat ({type(exc).__name__}: {exc})") from None
-        return out
 
     @property
     def partition_to_write_stats(self) -> dict[str, list[WriteStat]]:

@@ -6,7 +6,10 @@ engines build them from a table's file-system view, the simulator from its metad
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from itertools import repeat
 from typing import Any
 
 # Hudi's meta columns, in the order Hudi writes them.
@@ -22,11 +25,12 @@ ColumnStats = dict[str, tuple[Any, Any]]
 """Per-column (min, max) of a base file; only columns whose statistics are known."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileSlice:
     """One base file of a file group as seen by a snapshot (COW: one file per slice).
 
-    ``path`` is relative to the table's base path (``<partition>/<file name>``).
+    ``path`` is relative to the table's base path (``<partition>/<file name>``). Slotted: views
+    and planners hold 100,000s of them.
     """
 
     partition: str
@@ -46,26 +50,27 @@ class FileSlice:
         return self.path.rsplit("/", 1)[-1]
 
 
-_new = object.__new__
+def file_slices(partition: str, file_ids: Sequence[str], instants: Sequence[str], paths: Sequence[str],
+                sizes: Sequence[int], rows: Sequence[int], column_stats: Sequence[ColumnStats]) -> list[FileSlice]:
+    """``[FileSlice(partition, *fields) for fields in zip(file_ids, ...)]`` at a fraction of the cost.
 
-
-def file_slice(partition: str, file_id: str, instant: str, path: str, size_bytes: int, num_rows: int,
-               column_stats: ColumnStats) -> FileSlice:
-    """``FileSlice(...)`` at about half the cost, for views building 100,000s of them.
-
-    The frozen dataclass's ``__init__`` pays an ``object.__setattr__`` call per field; this fills
-    the instance dict directly (same fields, same object).
+    For views building 100,000s of slices: the frozen dataclass's ``__init__`` is a Python call
+    paying an ``object.__setattr__`` per field, whereas here each field's slot is filled over the
+    whole column by loops that run in C.
     """
-    s = _new(FileSlice)
-    d = s.__dict__
-    d["partition"] = partition
-    d["file_id"] = file_id
-    d["instant"] = instant
-    d["path"] = path
-    d["size_bytes"] = size_bytes
-    d["num_rows"] = num_rows
-    d["column_stats"] = column_stats
-    return s
+    n = len(file_ids)
+    if any(len(column) != n for column in (instants, paths, sizes, rows, column_stats)):
+        raise ValueError("file slice columns of unequal lengths")
+    values = {"partition": repeat(partition, n), "file_id": file_ids, "instant": instants, "path": paths,
+              "size_bytes": sizes, "num_rows": rows, "column_stats": column_stats}
+    out = list(map(_new, repeat(FileSlice, n)))
+    for name, set_slot in _SET_SLOT.items():
+        deque(map(set_slot, out, values[name]), maxlen=0)
+    return out
+
+
+_new = object.__new__
+_SET_SLOT = {f.name: getattr(FileSlice, f.name).__set__ for f in fields(FileSlice)}
 
 
 @dataclass

@@ -76,6 +76,9 @@ class Storage:
 
     def read_bytes(self, rel: str) -> bytes:
         try:
+            if self.is_local:  # a third of pyarrow's time on large files (commit metadata)
+                with open(self.abs(rel), "rb") as f:
+                    return f.read()
             with self.fs.open_input_stream(self.abs(rel)) as f:
                 return f.read()
         except (FileNotFoundError, OSError) as exc:
@@ -121,13 +124,15 @@ class Storage:
         out.sort(key=_PATH)  # a key of strings sorts faster than the tuples
         return out
 
-    def _list_local_names(self, rel: str, recursive: bool) -> list[FileEntry]:
-        """The local listing of :meth:`list` from ``os.scandir`` without stat-ing files.
+    def list_names(self, rel: str = "", recursive: bool = False) -> list[tuple[str, list[str]]] | None:
+        """What ``list(rel, recursive, sizes=False)`` lists, as (folder prefix, sorted file names) per folder.
 
-        Same entries as pyarrow's listing: regular files and symlinks to them (a broken symlink
-        is no file), directory symlinks followed; a directory that vanishes meanwhile lists empty.
+        The prefix is the folder's path relative to the base with a trailing ``/`` ("" for the base
+        itself). Local file systems only, where it stats no file; None on others.
         """
-        paths: list[str] = []
+        if not self.is_local or self.root == "/":
+            return None
+        out: list[tuple[str, list[str]]] = []
         stack = [(self.abs(rel), f"{rel}/" if rel else "")]
         while stack:
             folder, prefix = stack.pop()
@@ -136,11 +141,22 @@ class Storage:
             except FileNotFoundError:
                 continue
             with it:
-                for e in it:
-                    if e.is_file():
-                        paths.append(prefix + e.name)
-                    elif recursive and e.is_dir():
-                        stack.append((e.path, f"{prefix}{e.name}/"))
+                entries = list(it)
+            names = [e.name for e in entries if e.is_file()]
+            if recursive and len(names) < len(entries):
+                stack += [(e.path, f"{prefix}{e.name}/") for e in entries if not e.is_file() and e.is_dir()]
+            if names:
+                names.sort()
+                out.append((prefix, names))
+        return out
+
+    def _list_local_names(self, rel: str, recursive: bool) -> list[FileEntry]:
+        """The local listing of :meth:`list` from :meth:`list_names` (no stat per file).
+
+        Same entries as pyarrow's listing: regular files and symlinks to them (a broken symlink
+        is no file), directory symlinks followed; a directory that vanishes meanwhile lists empty.
+        """
+        paths = [prefix + name for prefix, names in self.list_names(rel, recursive) or () for name in names]
         paths.sort()
         new = tuple.__new__  # FileEntry(...) without the namedtuple's Python-level __new__
         return [new(FileEntry, (path, None, None)) for path in paths]

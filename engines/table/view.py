@@ -9,6 +9,12 @@ pending or failed instants. Pending instants never hide anything. This mirrors H
 On a local file system the listing stats no file: a base file's size is the ``fileSizeInBytes``
 the completed commit that wrote it recorded (base files never change once committed), and only
 files no write stat describes (pending, failed or archived writes; other files) are stat-ed.
+
+A view may cover 100,000s of files, so it keeps them column by column per partition folder
+(lists of file ids, instants, paths, sizes) and the write stats behind one path index, and
+works on whole columns where it can: file names are parsed with one regular-expression pass per
+folder, and :class:`BaseFile` records are built only when :attr:`FileSystemView.base_files`
+or :meth:`FileSystemView.file_groups` is asked for.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from __future__ import annotations
 import gc
 import io
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from operator import attrgetter
 from typing import NamedTuple
 
@@ -29,7 +37,7 @@ from engines.table.avro import (
     decode_plan,
 )
 from engines.table.metadata import CommitMetadata, MetadataError
-from engines.table.model import ColumnStats, FileSlice, file_slice, parse_base_file_name
+from engines.table.model import ColumnStats, FileSlice, file_slices, parse_base_file_name
 from engines.table.parquet_stats import column_stats_from_footer
 from engines.table.storage import FileEntry, Storage
 from engines.table.timeline import (
@@ -60,9 +68,33 @@ class BaseFile(NamedTuple):
     size: int
 
 
+class _Folder(NamedTuple):
+    """The base files of one partition folder, column by column, in listing (name) order."""
+
+    partition: str
+    file_ids: list[str]
+    instants: list[str]
+    paths: list[str]
+    sizes: list[int]
+    written: list[int | None] | None  # the index of each one's write stat in _Written, if looked up
+
+
+class _Written(NamedTuple):
+    """The write stats of every completed data instant, by path (the latest instant's when several)."""
+
+    index: dict[str, int]  # path -> position in the columns
+    rows: list[int]
+    column_stats: list[ColumnStats]
+    sizes: list[int | None]
+
+
+# <fileId>_<writeToken>_<instant>.parquet, or any other name; each followed by "/" (parse_base_file_names)
+_BASE_NAMES = re.compile(r"(?:([^_/.][^_/]*+)_[^_/]++_(\d++)\.parquet|[^/]*+)/")
 _META_PREFIX = METAFOLDER + "/"
+_FILE_ID = attrgetter("partition", "file_id")
 _INSTANT = attrgetter("instant")
-_UNKNOWN: tuple[int, ColumnStats, None] = (0, {}, None)  # a file no write stat describes
+_PARTITION = attrgetter("partition")
+_PATH = attrgetter("path")
 
 
 @contextmanager
@@ -78,6 +110,19 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def parse_base_file_names(names: list[str]) -> tuple[list[str], list[str]] | None:
+    """(fileIds, instants) of ``names`` if :func:`parse_base_file_name` parses them all, else None.
+
+    One regular-expression pass over all of them (the write tokens are left unread). None also
+    when the expression rejects a name that function accepts (``\\d`` is narrower than
+    ``str.isdigit``): callers then parse one by one.
+    """
+    if not names:
+        return [], []
+    file_ids, instants = map(list, zip(*_BASE_NAMES.findall("/".join(names) + "/"), strict=True))
+    return None if "" in file_ids else (file_ids, instants)  # no file name contains "/"
 
 
 class FileSystemView:
@@ -96,68 +141,80 @@ class FileSystemView:
         first = timeline.instants[0].timestamp if timeline.instants else None
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
-        self._files_written: dict[str, tuple[int, ColumnStats, int | None]] | None = None
-        self.base_files: list[BaseFile] = []
+        self._files_written: _Written | None = None
         self.other_files: list[FileEntry] = []
-        # partition -> fileId -> its base file, or its base files oldest instant first (ties in listing order)
-        self._groups: dict[str, dict[str, BaseFile | list[BaseFile]]] = {}
+        self._folders: list[_Folder] = []  # sorted by partition
         with _gc_paused():
-            self._load(storage.list("", recursive=True, sizes=False))
+            self._load()
 
-    def _load(self, entries: list[FileEntry]) -> None:
-        """Base files and file groups from a listing; sizes it lacks from write stats, else a stat."""
-        written = self._recorded() if any(e.size is None for e in entries) else {}
-        base_files, other_files, groups = self.base_files, self.other_files, self._groups
-        unsorted: list[list[BaseFile]] = []
-        new_base_file = tuple.__new__  # BaseFile(...) without the namedtuple's Python-level __new__
-        by_fid: dict[str, BaseFile | list[BaseFile]] = {}
-        last_partition = None
-        for path, size, mtime_ns in entries:
-            if path.startswith(_META_PREFIX) or path == METAFOLDER:
+    def _load(self) -> None:
+        """The listing, folder by folder: base files (sizes the listing lacks from write stats, else a stat)."""
+        listed = self.storage.list_names("", recursive=True)
+        if listed is None:  # a listing with sizes
+            by_folder: dict[str, list[FileEntry]] = {}
+            for e in self.storage.list("", recursive=True):
+                by_folder.setdefault(e.path[: e.path.rfind("/") + 1], []).append(e)
+            for prefix, entries in by_folder.items():
+                self._add_folder(prefix, [e.path[len(prefix):] for e in entries], entries, None)
+        else:
+            written = self._recorded()
+            for prefix, names in listed:
+                self._add_folder(prefix, names, None, written)
+        self._folders.sort(key=_PARTITION)
+        self.other_files.sort(key=_PATH)
+
+    def _add_folder(self, prefix: str, names: list[str], entries: list[FileEntry] | None,
+                    written: _Written | None) -> None:
+        """The files of one folder (``prefix`` ends with "/" but at the base).
+
+        ``entries`` when the listing has sizes, else the sizes come from ``written`` (None when some
+        commit metadata is unreadable) or a stat."""
+        if prefix.startswith(_META_PREFIX):
+            return
+        paths = list(map(prefix.__add__, names))
+        columns = parse_base_file_names(names)
+        stat_ids = None if written is None else list(map(written.index.get, paths))
+        if entries is not None:
+            sizes: list[int | None] | None = [e.size for e in entries]
+        else:
+            sizes = None if stat_ids is None or None in stat_ids else list(map(written.sizes.__getitem__, stat_ids))
+        if columns is not None and sizes is not None and None not in sizes:
+            self._folders.append(_Folder(prefix[:-1], *columns, paths, sizes, stat_ids))
+            return
+        # other files, or base files no write stat describes: one by one
+        base: list[tuple[str, str, str, int, int | None]] = []
+        for i, (name, path) in enumerate(zip(names, paths, strict=True)):
+            if path == METAFOLDER:
                 continue
-            partition, _, name = path.rpartition("/")
             parsed = parse_base_file_name(name)
-            if parsed is None:
-                entry = self.storage.entry(path) if size is None else FileEntry(path, size, mtime_ns)
-                if entry is not None:  # else deleted since it was listed
-                    other_files.append(entry)
-                continue
-            if size is None:
-                size = rec[2] if (rec := written.get(path)) is not None else None
-                if size is None:
-                    if (found := self.storage.entry(path)) is None:
-                        continue
-                    size = found.size
-            file_id, token, instant = parsed
-            bf = new_base_file(BaseFile, (partition, file_id, token, instant, path, size))
-            base_files.append(bf)
-            if partition != last_partition:
-                by_fid = groups.setdefault(partition, {})
-                last_partition = partition
-            # a group of one file is the file itself: most groups, and no list each
-            files = by_fid.get(file_id)
-            if files is None:
-                by_fid[file_id] = bf
-            elif type(files) is list:
-                files.append(bf)
-                if instant < files[-2][3]:
-                    unsorted.append(files)  # maybe more than once: sorting a sorted list is cheap
+            stat_id = None if stat_ids is None else stat_ids[i]
+            if entries is not None:
+                size = entries[i].size
             else:
-                by_fid[file_id] = files = [files, bf]
-                if instant < files[0][3]:
-                    unsorted.append(files)
-        for files in unsorted:
-            files.sort(key=_INSTANT)  # stable: ties stay in listing order
+                size = None if stat_id is None else written.sizes[stat_id]
+            if parsed is None or size is None:
+                entry = entries[i] if entries is not None else self.storage.entry(path)
+                if entry is None:
+                    continue  # deleted since it was listed
+                if parsed is None:
+                    self.other_files.append(entry)
+                    continue
+                size = entry.size
+            base.append((parsed[0], parsed[2], path, size, stat_id))
+        if base:
+            file_ids, instants, paths, sizes, kept_ids = map(list, zip(*base, strict=True))
+            self._folders.append(_Folder(prefix[:-1], file_ids, instants, paths, sizes,
+                                         None if stat_ids is None else kept_ids))
 
-    def _recorded(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
-        """:meth:`_written_files`, or nothing when some commit metadata cannot be read.
+    def _recorded(self) -> _Written | None:
+        """:meth:`_written_files`, or None when some commit metadata cannot be read.
 
         Then every file is stat-ed and :meth:`snapshot` reports the unreadable instant, as before.
         """
         try:
             return self._written_files()
         except (MetadataError, TimelineError):
-            return {}
+            return None
 
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
@@ -169,13 +226,20 @@ class FileSystemView:
             )
         return self._metadata[instant.timestamp]
 
-    def _written_files(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
-        """Path -> (rows written, column stats, file size) from the commit metadata of every completed data instant."""
+    def _written_files(self) -> _Written:
+        """The write stats of every completed data instant (commit metadata is read once)."""
         if self._files_written is None:
-            out: dict[str, tuple[int, ColumnStats, int | None]] = {}
+            paths: list[str] = []
+            rows: list[int] = []
+            column_stats: list[ColumnStats] = []
+            sizes: list[int | None] = []
             for inst in self._data_instants.values():
-                out.update(self.commit_metadata(inst).written_files())
-            self._files_written = out
+                p, r, c, s = self.commit_metadata(inst).written_columns()
+                paths += p
+                rows += r
+                column_stats += c
+                sizes += s
+            self._files_written = _Written(dict(zip(paths, range(len(paths)), strict=True)), rows, column_stats, sizes)
         return self._files_written
 
     # -- visibility -------------------------------------------------------------------------
@@ -240,53 +304,81 @@ class FileSystemView:
                 earliest = None
         return (earliest, cleans[-1].timestamp) if earliest else None
 
+    @cached_property
+    def base_files(self) -> list[BaseFile]:
+        """Every base file listed, sorted by path."""
+        out = []
+        for f in self._folders:
+            name_at = len(f.partition) + 1 if f.partition else 0
+            for file_id, instant, path, size in zip(f.file_ids, f.instants, f.paths, f.sizes, strict=True):
+                token = path[name_at + len(file_id) + 1 : -len(instant) - 9]  # <fileId>_<token>_<instant>.parquet
+                out.append(BaseFile(f.partition, file_id, token, instant, path, size))
+        out.sort(key=_PATH)
+        return out
+
     def file_groups(self) -> dict[tuple[str, str], list[BaseFile]]:
         """(partition, fileId) -> its base files, oldest instant first; sorted by (partition, fileId)."""
         out: dict[tuple[str, str], list[BaseFile]] = {}
-        for partition, by_fid in sorted(self._groups.items()):
-            for file_id in sorted(by_fid):
-                files = by_fid[file_id]
-                out[(partition, file_id)] = files[:] if type(files) is list else [files]
+        for bf in sorted(sorted(self.base_files, key=_INSTANT), key=_FILE_ID):  # stable: ties in listing order
+            out.setdefault((bf.partition, bf.file_id), []).append(bf)
         return out
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         """Latest committed slice of every visible file group, sorted by (partition, fileId)."""
         as_of = self.resolve_as_of(as_of)
         with _gc_paused():
-            replaced = self.replaced_file_groups(as_of)
+            replaced: dict[str, set[str]] = {}
+            for partition, file_id in self.replaced_file_groups(as_of):
+                replaced.setdefault(partition, set()).add(file_id)
             written = self._written_files()
-            visible: dict[str, bool] = {}  # instant -> committed as of as_of
-            out = []
-            for partition, by_fid in sorted(self._groups.items()):
-                for file_id in sorted(by_fid):
-                    if replaced and (partition, file_id) in replaced:
-                        continue
-                    files = by_fid[file_id]
-                    for bf in reversed(files) if type(files) is list else (files,):  # newest first
-                        instant = bf[3]
-                        committed = visible.get(instant)
-                        if committed is None:
-                            committed = visible[instant] = self.is_committed(instant, as_of)
-                        if committed:
-                            path = bf[4]
-                            rows, stats, _ = written.get(path, _UNKNOWN)
-                            if rows:
-                                out.append(file_slice(partition, file_id, instant, path, bf[5], rows, dict(stats)))
-                            else:
-                                out.append(self._slice_from_footer(bf))
-                            break
+            committed: dict[str, bool] = {}  # instant -> committed as of as_of
+            out: list[FileSlice] = []
+            for folder in self._folders:
+                for instant in set(folder.instants).difference(committed):
+                    committed[instant] = self.is_committed(instant, as_of)
+                out += self._latest_slices(folder, committed, replaced.get(folder.partition), written)
         return out
 
-    def _slice_from_footer(self, bf: BaseFile) -> FileSlice:
+    def _latest_slices(self, folder: _Folder, committed: dict[str, bool], replaced: set[str] | None,
+                       written: _Written) -> list[FileSlice]:
+        """The latest committed slice of each file group of ``folder`` not ``replaced``, sorted by fileId."""
+        file_ids, instants = folder.file_ids, folder.instants
+        if replaced is None and len(set(file_ids)) == len(file_ids) and all(map(committed.__getitem__, instants)):
+            chosen = None  # every file is the latest slice of its file group: the usual case
+        else:
+            latest: dict[str, int] = {}  # fileId -> index of its newest committed file; ties: the last listed
+            for i, (file_id, instant) in enumerate(zip(file_ids, instants, strict=True)):
+                if committed[instant] and ((j := latest.get(file_id)) is None or instant >= instants[j]):
+                    latest[file_id] = i
+            chosen = [i for file_id, i in latest.items() if not (replaced and file_id in replaced)]
+        stat_ids = folder.written if folder.written is not None else list(map(written.index.get, folder.paths))
+        columns = (file_ids, instants, folder.paths, folder.sizes, stat_ids)
+        if chosen is not None or file_ids != sorted(file_ids):
+            chosen = sorted(range(len(file_ids)) if chosen is None else chosen, key=file_ids.__getitem__)
+            columns = tuple([column[i] for i in chosen] for column in columns)
+        partition = folder.partition
+        file_ids, instants, paths, sizes, stat_ids = columns
+        if None not in stat_ids and all(rows := list(map(written.rows.__getitem__, stat_ids))):
+            # every row count recorded: the usual case
+            stats = list(map(dict, map(written.column_stats.__getitem__, stat_ids)))
+            return file_slices(partition, file_ids, instants, paths, sizes, rows, stats)
+        return [
+            FileSlice(partition, file_id, instant, path, size, written.rows[i], dict(written.column_stats[i]))
+            if i is not None and written.rows[i]
+            else self._slice_from_footer(partition, file_id, instant, path, size)
+            for file_id, instant, path, size, i in zip(*columns, strict=True)
+        ]
+
+    def _slice_from_footer(self, partition: str, file_id: str, instant: str, path: str, size: int) -> FileSlice:
         """A slice whose commit metadata records no rows: rows and min/max from its footer when ``read_footers``."""
         rows, stats = 0, {}
         if self.read_footers:
-            md = self.storage.parquet_metadata(bf.path)
+            md = self.storage.parquet_metadata(path)
             rows, stats = md.num_rows, column_stats_from_footer(md)
-        return FileSlice(bf.partition, bf.file_id, bf.instant, bf.path, bf.size, rows, stats)
+        return FileSlice(partition, file_id, instant, path, size, rows, stats)
 
     def partitions(self) -> list[str]:
-        return sorted({b.partition for b in self.base_files})
+        return [f.partition for f in self._folders]
 
     # -- pending table services -------------------------------------------------------------
     def pending_clustering_file_groups(self) -> dict[tuple[str, str], str]:
