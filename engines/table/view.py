@@ -171,6 +171,17 @@ class FileSystemView:
         commit metadata is unreadable) or a stat."""
         if prefix.startswith(_META_PREFIX):
             return
+        if "/." in "/" + "/".join(names):  # hidden files (Hudi's .hoodie_partition_metadata) are no base files
+            hidden = [i for i, name in enumerate(names) if name.startswith(".")]
+            for i in hidden:
+                entry = entries[i] if entries is not None else self.storage.entry(prefix + names[i])
+                if entry is not None and entry.path != METAFOLDER:  # else deleted since it was listed
+                    self.other_files.append(entry)
+            shown = sorted(set(range(len(names))).difference(hidden))
+            names = [names[i] for i in shown]
+            entries = None if entries is None else [entries[i] for i in shown]
+            if not names:
+                return
         paths = list(map(prefix.__add__, names))
         columns = parse_base_file_names(names)
         stat_ids = None if written is None else list(map(written.index.get, paths))
