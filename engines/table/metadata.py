@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from itertools import chain
 from typing import Any
 
@@ -40,11 +40,12 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _from_jsonable(value: Any) -> Any:
     if isinstance(value, dict) and "ts_us" in value:
-        from datetime import UTC, timedelta
-
-        return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=value["ts_us"])
+        return _EPOCH + timedelta(microseconds=value["ts_us"])
     return value
 
 
@@ -81,7 +82,12 @@ def write_stat_to_json(stat: WriteStat) -> dict[str, Any]:
 
 
 def _column_stats_from_json(columns: dict[str, list[Any]]) -> ColumnStats:
-    return {col: (_from_jsonable(v[0]), _from_jsonable(v[1])) for col, v in columns.items()}
+    # Only a timestamp ({"ts_us": ...}) needs converting: one type test per value rather than a call
+    # (views read 100,000s of these).
+    out: ColumnStats = {}
+    for col, (lo, hi) in columns.items():
+        out[col] = (lo, hi) if type(lo) is not dict and type(hi) is not dict else (_from_jsonable(lo), _from_jsonable(hi))
+    return out
 
 
 def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:

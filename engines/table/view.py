@@ -229,23 +229,32 @@ class FileSystemView:
 
     # -- commit metadata --------------------------------------------------------------------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """The completed instant's metadata, parsed once per view."""
         if instant.timestamp not in self._metadata:
-            name = self.timeline.file_name(instant, State.COMPLETED)
-            data = self.timeline.read(instant, State.COMPLETED)
-            self._metadata[instant.timestamp] = CommitMetadata.from_json(
-                data, source=f"{self.timeline.folder}/{name}"
-            )
+            self._metadata[instant.timestamp] = self._read_metadata(instant)
         return self._metadata[instant.timestamp]
 
+    def _read_metadata(self, instant: Instant) -> CommitMetadata:
+        name = self.timeline.file_name(instant, State.COMPLETED)
+        return CommitMetadata.from_json(self.timeline.read(instant, State.COMPLETED),
+                                        source=f"{self.timeline.folder}/{name}")
+
     def _written_files(self) -> _Written:
-        """The write stats of every completed data instant (commit metadata is read once)."""
+        """The write stats of every completed data instant."""
         if self._files_written is None:
             paths: list[str] = []
             rows: list[int] = []
             column_stats: list[ColumnStats] = []
             sizes: list[int | None] = []
             for inst in self._data_instants.values():
-                p, r, c, s = self.commit_metadata(inst).written_columns()
+                # A commit's parsed JSON is dropped once read (unless a replace's ids need it again):
+                # kept, its objects would stay for every garbage-collection pass to walk.
+                meta = self._metadata.get(inst.timestamp)
+                if meta is None:
+                    meta = self._read_metadata(inst)
+                    if inst.action in (REPLACE, COMPACTION):
+                        self._metadata[inst.timestamp] = meta
+                p, r, c, s = meta.written_columns()
                 paths += p
                 rows += r
                 column_stats += c
