@@ -58,7 +58,9 @@ class HudiProbe:
         """Commit metadata vs storage listing, and snapshot rows vs ground truth."""
         failures = []
         view = self.table.view()
-        sizes = {b.path: b.size for b in view.base_files}
+        # Sizes as storage reports them: the view takes committed files' sizes from these very stats.
+        sizes = {e.path: e.size for e in self.storage.list("", recursive=True)
+                 if not e.path.startswith(METAFOLDER + "/")}
         for inst in view.timeline.completed_data_instants():
             for stat in view.commit_metadata(inst).write_stats:
                 on_disk = sizes.get(stat.path)

@@ -389,3 +389,16 @@ def test_base_file_names() -> None:
     assert parse_base_file_name(".hoodie_partition_metadata") is None
     with pytest.raises(ValueError, match="must not contain"):
         base_file_name("bad_id", "0-0-0", "1")
+
+
+def test_probe_audit_compares_commit_sizes_with_storage(tmp_path) -> None:
+    from bench.probe import HudiProbe
+
+    table = make_table(tmp_path)
+    commit_files(table, [("dt=a", "f1"), ("dt=a", "f2")])
+    probe = HudiProbe(table)
+    assert probe.audit(expected_rows=10) == []
+    rel = table.view().snapshot()[0].path
+    table.storage.write_atomic(rel, b"x" * 12)  # changed behind the commit's back
+    assert probe.audit(expected_rows=10) == [f"{rel} is 12 bytes on storage, 10 in commit "
+                                             f"{table.view().snapshot()[0].instant}"]
