@@ -172,12 +172,14 @@ class FileSystemView:
         if prefix.startswith(_META_PREFIX):
             return
         if "/." in "/" + "/".join(names):  # hidden files (Hudi's .hoodie_partition_metadata) are no base files
-            hidden = [i for i, name in enumerate(names) if name.startswith(".")]
-            for i in hidden:
-                entry = entries[i] if entries is not None else self.storage.entry(prefix + names[i])
+            shown = []
+            for i, name in enumerate(names):
+                if not name.startswith("."):
+                    shown.append(i)
+                    continue
+                entry = entries[i] if entries is not None else self.storage.entry(prefix + name)
                 if entry is not None and entry.path != METAFOLDER:  # else deleted since it was listed
                     self.other_files.append(entry)
-            shown = sorted(set(range(len(names))).difference(hidden))
             names = [names[i] for i in shown]
             entries = None if entries is None else [entries[i] for i in shown]
             if not names:
@@ -195,8 +197,6 @@ class FileSystemView:
         # other files, or base files no write stat describes: one by one
         base: list[tuple[str, str, str, int, int | None]] = []
         for i, (name, path) in enumerate(zip(names, paths, strict=True)):
-            if path == METAFOLDER:
-                continue
             parsed = parse_base_file_name(name)
             stat_id = None if stat_ids is None else stat_ids[i]
             if entries is not None:
