@@ -216,6 +216,7 @@ def test_plans_roundtrip() -> None:
             "targetFileSize": 1024, "sortColumns": ["service"], "extraMetadata": None, "version": 1}
     req = {"operationType": "CLUSTER", "clusteringPlan": plan, "extraMetadata": None, "version": 1}
     assert decode_plan(REQUESTED_REPLACE, encode_plan(REQUESTED_REPLACE, req), "r")["clusteringPlan"] == plan
+    assert encode_plan(REQUESTED_REPLACE, req) == encode_plan(REQUESTED_REPLACE, req)  # same plan, same bytes
 
 
 def test_invalid_record_rejected_before_writing() -> None:

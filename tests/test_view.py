@@ -182,13 +182,14 @@ def test_view_equals_file_by_file_reading_on_hudi_tables(hudi_fixtures: Path, tm
     assert_same_as_reference(HudiTable.open(str(extract(hudi_fixtures, key, tmp_path))), tmp_path)
 
 
-def test_slices_own_their_column_stats(tmp_path: Path) -> None:
+def test_slices_share_read_only_column_stats(tmp_path: Path) -> None:
     table = make_table(tmp_path)
     inst = table.start("commit")
     rel = put(table, "dt=a", "f1-0", "0-0-0", inst.timestamp, 10)
     table.complete(inst, CommitMetadata("INSERT", [WriteStat("f1-0", "dt=a", rel, 5, 10, column_stats={"x": (1, 2)})]))
     view = table.view()
-    view.snapshot()[0].column_stats["x"] = (0, 0)
+    with pytest.raises(TypeError):
+        view.snapshot()[0].column_stats["x"] = (0, 0)  # type: ignore[index]
     assert view.snapshot()[0].column_stats == {"x": (1, 2)}
 
 

@@ -1,12 +1,13 @@
 """Avro plans: the seed's schemas (``avro/*.avsc``, verbatim) read and written with fastavro.
 
 Plans are stored as Avro object container files (codec null), as Hudi stores requested
-compaction and clustering plans. Every record is validated against its schema before it is
+compaction and clustering plans; the same plan gives the same bytes. Every record is validated against its schema before it is
 written; a truncated or corrupt file raises :class:`PlanFileError` naming the file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from functools import cache
@@ -62,7 +63,9 @@ def encode_plan(name: str, record: dict[str, Any]) -> bytes:
     except fastavro.validation.ValidationError as exc:
         raise PlanFileError(f"{name} record does not match its schema: {exc}") from None
     buf = io.BytesIO()
-    fastavro.writer(buf, schema, [record], codec="null")
+    # A sync marker of the schema rather than a random one: the same plan gives the same bytes
+    # (readers only compare it with the file's own header).
+    fastavro.writer(buf, schema, [record], codec="null", sync_marker=hashlib.md5(name.encode()).digest())
     return buf.getvalue()
 
 

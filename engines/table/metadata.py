@@ -5,20 +5,27 @@ Keys follow Hudi's ``HoodieCommitMetadata`` / ``HoodieReplaceCommitMetadata``:
 (``schema`` = Avro schema string), ``operationType``. Each write stat carries Hudi's fields plus
 ``layoutbench.columnStats`` (per-column min/max as JSON-safe values), which Hudi readers ignore.
 
-JSON is written and read with orjson; the standard library takes over for what orjson refuses
-(integers beyond 64 bits, non-string keys; on reading, ``NaN`` tokens and lone surrogates).
+JSON is written and read with msgspec. Reading is one typed pass that checks the document's
+structure, keeps each write stat's values as they are and each one's column statistics as raw
+JSON, decoded only when first read (:class:`LazyColumnStats`): a view over 100,000 files reads
+their paths, sizes and row counts, while only planners and the pruner read min/max. A document
+that pass refuses (an unexpected shape, ``NaN`` tokens, lone surrogates) is parsed again, by the
+standard library where msgspec refuses too, and checked field by field; either pass gives the
+same metadata or the same error. (Not orjson: it reads integers beyond 64 bits as floats, and
+writes replace metadata half as fast.)
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from datetime import UTC, date, datetime, timedelta
 from itertools import chain
+from operator import attrgetter
 from typing import Any
 
-import orjson
+import msgspec
 
 from engines.table.model import ColumnStats, WriteStat
 
@@ -81,31 +88,155 @@ def write_stat_to_json(stat: WriteStat) -> dict[str, Any]:
     return out
 
 
-def _column_stats_from_json(columns: dict[str, list[Any]]) -> ColumnStats:
-    # Only a timestamp ({"ts_us": ...}) needs converting: one type test per value rather than a call
-    # (views read 100,000s of these).
-    out: ColumnStats = {}
+def _column_stats_from_json(columns: dict[str, list[Any]]) -> dict[str, tuple[Any, Any]]:
+    # Only a timestamp ({"ts_us": ...}) needs converting: one type test per value rather than a call.
+    out: dict[str, tuple[Any, Any]] = {}
     for col, (lo, hi) in columns.items():
         out[col] = (lo, hi) if type(lo) is not dict and type(hi) is not dict else (_from_jsonable(lo), _from_jsonable(hi))
     return out
 
 
-def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:
+class LazyColumnStats(msgspec.Struct, gc=False):
+    """The per-column (min, max) of one write stat, a read-only mapping decoded from its JSON when first read.
+
+    The slices of every snapshot of a view share it. A malformed value raises
+    :class:`MetadataError` naming the commit and the file when it is first read. A msgspec
+    Struct outside the garbage collector's tracking (it can hold no cycle): views make 100,000s
+    of them. Pickles as a plain dict.
+    """
+
+    json: Any  # raw JSON text (msgspec.Raw) or a parsed JSON value; None once decoded
+    source: str = "<metadata>"
+    path: str = ""
+    stats: dict[str, tuple[Any, Any]] | None = None
+
+    @classmethod
+    def of(cls, stats: Mapping[str, tuple[Any, Any]]) -> LazyColumnStats:
+        """Read-only statistics already decoded (a copy of ``stats``)."""
+        return cls(None, stats=dict(stats))
+
+    @property
+    def decoded(self) -> dict[str, tuple[Any, Any]]:
+        """The statistics as a dict (do not change it: it is this mapping's own)."""
+        stats = self.stats
+        if stats is None:
+            value = self.json
+            try:
+                if isinstance(value, msgspec.Raw):
+                    value = _json_document(bytes(value), self.source)
+                stats = _column_stats_from_json(value or {})
+            except _PARSE_ERRORS as exc:
+                raise MetadataError(f"{self.source}: malformed column statistics of {self.path or 'a write stat'} "
+                                    f"({type(exc).__name__}: {exc})") from None
+            self.stats, self.json = stats, None
+        return stats
+
+    def __getitem__(self, column: str) -> tuple[Any, Any]:
+        return self.decoded[column]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.decoded)
+
+    def __len__(self) -> int:
+        return len(self.decoded)
+
+    def __contains__(self, column: object) -> bool:
+        return column in self.decoded
+
+    def get(self, column: str, default: Any = None) -> Any:
+        return self.decoded.get(column, default)
+
+    def keys(self) -> KeysView[str]:
+        return self.decoded.keys()
+
+    def values(self) -> ValuesView[tuple[Any, Any]]:
+        return self.decoded.values()
+
+    def items(self) -> ItemsView[str, tuple[Any, Any]]:
+        return self.decoded.items()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyColumnStats):
+            return self.decoded == other.decoded
+        return self.decoded == other if isinstance(other, Mapping) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"LazyColumnStats({self.decoded!r})"
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, tuple[Any, Any]]]]:
+        return dict, (dict(self.decoded),)
+
+
+Mapping.register(LazyColumnStats)
+NO_COLUMN_STATS = LazyColumnStats.of({})
+
+
+class _StatRecord(msgspec.Struct, gc=False):
+    """A write stat as found: Hudi's fields by their JSON names, values unchecked (see write_stat_from_json)."""
+
+    fileId: Any  # noqa: N815 - Hudi's JSON names
+    path: Any = None
+    prevCommit: Any = None  # noqa: N815
+    numWrites: Any = None  # noqa: N815
+    numDeletes: Any = None  # noqa: N815
+    numUpdateWrites: Any = None  # noqa: N815
+    numInserts: Any = None  # noqa: N815
+    totalWriteBytes: Any = None  # noqa: N815
+    partitionPath: Any = None  # noqa: N815
+    fileSizeInBytes: Any = None  # noqa: N815
+    minRecordKey: Any = None  # noqa: N815
+    maxRecordKey: Any = None  # noqa: N815
+    columnStats: Any = msgspec.field(name=_COLUMN_STATS, default=None)  # noqa: N815
+
+
+class _RawStatRecord(_StatRecord, gc=False):
+    """:class:`_StatRecord` decoded straight from JSON: its column statistics left as raw JSON text."""
+
+    columnStats: msgspec.Raw = msgspec.field(name=_COLUMN_STATS, default=msgspec.Raw(b""))  # noqa: N815
+
+
+class _CommitDocument(msgspec.Struct, gc=False):
+    """The shape the typed pass accepts; anything else is read again and checked by hand."""
+
+    partitionToWriteStats: dict[str, list[_RawStatRecord] | None] | None = None  # noqa: N815
+    partitionToReplaceFileIds: dict[str, list[str] | None] | None = None  # noqa: N815
+    extraMetadata: dict[str, str] | None = None  # noqa: N815
+    operationType: Any = None  # noqa: N815
+    compacted: Any = False
+
+
+_TYPED_DECODER = msgspec.json.Decoder(_CommitDocument)
+_ENCODER = msgspec.json.Encoder()
+_TO_RECORDS = list[_StatRecord]
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int else int(value or 0)
+
+
+def _write_stat(r: _StatRecord, partition: str, source: str) -> WriteStat:
+    """A :class:`WriteStat` of a record; TypeError/ValueError on a value that is not what it should be."""
+    path = r.path or ""
     return WriteStat(
-        file_id=d["fileId"],
-        partition=d.get("partitionPath", partition) if d.get("partitionPath") is not None else partition,
-        path=d.get("path") or "",
-        num_writes=int(d.get("numWrites") or 0),
-        file_size=int(d.get("fileSizeInBytes") or d.get("totalWriteBytes") or 0),
-        total_write_bytes=int(d.get("totalWriteBytes") or 0),
-        prev_commit=str(d.get("prevCommit") or "null"),
-        num_inserts=int(d.get("numInserts") or 0),
-        num_update_writes=int(d.get("numUpdateWrites") or 0),
-        num_deletes=int(d.get("numDeletes") or 0),
-        min_record_key=d.get("minRecordKey"),
-        max_record_key=d.get("maxRecordKey"),
-        column_stats=_column_stats_from_json(d.get(_COLUMN_STATS) or {}),
+        file_id=r.fileId,
+        partition=r.partitionPath if r.partitionPath is not None else partition,
+        path=path,
+        num_writes=_int(r.numWrites),
+        file_size=_int(r.fileSizeInBytes or r.totalWriteBytes),
+        total_write_bytes=_int(r.totalWriteBytes),
+        prev_commit=str(r.prevCommit or "null"),
+        num_inserts=_int(r.numInserts),
+        num_update_writes=_int(r.numUpdateWrites),
+        num_deletes=_int(r.numDeletes),
+        min_record_key=r.minRecordKey,
+        max_record_key=r.maxRecordKey,
+        column_stats=LazyColumnStats(r.columnStats, source, path) if r.columnStats else NO_COLUMN_STATS,
     )
+
+
+def write_stat_from_json(d: dict[str, Any], partition: str) -> WriteStat:
+    """A write stat from its JSON object (column statistics decoded when first read)."""
+    return _write_stat(msgspec.convert(d, _StatRecord), partition, "<write stat>")
 
 
 def _avro_document(data: bytes, source: str) -> dict[str, Any]:
@@ -124,18 +255,18 @@ def _avro_document(data: bytes, source: str) -> dict[str, Any]:
 
 def _json_document(data: bytes, source: str) -> Any:
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass  # orjson is stricter than the json module: let that decide
+        return msgspec.json.decode(data)  # not orjson: it reads integers beyond 64 bits as floats
+    except msgspec.DecodeError:
+        pass  # msgspec is stricter than the json module: let that decide
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise MetadataError(f"{source}: not valid commit metadata JSON ({exc})") from None
 
 
-def _checked_write_stats(value: Any) -> dict[str, list[dict[str, Any]]]:
-    """``partitionToWriteStats`` checked for shape: a list of objects with a ``fileId`` per partition."""
-    out: dict[str, list[dict[str, Any]]] = {}
+def _checked_write_stats(value: Any) -> dict[str, list[_StatRecord]]:
+    """``partitionToWriteStats`` of a parsed document checked for shape: a list of objects with a ``fileId`` per partition."""
+    out: dict[str, list[_StatRecord]] = {}
     for partition, items in (value or {}).items():
         items = items or []
         if not isinstance(items, list):
@@ -143,32 +274,34 @@ def _checked_write_stats(value: Any) -> dict[str, list[dict[str, Any]]]:
         for item in items:
             if not isinstance(item, dict) or "fileId" not in item:
                 raise TypeError(f"a write stat of partition {partition!r} is not an object with a fileId")
-        out[partition] = items
+        out[partition] = msgspec.convert(items, _TO_RECORDS)
     return out
 
 
 WrittenColumns = tuple[list[str], list[int], list[ColumnStats], list[int | None]]
 """Paths, row counts (numWrites), column stats and sizes (fileSizeInBytes) of written files, column by column."""
 
+_PATH_OF, _ROWS_OF, _SIZE_OF, _STATS_OF = map(attrgetter, ("path", "numWrites", "fileSizeInBytes", "columnStats"))
 
-def _written_columns(items: Iterable[dict[str, Any]]) -> WrittenColumns:
-    """:meth:`CommitMetadata.written_columns` of JSON write stats: one pass over them, then checks column-wise."""
-    paths: list[str] = []
-    rows: list[Any] = []
-    columns: list[Any] = []
-    sizes: list[Any] = []
-    for d in items:
-        path = d.get("path")
-        if path:  # a stat naming no file is skipped unread
-            paths.append(path)
-            rows.append(d.get("numWrites"))
-            columns.append(d.get(_COLUMN_STATS))
-            sizes.append(d.get("fileSizeInBytes"))
+
+def _written_columns(records: list[_StatRecord], source: str) -> WrittenColumns:
+    """:meth:`CommitMetadata.written_columns` of records, column by column, the checks column-wise."""
+    paths = list(map(_PATH_OF, records))
+    if not all(paths):  # a stat naming no file is skipped unread
+        records = [r for r, path in zip(records, paths, strict=True) if path]
+        paths = list(filter(None, paths))
+    rows = list(map(_ROWS_OF, records))
     if not set(map(type, rows)) <= {int}:
         rows = [n if type(n) is int else int(n or 0) for n in rows]
+    sizes = list(map(_SIZE_OF, records))
     if not (set(map(type, sizes)) <= {int} and min(sizes, default=0) >= 0):
         sizes = [n if type(n) is int and n >= 0 else None for n in sizes]
-    return paths, rows, [_column_stats_from_json(c) if c else {} for c in columns], sizes
+    column_json = list(map(_STATS_OF, records))
+    if any(column_json):
+        stats = [LazyColumnStats(c, source, p) if c else NO_COLUMN_STATS for c, p in zip(column_json, paths, strict=True)]
+    else:
+        stats = [NO_COLUMN_STATS] * len(paths)
+    return paths, rows, stats, sizes
 
 
 class CommitMetadata:
@@ -194,7 +327,7 @@ class CommitMetadata:
         self.extra = {} if extra is None else extra
         self.compacted = compacted
         self._write_stats: list[WriteStat] | None = [] if write_stats is None else write_stats
-        self._json_stats: dict[str, list[dict[str, Any]]] = {}
+        self._records: dict[str, list[_StatRecord]] = {}
         self._source = "<metadata>"
 
     @property
@@ -202,11 +335,11 @@ class CommitMetadata:
         if self._write_stats is None:
             try:
                 self._write_stats = [
-                    write_stat_from_json(d, partition) for partition, items in self._json_stats.items() for d in items
+                    _write_stat(r, partition, self._source) for partition, items in self._records.items() for r in items
                 ]
             except _PARSE_ERRORS as exc:
                 raise MetadataError(f"{self._source}: malformed write stat ({type(exc).__name__}: {exc})") from None
-            self._json_stats = {}
+            self._records = {}
         return self._write_stats
 
     def written_files(self) -> dict[str, tuple[int, ColumnStats, int | None]]:
@@ -218,13 +351,17 @@ class CommitMetadata:
         return dict(zip(paths, zip(rows, columns, sizes, strict=True), strict=True))
 
     def written_columns(self) -> WrittenColumns:
-        """:meth:`written_files` column by column (no tuple per file), in write-stat order."""
+        """:meth:`written_files` column by column (no tuple per file), in write-stat order.
+
+        Column statistics are read-only (:class:`LazyColumnStats`), so callers may share them."""
         if self._write_stats is not None:
             stats = [s for s in self._write_stats if s.path]
-            return ([s.path for s in stats], [s.num_writes for s in stats], [s.column_stats for s in stats],
+            return ([s.path for s in stats], [s.num_writes for s in stats],
+                    [s.column_stats if isinstance(s.column_stats, LazyColumnStats) else LazyColumnStats.of(s.column_stats)
+                     for s in stats],
                     [s.file_size for s in stats])
         try:
-            return _written_columns(chain.from_iterable(self._json_stats.values()))
+            return _written_columns(list(chain.from_iterable(self._records.values())), self._source)
         except _PARSE_ERRORS as exc:
             raise MetadataError(f"{self._source}: malformed write stat ({type(exc).__name__}: {exc})") from None
 
@@ -261,18 +398,30 @@ class CommitMetadata:
                 p: ids if isinstance(ids, list | tuple) else list(ids) for p, ids in sorted(self.replaced_file_ids.items())
             }
         try:
-            return orjson.dumps(doc)  # compact, as json.dumps(separators=(",", ":")) but UTF-8 unescaped
-        except TypeError:  # beyond orjson (integers over 64 bits, non-string keys): the json module decides
+            return _ENCODER.encode(doc)  # compact, as json.dumps(separators=(",", ":")) but UTF-8 unescaped
+        except TypeError:  # beyond msgspec (non-string keys): the json module decides
             return json.dumps(doc, separators=(",", ":")).encode()
 
     @classmethod
     def from_json(cls, data: bytes, source: str = "<metadata>") -> CommitMetadata:
         """Parse layout-1 JSON, or the Avro container a Hudi 1.x completed instant holds."""
+        if data[:4] != b"Obj\x01":
+            try:
+                typed = _TYPED_DECODER.decode(data)
+            except msgspec.DecodeError:
+                pass  # not the usual shape, or JSON msgspec refuses: read and checked field by field below
+            else:
+                return cls._from_typed(typed, source)
         doc = _avro_document(data, source) if data[:4] == b"Obj\x01" else _json_document(data, source)
+        return cls._from_document(doc, source)
+
+    @classmethod
+    def _from_document(cls, doc: Any, source: str) -> CommitMetadata:
+        """The metadata of a parsed JSON (or Avro) document, checked field by field."""
         if not isinstance(doc, dict):
             raise MetadataError(f"{source}: commit metadata must be a JSON object, got {type(doc).__name__}")
         try:
-            json_stats = _checked_write_stats(doc.get("partitionToWriteStats"))
+            records = _checked_write_stats(doc.get("partitionToWriteStats"))
             replaced = {
                 p: ids if isinstance(ids, list) else list(ids or [])  # a parsed list is ours already
                 for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items()
@@ -280,13 +429,25 @@ class CommitMetadata:
             extra = {str(k): str(v) for k, v in (doc.get("extraMetadata") or {}).items()}
         except _PARSE_ERRORS as exc:
             raise MetadataError(f"{source}: malformed commit metadata ({type(exc).__name__}: {exc})") from None
+        return cls._parsed(records, replaced, extra, doc.get("operationType"), doc.get("compacted", False), source)
+
+    @classmethod
+    def _from_typed(cls, doc: _CommitDocument, source: str) -> CommitMetadata:
+        """The metadata of a document the typed pass accepted: what the checks of :meth:`from_json` give."""
+        records = {p: items or [] for p, items in (doc.partitionToWriteStats or {}).items()}
+        replaced = {p: ids or [] for p, ids in (doc.partitionToReplaceFileIds or {}).items()}
+        return cls._parsed(records, replaced, doc.extraMetadata or {}, doc.operationType, doc.compacted, source)
+
+    @classmethod
+    def _parsed(cls, records: dict[str, list[_StatRecord]], replaced: dict[str, list[str]], extra: dict[str, str],
+                operation_type: Any, compacted: Any, source: str) -> CommitMetadata:
         schema = extra.pop("schema", None)
         meta = cls(
-            operation_type=str(doc.get("operationType") or "UNKNOWN"),
+            operation_type=str(operation_type or "UNKNOWN"),
             schema=schema,
             replaced_file_ids=replaced,
             extra=extra,
-            compacted=bool(doc.get("compacted", False)),
+            compacted=bool(compacted),
         )
-        meta._write_stats, meta._json_stats, meta._source = None, json_stats, source
+        meta._write_stats, meta._records, meta._source = None, records, source
         return meta

@@ -7,7 +7,7 @@ engines build them from a table's file-system view, the simulator from its metad
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import repeat
 from typing import Any
@@ -21,8 +21,9 @@ META_COLUMNS: tuple[str, ...] = (
     "_hoodie_file_name",
 )
 
-ColumnStats = dict[str, tuple[Any, Any]]
-"""Per-column (min, max) of a base file; only columns whose statistics are known."""
+ColumnStats = Mapping[str, tuple[Any, Any]]
+"""Per-column (min, max) of a base file; only columns whose statistics are known. Read it, never
+change it: a view's slices share theirs (read-only ones, decoded when first read)."""
 
 
 @dataclass(frozen=True, slots=True)

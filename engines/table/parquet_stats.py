@@ -12,7 +12,7 @@ def column_stats_from_footer(metadata: Any, columns: list[str] | None = None) ->
 
     Columns without statistics in every row group are left out (their ranges are unknown).
     """
-    out: ColumnStats = {}
+    out: dict[str, tuple[Any, Any]] = {}
     missing: set[str] = set()
     for rg in range(metadata.num_row_groups):
         group = metadata.row_group(rg)

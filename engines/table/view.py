@@ -380,10 +380,10 @@ class FileSystemView:
         file_ids, instants, paths, sizes, stat_ids = columns
         if None not in stat_ids and all(rows := list(map(written.rows.__getitem__, stat_ids))):
             # every row count recorded: the usual case
-            stats = list(map(dict, map(written.column_stats.__getitem__, stat_ids)))
+            stats = list(map(written.column_stats.__getitem__, stat_ids))  # read-only, so shared
             return file_slices(partition, file_ids, instants, paths, sizes, rows, stats)
         return [
-            FileSlice(partition, file_id, instant, path, size, written.rows[i], dict(written.column_stats[i]))
+            FileSlice(partition, file_id, instant, path, size, written.rows[i], written.column_stats[i])
             if i is not None and written.rows[i]
             else self._slice_from_footer(partition, file_id, instant, path, size)
             for file_id, instant, path, size, i in zip(*columns, strict=True)
