@@ -105,7 +105,7 @@ class LazyColumnStats(msgspec.Struct, gc=False):
     of them. Pickles as a plain dict.
     """
 
-    json: Any  # raw JSON text (msgspec.Raw) or a parsed JSON value; None once decoded
+    raw: Any  # the JSON text (msgspec.Raw) or a parsed JSON value; None once decoded
     source: str = "<metadata>"
     path: str = ""
     stats: dict[str, tuple[Any, Any]] | None = None
@@ -120,7 +120,7 @@ class LazyColumnStats(msgspec.Struct, gc=False):
         """The statistics as a dict (do not change it: it is this mapping's own)."""
         stats = self.stats
         if stats is None:
-            value = self.json
+            value = self.raw
             try:
                 if isinstance(value, msgspec.Raw):
                     value = _json_document(bytes(value), self.source)
@@ -128,7 +128,7 @@ class LazyColumnStats(msgspec.Struct, gc=False):
             except _PARSE_ERRORS as exc:
                 raise MetadataError(f"{self.source}: malformed column statistics of {self.path or 'a write stat'} "
                                     f"({type(exc).__name__}: {exc})") from None
-            self.stats, self.json = stats, None
+            self.stats, self.raw = stats, None
         return stats
 
     def __getitem__(self, column: str) -> tuple[Any, Any]:
