@@ -49,7 +49,8 @@ def _both_passes(data: bytes) -> tuple[Any, Any]:
 
 scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False) \
     | st.text(max_size=6)
-bound = scalars | st.fixed_dictionaries({"ts_us": st.integers(0, 2**50)})
+bound = scalars | st.fixed_dictionaries({"ts_us": st.integers(-(2**50), 2**50) | st.just(10**30) | st.just(1.5)}) \
+    | st.fixed_dictionaries({"ts_us": st.integers(0, 9), "x": scalars}) | st.fixed_dictionaries({"x": scalars})
 good_stats = st.dictionaries(st.text(max_size=4), st.lists(bound, min_size=2, max_size=2), max_size=3)
 odd_stats = scalars | st.lists(scalars, max_size=3) | st.dictionaries(st.text(max_size=3), scalars | st.lists(bound, max_size=3),
                                                                       max_size=2)
@@ -146,3 +147,15 @@ def test_lazy_column_stats_behave_as_a_read_only_dict() -> None:
     back = pickle.loads(pickle.dumps(stats))
     assert type(back) is dict and back == expected
     assert CommitMetadata.from_json(CommitMetadata("INSERT", meta.write_stats).to_json()).write_stats[0].column_stats == expected
+
+
+@pytest.mark.parametrize("data", [
+    b'{"partitionToWriteStats": {"p": [{"fileId": "f", "path": "p/f", "numWrites": Infinity}]}}',  # json module reads it
+    _one_stat({"ts": [{"ts_us": 10**30}, {"ts_us": 0}]}),
+])
+def test_out_of_range_values_are_malformed_metadata_naming_the_source(data: bytes) -> None:
+    meta = CommitMetadata.from_json(data, source="z.commit")
+    with pytest.raises(MetadataError, match="z.commit"):
+        [dict(stats) for stats in meta.written_columns()[2]]
+    with pytest.raises(MetadataError, match="z.commit"):
+        [dict(s.column_stats) for s in meta.write_stats]

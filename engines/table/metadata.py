@@ -30,7 +30,7 @@ import msgspec
 from engines.table.model import ColumnStats, WriteStat
 
 _COLUMN_STATS = "layoutbench.columnStats"
-_PARSE_ERRORS = (AttributeError, KeyError, TypeError, ValueError, IndexError)
+_PARSE_ERRORS = (AttributeError, KeyError, TypeError, ValueError, IndexError, OverflowError)
 
 
 class MetadataError(ValueError):
@@ -88,6 +88,27 @@ def write_stat_to_json(stat: WriteStat) -> dict[str, Any]:
     return out
 
 
+class _Timestamp(msgspec.Struct, gc=False):
+    ts_us: int
+
+
+_Bound = _Timestamp | int | float | str | bool | None
+_TYPED_COLUMN_STATS = msgspec.json.Decoder(dict[str, tuple[_Bound, _Bound]])
+
+
+def _typed_column_stats(raw: msgspec.Raw) -> dict[str, tuple[Any, Any]] | None:
+    """Column statistics decoded straight into (min, max) tuples; None when they are not of that shape."""
+    try:
+        stats = _TYPED_COLUMN_STATS.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    for col, (lo, hi) in stats.items():
+        if type(lo) is _Timestamp or type(hi) is _Timestamp:
+            stats[col] = (_EPOCH + timedelta(microseconds=lo.ts_us) if type(lo) is _Timestamp else lo,
+                          _EPOCH + timedelta(microseconds=hi.ts_us) if type(hi) is _Timestamp else hi)
+    return stats
+
+
 def _column_stats_from_json(columns: dict[str, list[Any]]) -> dict[str, tuple[Any, Any]]:
     # Only a timestamp ({"ts_us": ...}) needs converting: one type test per value rather than a call.
     out: dict[str, tuple[Any, Any]] = {}
@@ -122,9 +143,14 @@ class LazyColumnStats(msgspec.Struct, gc=False):
         if stats is None:
             value = self.raw
             try:
-                if isinstance(value, msgspec.Raw):
-                    value = _json_document(bytes(value), self.source)
-                stats = _column_stats_from_json(value or {})
+                # the usual shape in one typed decode; any other parsed and checked value by value
+                typed = _typed_column_stats(value) if isinstance(value, msgspec.Raw) else None
+                if typed is not None:
+                    stats = typed
+                else:
+                    if isinstance(value, msgspec.Raw):
+                        value = _json_document(bytes(value), self.source)
+                    stats = _column_stats_from_json(value or {})
             except _PARSE_ERRORS as exc:
                 raise MetadataError(f"{self.source}: malformed column statistics of {self.path or 'a write stat'} "
                                     f"({type(exc).__name__}: {exc})") from None
