@@ -1,8 +1,9 @@
 """Avro plans: the seed's schemas (``avro/*.avsc``, verbatim) read and written with fastavro.
 
 Plans are stored as Avro object container files (codec null), as Hudi stores requested
-compaction and clustering plans; the same plan gives the same bytes. Every record is validated against its schema before it is
-written; a truncated or corrupt file raises :class:`PlanFileError` naming the file.
+compaction and clustering plans; the same plan gives the same bytes. Every record is validated
+against its schema before it is written; a truncated or corrupt file raises
+:class:`PlanFileError` naming the file.
 """
 
 from __future__ import annotations
