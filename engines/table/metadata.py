@@ -50,9 +50,13 @@ def _jsonable(value: Any) -> Any:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def _from_ts_us(microseconds: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=microseconds)
+
+
 def _from_jsonable(value: Any) -> Any:
     if isinstance(value, dict) and "ts_us" in value:
-        return _EPOCH + timedelta(microseconds=value["ts_us"])
+        return _from_ts_us(value["ts_us"])
     return value
 
 
@@ -104,8 +108,8 @@ def _typed_column_stats(raw: msgspec.Raw) -> dict[str, tuple[Any, Any]] | None:
         return None
     for col, (lo, hi) in stats.items():
         if type(lo) is _Timestamp or type(hi) is _Timestamp:
-            stats[col] = (_EPOCH + timedelta(microseconds=lo.ts_us) if type(lo) is _Timestamp else lo,
-                          _EPOCH + timedelta(microseconds=hi.ts_us) if type(hi) is _Timestamp else hi)
+            stats[col] = (_from_ts_us(lo.ts_us) if type(lo) is _Timestamp else lo,
+                          _from_ts_us(hi.ts_us) if type(hi) is _Timestamp else hi)
     return stats
 
 
@@ -115,6 +119,16 @@ def _column_stats_from_json(columns: dict[str, list[Any]]) -> dict[str, tuple[An
     for col, (lo, hi) in columns.items():
         out[col] = (lo, hi) if type(lo) is not dict and type(hi) is not dict else (_from_jsonable(lo), _from_jsonable(hi))
     return out
+
+
+def _decode_column_stats(value: Any) -> dict[str, tuple[Any, Any]]:
+    """Column statistics from raw JSON (the usual shape in one typed decode) or a parsed value, checked value by value."""
+    if isinstance(value, msgspec.Raw):
+        typed = _typed_column_stats(value)
+        if typed is not None:
+            return typed
+        value = _json_document(bytes(value), "column statistics")
+    return _column_stats_from_json(value or {})
 
 
 class LazyColumnStats(msgspec.Struct, gc=False):
@@ -141,16 +155,8 @@ class LazyColumnStats(msgspec.Struct, gc=False):
         """The statistics as a dict (do not change it: it is this mapping's own)."""
         stats = self.stats
         if stats is None:
-            value = self.raw
             try:
-                # the usual shape in one typed decode; any other parsed and checked value by value
-                typed = _typed_column_stats(value) if isinstance(value, msgspec.Raw) else None
-                if typed is not None:
-                    stats = typed
-                else:
-                    if isinstance(value, msgspec.Raw):
-                        value = _json_document(bytes(value), self.source)
-                    stats = _column_stats_from_json(value or {})
+                stats = _decode_column_stats(self.raw)
             except _PARSE_ERRORS as exc:
                 raise MetadataError(f"{self.source}: malformed column statistics of {self.path or 'a write stat'} "
                                     f"({type(exc).__name__}: {exc})") from None
