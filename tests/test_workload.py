@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from engines.spark.arrow_compat import to_arrow
 from workloads.generator import (
     LEVEL_SHARES,
     LEVELS,
@@ -39,20 +40,21 @@ def sorted_rows(tbl: pa.Table) -> list[dict]:
 def test_spark_path_equals_pyarrow_path_for_any_slicing(spark) -> None:
     expected = sorted_rows(batch_table(SPEC, 3))
     for slices in (1, 3, 7):
-        got = batch_df(spark, SPEC, 3, num_slices=slices).toArrow()
+        got = to_arrow(batch_df(spark, SPEC, 3, num_slices=slices))
         assert sorted_rows(got) == expected
-    repart = batch_df(spark, SPEC, 3).repartition(5).toArrow()
+    repart = to_arrow(batch_df(spark, SPEC, 3).repartition(5))
     assert GroundTruth.of_table(repart).key_checksum == GroundTruth.of_table(batch_table(SPEC, 3)).key_checksum
 
 
 def test_local1_and_local2_generate_identical_batches(spark) -> None:
     code = ("from engines.spark.session import get_spark; from workloads.spec import WorkloadSpec;"
             "from workloads.generator import batch_df; from workloads.truth import GroundTruth;"
+            "from engines.spark.arrow_compat import to_arrow;"
             f"spec = WorkloadSpec.model_validate({SPEC.model_dump(mode='json')!r});"
-            "print(GroundTruth.of_table(batch_df(get_spark('local[1]'), spec, 2).toArrow()).key_checksum)")
+            "print(GroundTruth.of_table(to_arrow(batch_df(get_spark('local[1]'), spec, 2))).key_checksum)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    local2 = GroundTruth.of_table(batch_df(spark, SPEC, 2, num_slices=2).toArrow()).key_checksum
+    local2 = GroundTruth.of_table(to_arrow(batch_df(spark, SPEC, 2, num_slices=2))).key_checksum
     assert out.stdout.strip().splitlines()[-1] == str(local2)
 
 

@@ -60,7 +60,9 @@ class GroundTruth:
     @classmethod
     def of_df(cls, df, partition_column: str = "dt") -> GroundTruth:  # noqa: ANN001
         """The same figures computed in Spark (for verifying a table read through Spark)."""
-        return cls.of_table(df.select("ts", partition_column, "service", "level", "trace_id").toArrow(),
+        from engines.spark.arrow_compat import to_arrow
+
+        return cls.of_table(to_arrow(df.select("ts", partition_column, "service", "level", "trace_id")),
                             partition_column)
 
     def merge(self, other: GroundTruth) -> GroundTruth:

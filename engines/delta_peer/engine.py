@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame
 
 from engines.base import MaintenanceResult
 from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
+from engines.spark.arrow_compat import to_arrow
 from engines.spark.insert import CommitResult, EmptyBatchError
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
 from engines.table.storage import Storage
@@ -120,7 +121,7 @@ class DeltaPeerEngine:
         return DeltaProbe(self)
 
     def ingest(self, df: DataFrame) -> CommitResult:
-        data = df.toArrow()
+        data = to_arrow(df)
         if data.num_rows == 0:
             raise EmptyBatchError(f"{self.name}: empty batch; nothing was written")
         write_deltalake(self.path, data, mode="append", partition_by=[self.config.partition_column],

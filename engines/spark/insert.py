@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from engines.spark.arrow_compat import arrow_schema_of
 from engines.spark.writer import WriteSpec, write_dataframe
 from engines.table import faults
 from engines.table.metadata import CommitMetadata
@@ -45,10 +45,6 @@ class CommitResult:
         return sum(s.num_writes for s in self.stats)
 
 
-def arrow_schema_of(df: DataFrame) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(df.schema, timezone="UTC", prefers_large_types=False)
 
 
 def remove_uncommitted_leftovers(table: HudiTable, instant: str, stats: list[WriteStat]) -> int:

@@ -34,6 +34,60 @@ DEFAULT_CONF: dict[str, str] = {
 }
 
 
+# Apache Hudi's Spark bundle: the newest published for the PySpark minor pyproject.toml pins (3.5;
+# hudi-spark4.0/4.1 bundles are not on Maven Central). Resolved by spark.jars.packages into ~/.ivy2.
+HUDI_VERSION = "1.2.0"
+HUDI_BUNDLE = f"org.apache.hudi:hudi-spark3.5-bundle_2.12:{HUDI_VERSION}"
+
+
+class JvmPackagesError(RuntimeError):
+    """Spark could not start with the JVM packages it was asked to load."""
+
+
+def hudi_conf() -> dict[str, str]:
+    """The session settings Apache Hudi's Spark datasource needs: its bundle, Kryo with Hudi's
+    registrator, and Hudi's SQL extension (for its procedures)."""
+    return {
+        "spark.jars.packages": HUDI_BUNDLE,
+        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+        "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+        "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    }
+
+
+def _maven_cause(coordinates: str) -> str:
+    """Why ``coordinates`` (group:artifact:version[,…]) did not resolve, asked of Maven Central."""
+    import urllib.error
+    import urllib.request
+
+    causes = []
+    for coord in coordinates.split(","):
+        group, artifact, version = coord.strip().split(":")
+        url = (f"https://repo1.maven.org/maven2/{group.replace('.', '/')}/{artifact}/{version}/"
+               f"{artifact}-{version}.pom")
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=10):
+                causes.append(f"{coord}: found on Maven Central (see the Ivy output above)")
+        except urllib.error.HTTPError as exc:
+            causes.append(f"{coord}: Maven Central answered HTTP {exc.code} for {url}")
+        except (urllib.error.URLError, OSError) as exc:
+            causes.append(f"{coord}: Maven Central unreachable ({exc})")
+    return "; ".join(causes)
+
+
+def _get_or_create(builder: SparkSession.Builder, settings: Mapping[str, str]) -> SparkSession:
+    """Start the session; a failure to load ``spark.jars.packages`` is one error naming them and why."""
+    packages = settings.get("spark.jars.packages")
+    try:
+        return builder.getOrCreate()
+    except Exception as exc:
+        if not packages:
+            raise
+        raise JvmPackagesError(f"Spark could not start with JVM packages {packages} "
+                               f"(resolved into ~/.ivy2 by spark.jars.packages): {_maven_cause(packages)}; "
+                               f"Spark said: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+
+
 def get_spark(
     master: str | None = None,
     app_name: str = "layoutbench",
@@ -62,7 +116,7 @@ def get_spark(
         settings.update(conf or {})
         for key, value in settings.items():
             builder = builder.config(key, value)
-        spark = builder.getOrCreate()
+        spark = _get_or_create(builder, settings)
         spark.sparkContext.setLogLevel("FATAL")  # failures surface as Python exceptions
         _SESSION = spark
         return spark

@@ -1,0 +1,114 @@
+"""The ``hudi`` engine's configuration: a preset, the scenario's sizing, and ``hoodie.*`` keys
+passed to Apache Hudi unchanged. :func:`hoodie_options` is pure (no Spark): it is the one map of
+options every write and table service of the engine uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+MB = 1 << 20
+PRESETS = ("hudi_cow", "hudi_clustering")
+MODES = ("manual", "inline", "async", "schedule_inline")
+
+
+@dataclass(frozen=True)
+class HudiConfig:
+    """``preset`` hudi_cow: upsert with Hudi's small-file handling (the real baseline);
+    hudi_clustering: insert with small-file limit 0 and Hudi's clustering (Option 2 as shipped).
+    ``mode`` for clustering: manual (the runner schedules and executes), inline
+    (``hoodie.clustering.inline`` every ``inline_every`` commits, inside the write), async (a
+    thread beside ingestion every ``async_interval_s``), schedule_inline (plans scheduled inside
+    the write, executed by :meth:`~engines.hudi.engine.HudiEngine.execute`)."""
+
+    preset: str = "hudi_cow"
+    small_file_limit: int = 100 * MB
+    target_file_size: int = 1024 * MB
+    max_file_size: int = 120 * MB
+    record_size_estimate: int = 1024
+    cleaner_commits_retained: int = 10
+    sort_columns: tuple[str, ...] = ()
+    mode: str = "manual"
+    inline_every: int = 4
+    async_interval_s: float = 5.0
+    metadata_table: bool = False
+    operation: str | None = None  # the preset's when None
+    options: dict[str, str] = field(default_factory=dict)  # hoodie.* keys, passed through unchanged
+
+    def __post_init__(self) -> None:
+        if self.preset not in PRESETS:
+            raise ValueError(f"unknown Hudi preset {self.preset!r}; known: {list(PRESETS)}")
+        if self.mode not in MODES:
+            raise ValueError(f"unknown Hudi clustering mode {self.mode!r}; known: {list(MODES)}")
+        if not isinstance(self.options, dict):
+            raise ValueError("options must be a map of hoodie.* keys to values")
+        bad = sorted(k for k in self.options if not str(k).startswith("hoodie."))
+        if bad:
+            raise ValueError(f"options may hold only hoodie.* keys (passed to Apache Hudi unchanged); got {bad}")
+        if not isinstance(self.sort_columns, tuple):
+            object.__setattr__(self, "sort_columns", tuple(self.sort_columns))
+        for name in ("small_file_limit", "max_file_size", "target_file_size", "record_size_estimate",
+                     "inline_every"):
+            if getattr(self, name) < (0 if name == "small_file_limit" else 1):
+                raise ValueError(f"{name} must be positive")
+
+    @property
+    def clustering(self) -> bool:
+        return self.preset == "hudi_clustering"
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, record_key: str,
+                   ordering_field: str = "ts") -> dict[str, str]:
+    """Every ``hoodie.*`` option of the engine's writes and table services: table identity
+    (version 6, hive-style partitions, as our tables), the preset's write path, the scenario's
+    sizing under Hudi's own keys, then ``cfg.options`` unchanged (they win)."""
+    retained = cfg.cleaner_commits_retained
+    keep_min = max(20, retained + 1)
+    opts: dict[str, object] = {
+        "hoodie.table.name": table_name,
+        "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+        "hoodie.datasource.write.recordkey.field": record_key,
+        "hoodie.datasource.write.partitionpath.field": partition_field,
+        "hoodie.datasource.write.precombine.field": ordering_field,
+        "hoodie.datasource.write.hive_style_partitioning": True,
+        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+        "hoodie.write.table.version": 6,
+        "hoodie.metadata.enable": cfg.metadata_table,
+        # No timeline server (it is a network server on the driver); markers written directly.
+        "hoodie.embed.timeline.server": False,
+        "hoodie.write.markers.type": "DIRECT",
+        "hoodie.parquet.compression.codec": "snappy",  # as our writer
+        "hoodie.parquet.max.file.size": cfg.max_file_size,
+        "hoodie.copyonwrite.record.size.estimate": cfg.record_size_estimate,
+        "hoodie.clean.automatic": True,
+        "hoodie.cleaner.policy": "KEEP_LATEST_COMMITS",
+        "hoodie.cleaner.commits.retained": retained,
+        "hoodie.keep.min.commits": keep_min,
+        "hoodie.keep.max.commits": keep_min + 10,
+    }
+    if cfg.clustering:
+        opts.update({
+            "hoodie.datasource.write.operation": cfg.operation or "insert",
+            "hoodie.parquet.small.file.limit": 0,
+            "hoodie.clustering.plan.strategy.small.file.limit": cfg.small_file_limit,
+            "hoodie.clustering.plan.strategy.target.file.max.bytes": cfg.target_file_size,
+            "hoodie.clustering.inline": cfg.mode == "inline",
+            "hoodie.clustering.inline.max.commits": cfg.inline_every,
+            "hoodie.clustering.schedule.inline": cfg.mode == "schedule_inline",
+            "hoodie.clustering.async.enabled": cfg.mode in ("async", "schedule_inline"),
+            "hoodie.clustering.async.max.commits": cfg.inline_every,
+        })
+        if cfg.sort_columns:
+            opts["hoodie.clustering.plan.strategy.sort.columns"] = ",".join(cfg.sort_columns)
+    else:
+        opts.update({
+            "hoodie.datasource.write.operation": cfg.operation or "upsert",
+            "hoodie.parquet.small.file.limit": cfg.small_file_limit,
+        })
+    opts.update(cfg.options)
+    return {k: _text(v) for k, v in opts.items()}

@@ -1,0 +1,234 @@
+"""The ``hudi`` engine: Apache Hudi's own Spark datasource and write client on our batches.
+
+Every write is ``df.write.format("hudi")`` with :func:`engines.hudi.config.hoodie_options`; table
+services (clustering schedule / execute, clean) go through Hudi's ``SparkRDDWriteClient`` built
+from the same options. Nothing is measured from Hudi's word: after each call the instants it
+completed are read from the table's timeline and commit metadata by ``engines/table`` (the table
+is written at version 6), exactly as for our engines. Work Hudi does inside a write (automatic
+clean, inline clustering) is reported by :meth:`HudiEngine.after_commit`.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from engines.base import MaintenanceResult
+from engines.hudi.config import HudiConfig, hoodie_options
+from engines.spark.insert import CommitResult, EmptyBatchError
+from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
+from engines.table.model import FileSlice
+from engines.table.table import HudiTable
+from engines.table.timeline import METAFOLDER, Instant
+
+CLEAN, REPLACE, COMMIT = "clean", "replacecommit", "commit"
+
+
+class HudiError(RuntimeError):
+    """Apache Hudi refused or failed an operation (its own message is kept)."""
+
+
+def _java_message(exc: Exception) -> str:
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        parts, cause = [], java
+        while cause is not None and len(parts) < 4:
+            parts.append(f"{cause.getClass().getName()}: {cause.getMessage()}")
+            cause = cause.getCause()
+        return " <- ".join(parts)
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+def check_hudi_loaded(spark: Any) -> None:
+    """Raise one error naming the bundle when the session was started without it."""
+    try:
+        spark._jvm.java.lang.Class.forName("org.apache.hudi.DefaultSource", True,
+                                           spark._jvm.Thread.currentThread().getContextClassLoader())
+    except Exception:
+        raise HudiError(f"the Spark session has no Apache Hudi: start it with engines.spark.session.hudi_conf() "
+                        f"(spark.jars.packages={HUDI_BUNDLE}) before building a hudi engine") from None
+
+
+class HudiEngine:
+    """One table written and maintained by Apache Hudi {HUDI_VERSION}."""
+
+    writes_batches_once = False
+
+    def __init__(self, table_path: str, config: HudiConfig, name: str, partition_field: str = "dt",
+                 record_key: str = "trace_id") -> None:
+        self.name = name
+        self.config = config
+        self.path = table_path
+        self.options = hoodie_options(config, name, partition_field, record_key)
+        self.spark = get_spark()
+        check_hudi_loaded(self.spark)
+        self._table: HudiTable | None = None
+        self._seen: set[tuple[str, str]] = set()
+        self._pending: list[MaintenanceResult] = []
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.async_results: list[MaintenanceResult] = []
+        self.async_errors: list[str] = []
+        if config.clustering and config.mode == "async":
+            self._thread = threading.Thread(target=self._async_loop, daemon=True, name=f"async-{name}")
+            self._thread.start()
+
+    # -- the table, as engines/table reads it -------------------------------------------------
+    @property
+    def table(self) -> HudiTable:
+        if self._table is None:
+            self._table = HudiTable.open(self.path)  # Hudi creates it with the first write
+        return self._table
+
+    def _new_instants(self) -> list[Instant]:
+        timeline = self.table.refresh()
+        new = [i for i in timeline.instants if i.is_completed and (i.timestamp, i.action) not in self._seen]
+        self._seen.update((i.timestamp, i.action) for i in new)
+        return new
+
+    def _mtime(self, instant: Instant, suffix: str) -> float | None:
+        entry = self.table.storage.stat(f"{METAFOLDER}/{instant.timestamp}.{suffix}")
+        return entry.mtime_ns / 1e9 if entry is not None and entry.mtime_ns else None
+
+    def _duration(self, instant: Instant) -> float:
+        """Requested -> completed, from the instant files' modification times (work done inside a write)."""
+        start = self._mtime(instant, f"{instant.action}.requested")
+        end = self._mtime(instant, instant.action)
+        return max(0.0, end - start) if start is not None and end is not None else 0.0
+
+    def _maintenance_of(self, instant: Instant, duration: float | None = None) -> MaintenanceResult:
+        duration = self._duration(instant) if duration is None else duration
+        if instant.action == CLEAN:
+            import fastavro
+
+            meta = next(iter(fastavro.reader(io.BytesIO(self.table.timeline.read(instant)))), {})
+            return MaintenanceResult(kind="clean", instant=instant.timestamp, duration_s=duration,
+                                     files_deleted=int(meta.get("totalFilesDeleted") or 0),
+                                     details={"earliest_commit_to_retain": meta.get("earliestCommitToRetain")})
+        meta = self.table.commit_metadata(instant)
+        replaced = {(p, f) for p, ids in meta.replaced_file_ids.items() for f in ids}
+        before = {(s.partition, s.file_id): s for s in self.table.view().snapshot(self._previous(instant))}
+        read = [before[k] for k in replaced if k in before]
+        return MaintenanceResult(kind="clustering", instant=instant.timestamp, duration_s=duration,
+                                 files_in=len(replaced), files_out=len(meta.write_stats),
+                                 bytes_read=sum(s.size_bytes for s in read), bytes_written=meta.bytes_written,
+                                 records=meta.records_written, details={"hudi": HUDI_VERSION})
+
+    def _previous(self, instant: Instant) -> str | None:
+        earlier = [i.timestamp for i in self.table.refresh().completed([COMMIT, REPLACE])
+                   if i.timestamp < instant.timestamp]
+        return earlier[-1] if earlier else None
+
+    # -- the Engine protocol -------------------------------------------------------------------
+    def ingest(self, df: DataFrame) -> CommitResult:
+        with self._lock:
+            try:
+                df.write.format("hudi").options(**self.options).mode("append").save(self.path)
+            except Exception as exc:
+                raise HudiError(f"{self.name}: Apache Hudi failed the commit: {_java_message(exc)}") from None
+            new = self._new_instants()
+            commits = [i for i in new if i.action == COMMIT]
+            if not commits:
+                raise EmptyBatchError(f"{self.name}: Apache Hudi completed no commit for the batch")
+            ingest = commits[0]
+            self._pending += [self._maintenance_of(i) for i in new if i is not ingest]
+            meta = self.table.commit_metadata(ingest)
+            return CommitResult(ingest.timestamp, ingest.action, meta.operation_type, meta.write_stats,
+                                {p: list(ids) for p, ids in meta.replaced_file_ids.items()})
+
+    def after_commit(self) -> list[MaintenanceResult]:
+        out, self._pending = self._pending, []
+        return out
+
+    def _client(self) -> Any:
+        """Hudi's write client over the table, configured with the engine's options."""
+        jvm = self.spark._jvm
+        props = jvm.java.util.HashMap()
+        for k, v in self.options.items():
+            props.put(k, v)
+        schema = self.table.latest_schema()
+        if schema:
+            props.put("hoodie.avro.schema", schema)
+        cfg = jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(self.path).withProps(props).build()
+        context = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(self.spark._jsc)
+        return jvm.org.apache.hudi.client.SparkRDDWriteClient(context, cfg)
+
+    def _with_client(self, what: str, call: Any) -> Any:
+        client = self._client()
+        try:
+            return call(client)
+        except Exception as exc:
+            raise HudiError(f"{self.name}: Apache Hudi failed to {what}: {_java_message(exc)}") from None
+        finally:
+            client.close()
+
+    def schedule(self) -> str | None:
+        if not self.config.clustering:
+            return None
+        with self._lock:
+            pending = self.table.refresh().pending([REPLACE])
+            if pending:  # schedule_inline: the write already planned it
+                return pending[0].timestamp
+            if self.config.mode == "schedule_inline":
+                return None
+            empty = self.spark._jvm.org.apache.hudi.common.util.Option.empty()
+            planned = self._with_client("schedule clustering", lambda c: c.scheduleClustering(empty))
+            return str(planned.get()) if planned.isPresent() else None
+
+    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+        if not self.config.clustering:
+            return None
+        with self._lock:
+            if instant is None:
+                pending = self.table.refresh().pending([REPLACE])
+                if not pending:
+                    return None
+                instant = pending[0].timestamp
+            t0 = time.perf_counter()
+            self._with_client(f"execute clustering {instant}", lambda c: c.cluster(instant, True))
+            duration = time.perf_counter() - t0
+            new = self._new_instants()
+            done = [i for i in new if i.timestamp == instant]
+            self._pending += [self._maintenance_of(i) for i in new if i.timestamp != instant]
+            if not done:
+                raise HudiError(f"{self.name}: clustering {instant} did not complete")
+            return self._maintenance_of(done[0], duration)
+
+    def clean(self) -> MaintenanceResult | None:
+        with self._lock:
+            if self._table is None and not self.table.storage.exists(METAFOLDER):
+                return None
+            t0 = time.perf_counter()
+            meta = self._with_client("clean", lambda c: c.clean())
+            duration = time.perf_counter() - t0
+            new = self._new_instants()
+            cleans = [i for i in new if i.action == CLEAN]
+            self._pending += [self._maintenance_of(i) for i in new if i.action != CLEAN]
+            if meta is None or not cleans:
+                return None
+            return self._maintenance_of(cleans[-1], duration)
+
+    def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
+        return self.table.view().snapshot(as_of)
+
+    def _async_loop(self) -> None:
+        while not self._stop.wait(self.config.async_interval_s):
+            try:
+                instant = self.schedule()
+                if instant is not None:
+                    res = self.execute(instant)
+                    if res is not None:
+                        self.async_results.append(res)
+            except Exception as exc:  # recorded; retried next round
+                self.async_errors.append(f"{type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
