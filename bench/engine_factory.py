@@ -37,6 +37,13 @@ def _split(config: dict[str, Any], keys: set[str]) -> tuple[dict[str, Any], dict
     return ({k: v for k, v in config.items() if k in keys}, {k: v for k, v in config.items() if k not in keys})
 
 
+def spark_conf_for(scenario: Scenario) -> dict[str, str]:
+    """The session settings the scenario's engines need at start-up (Apache Hudi's bundle)."""
+    from engines.spark.session import hudi_conf
+
+    return hudi_conf() if any(e.kind == "hudi" for e in scenario.engines) else {}
+
+
 def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
     clock = logical_clock(LOGICAL_START) if scenario.deterministic_instants else None
     cfg = TableConfig(name=name, partition_field=scenario.workload.partition_column, record_key="trace_id")
@@ -64,6 +71,13 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
 
         cfg = _apply(DeltaPeerConfig, {**common, "partition_column": scenario.workload.partition_column}, config, where)
         return DeltaPeerEngine(table_path, cfg, name=spec.name)
+    if spec.kind == "hudi":  # Apache Hudi creates its table with the first write
+        from engines.hudi.config import HudiConfig
+        from engines.hudi.engine import HudiEngine
+
+        hudi = {**common, "target_file_size": int(sizing.target_file_mb * MB), "mode": "manual"}
+        cfg = _apply(HudiConfig, hudi, config, where)
+        return HudiEngine(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
     table = open_table(scenario, table_path, spec.name)
     if spec.kind == "cow_baseline":
         from engines.cow_baseline.config import CowConfig

@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from bench.engine_factory import build_engine
+from bench.engine_factory import build_engine, spark_conf_for
 from bench.isolation import IsolationProbe
 from bench.probe import HudiProbe, TableProbe, probe_of
 from bench.queries import SUITE, QueryParams, choose_params, run_query
@@ -212,7 +212,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     spec = scenario.workload
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
     writer = ResultsWriter(run_dir)
-    spark = get_spark(master or scenario.spark.master, conf=scenario.spark.conf)
+    spark = get_spark(master or scenario.spark.master, conf={**spark_conf_for(scenario), **scenario.spark.conf})
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark)
     engines: list[EngineState] = []
@@ -283,7 +283,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     run = {
         "run_id": run_dir.name, "created": datetime.now(UTC).isoformat(), "scenario": scenario.model_dump(mode="json"),
         "scenario_path": str(scenario_path) if scenario_path is not None else None,
-        "seed": spec.seed, "git": git_info(str(Path(__file__).resolve().parents[1])), "versions": package_versions(),
+        "seed": spec.seed, "git": git_info(str(Path(__file__).resolve().parents[1])), "versions": {**package_versions(), **_jvm_packages(spark)},
         "machine": machine_info(), "spark_master": spark.sparkContext.master,
         "engines": {st.engine.name: {"kind": es.kind, "table_path": str((run_dir / "tables" / es.name).resolve()),
                                       "config": es.config}
@@ -300,6 +300,12 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
     return run_dir
+
+
+def _jvm_packages(spark: Any) -> dict[str, str]:
+    """The JVM packages the session loaded (Apache Hudi's bundle), as group:artifact -> version."""
+    packages = spark.sparkContext.getConf().get("spark.jars.packages", "") or ""
+    return {c.rsplit(":", 1)[0]: c.rsplit(":", 1)[1] for c in packages.split(",") if c.count(":") == 2}
 
 
 def _generation_figures(generation: list[float], ingests: list[float]) -> dict[str, float | None]:

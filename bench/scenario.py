@@ -30,8 +30,16 @@ class EngineSpec(_Strict):
     """One engine of the comparison; ``config`` keys are checked by the engine factory."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    kind: Literal["cow_baseline", "append_compaction", "clustering", "delta_peer"]
+    kind: Literal["cow_baseline", "append_compaction", "clustering", "delta_peer", "hudi"]
     config: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _hudi_config(self) -> EngineSpec:
+        if self.kind == "hudi":  # refused by `layoutbench validate`, not only when the run starts
+            from engines.hudi.config import check_config
+
+            check_config(self.config)
+        return self
 
 
 class MaintenanceSpec(_Strict):

@@ -6,7 +6,6 @@ options every write and table service of the engine uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 MB = 1 << 20
 PRESETS = ("hudi_cow", "hudi_clustering")
@@ -112,3 +111,16 @@ def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, recor
         })
     opts.update(cfg.options)
     return {k: _text(v) for k, v in opts.items()}
+
+
+def check_config(config: dict[str, object]) -> None:
+    """Refuse a scenario's ``hudi`` engine config that the engine factory would refuse: an unknown
+    key, an unknown preset or mode, a non-``hoodie.`` key in ``options`` (each named)."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(HudiConfig)}
+    plain = {k: v for k, v in config.items() if not k.endswith("_mb")}
+    unknown = sorted(k for k in plain if k not in names)
+    if unknown:
+        raise ValueError(f"unknown config keys {unknown}; allowed: {sorted(names)}")
+    HudiConfig(**plain)  # type: ignore[arg-type]

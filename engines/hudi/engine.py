@@ -92,7 +92,7 @@ class HudiEngine:
         return new
 
     def _mtime(self, instant: Instant, suffix: str) -> float | None:
-        entry = self.table.storage.stat(f"{METAFOLDER}/{instant.timestamp}.{suffix}")
+        entry = self.table.storage.entry(f"{METAFOLDER}/{instant.timestamp}.{suffix}")
         return entry.mtime_ns / 1e9 if entry is not None and entry.mtime_ns else None
 
     def _duration(self, instant: Instant) -> float:
@@ -107,6 +107,8 @@ class HudiEngine:
             import fastavro
 
             meta = next(iter(fastavro.reader(io.BytesIO(self.table.timeline.read(instant)))), {})
+            if "timeTakenInMillis" in meta and duration == self._duration(instant):
+                duration = int(meta["timeTakenInMillis"]) / 1000  # Hudi's own timing of the clean
             return MaintenanceResult(kind="clean", instant=instant.timestamp, duration_s=duration,
                                      files_deleted=int(meta.get("totalFilesDeleted") or 0),
                                      details={"earliest_commit_to_retain": meta.get("earliestCommitToRetain")})
