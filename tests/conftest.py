@@ -12,9 +12,10 @@ FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / 
 
 @pytest.fixture(scope="session")
 def spark():
-    from engines.spark.session import get_spark, stop_spark
+    from engines.spark.session import get_spark, hudi_conf, stop_spark
 
-    session = get_spark(master=os.environ.get("LAYOUTBENCH_TEST_MASTER", "local[2]"))
+    # Apache Hudi's bundle (from Maven Central, cached in ~/.ivy2): the reference reader and the hudi engine
+    session = get_spark(master=os.environ.get("LAYOUTBENCH_TEST_MASTER", "local[2]"), conf=hudi_conf())
     yield session
     stop_spark()
 

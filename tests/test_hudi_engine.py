@@ -1,0 +1,111 @@
+"""Apache Hudi itself in the harness: the ``hudi`` engine on the same batches as ours, and real
+Hudi (``spark.read.format("hudi")``) as the reference reader of every table our engines write.
+
+The session loads Hudi's Spark bundle from Maven Central (cached in ~/.ivy2), see tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bench.scenario import ScenarioError, load_scenario
+
+HUDI_SMALL = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "hudi_small.yaml"
+
+
+def _scenario_with(tmp_path: Path, config: dict) -> Path:
+    doc = yaml.safe_load(HUDI_SMALL.read_text())
+    doc["engines"] = [{"name": "h", "kind": "hudi", "config": config}]
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    return p
+
+
+@pytest.mark.parametrize(("config", "named"), [
+    ({"preset": "hudi_mor"}, "hudi_mor"),
+    ({"options": {"parquet.max.file.size": 1}}, "parquet.max.file.size"),
+    ({"hoodie.parquet.small.file.limit": 1}, "hoodie.parquet.small.file.limit"),
+])
+def test_validate_refuses_bad_hudi_config_naming_it(tmp_path: Path, config: dict, named: str) -> None:
+    with pytest.raises(ScenarioError, match=named.replace(".", r"\.")):
+        load_scenario(_scenario_with(tmp_path, config))
+
+
+@pytest.fixture(scope="module")
+def hudi_run(spark, tmp_path_factory):
+    from bench.results import Results
+    from bench.runner import run_scenario
+
+    out = tmp_path_factory.mktemp("hudi")
+    return Results(run_scenario(load_scenario(HUDI_SMALL), out=out, progress=False, run_id="hudi"))
+
+
+def _hudi_rows(spark, path: str, **options: str):
+    reader = spark.read.format("hudi")
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader.load(path)
+
+
+def test_real_hudi_tables_verify_like_ours(spark, hudi_run) -> None:
+    from engines.spark.session import HUDI_BUNDLE
+    from engines.table.table import HudiTable
+    from workloads.truth import expected_table
+
+    run = hudi_run.run
+    assert run["verification"]["ok"], run["verification"]["failures"]
+    group_artifact, version = HUDI_BUNDLE.rsplit(":", 1)
+    assert run["versions"][group_artifact] == version
+    commits = hudi_run.table("commits")
+    scenario = load_scenario(HUDI_SMALL)
+    truth = expected_table(scenario.workload, scenario.workload.num_batches - 1)
+    for name in ("hudi_cow", "hudi_clustering", "hudi_clustering_sorted"):
+        rows = commits[commits.engine == name]
+        assert (rows.kind == "ingest").sum() == scenario.workload.num_batches
+        path = run["engines"][name]["table_path"]
+        ours = sum(s.num_rows for s in HudiTable.open(path).view().snapshot())
+        assert ours == _hudi_rows(spark, path).count() == truth.num_rows
+    for name in ("hudi_clustering", "hudi_clustering_sorted"):
+        assert (commits[commits.engine == name].action == "replacecommit").sum() >= 2, name
+
+
+def _reference_read(spark, path: str, truth_keys: set[str]) -> dict[str, object]:
+    """Snapshot, time travel at two instants and one incremental query by real Hudi, each checked
+    against our own view of the same table."""
+    from pyspark.sql import functions as F
+
+    from engines.spark.reader import read_snapshot
+    from engines.table.table import HudiTable
+
+    table = HudiTable.open(path)
+    view = table.view()
+    snap = _hudi_rows(spark, path)
+    keys = {r[0] for r in snap.select("_hoodie_record_key").collect()}
+    assert snap.count() == len(truth_keys) and keys == truth_keys
+    data = [i.timestamp for i in view.timeline.completed_data_instants()]
+    t1, t2 = data[1], data[-2]
+    for t in (t1, t2):
+        ours = sum(s.num_rows for s in view.snapshot(as_of=t))
+        assert _hudi_rows(spark, path, **{"as.of.instant": t}).count() == ours, t
+    ours_t2 = read_snapshot(spark, table.storage, view.snapshot(as_of=t2)).df
+    expected = ours_t2.where((F.col("_hoodie_commit_time") > t1) & (F.col("_hoodie_commit_time") <= t2))
+    incr = _hudi_rows(spark, path, **{"hoodie.datasource.query.type": "incremental",
+                                      "hoodie.datasource.read.begin.instanttime": t1,
+                                      "hoodie.datasource.read.end.instanttime": t2})
+    assert incr.count() == expected.count(), (t1, t2)
+    return {"rows": len(keys), "instants": (t1, t2)}
+
+
+@pytest.mark.parametrize("engine", ["baseline", "option1_rfc", "option1_cbd", "option2", "option2_sorted"])
+def test_real_hudi_reads_every_engine_table(spark, small_run, engine: str) -> None:
+    """Apache Hudi as the reference reader. Option 1's tables carry ``basefilecompaction``
+    instants, an action Hudi does not know: what it does with them is the finding recorded here."""
+    from workloads.truth import expected_table
+
+    run = small_run.run
+    spec = load_scenario(Path(run["scenario_path"])).workload
+    truth = expected_table(spec, spec.num_batches - 1)
+    _reference_read(spark, run["engines"][engine]["table_path"], set(truth.column("trace_id").to_pylist()))
