@@ -15,6 +15,8 @@ from bench.results import Results
 from reports.delta_peer import NOTE as PEER_NOTE
 from reports.delta_peer import peer_rows
 from reports.design_review import answer, conditions, decision_rows, findings
+from reports.hudi_fidelity import fidelity_rows
+from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import render_plots
 from reports.summary import summarize, summary_frame
 
@@ -146,6 +148,10 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     peer = peer_rows(results, summaries)
     if peer:
         parts += ["\n## Next to Delta Lake (delta-rs), same run\n", PEER_NOTE + "\n", md_table(pd.DataFrame(peer))]
+    fidelity = fidelity_rows(results, summaries)
+    if fidelity:
+        parts += ["\n## Ours next to Apache Hudi, same batches\n", HUDI_NOTE(results) + "\n",
+                  md_table(pd.DataFrame(fidelity))]
     parts += ["\n## Crash safety (engine × injection point)\n", crash_section(results), "\n## Plots\n"]
     for key, p in plots.items():
         parts.append(f"\n{PLOT_CAPTIONS.get(key, key)}\n\n![{key}](plots/{p.name})\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,6 +20,7 @@ from engines.table.storage import Storage
 from engines.table.timeline import COMPACTION, METAFOLDER, REPLACE, Instant, State, Timeline, TimelineError
 from engines.table.view import FileSystemView
 
+PARTITION_METAFILE = ".hoodie_partition_metadata"  # how Hudi (without its metadata table) finds partitions
 READABLE_VERSIONS = {"6": "1", "8": "2", "9": "2"}
 
 
@@ -39,6 +41,7 @@ class HudiTable:
         self.clock = clock or InstantClock()
         self.lock = WriterLock(storage)
         self._timeline: Timeline | None = None
+        self._marked_partitions: set[str] = set()
 
     # -- creation ---------------------------------------------------------------------------
     @classmethod
@@ -157,13 +160,28 @@ class HudiTable:
         faults.point(f"timeline.{action}.after_requested")
         return timeline.transition_to_inflight(requested, inflight_content)
 
+    def _mark_partitions(self, partitions: Iterable[str], instant: str) -> None:
+        """``<partition>/.hoodie_partition_metadata`` in every partition a commit writes, before the
+        commit point: Apache Hudi finds a table's partitions by these files (without them, and
+        without its metadata table, it reads no rows at all)."""
+        for partition in partitions:
+            if partition and partition not in self._marked_partitions:
+                self.storage.create_exclusive(f"{partition}/{PARTITION_METAFILE}",
+                                              _partition_metafile(instant, partition.count("/") + 1))
+                self._marked_partitions.add(partition)
+
     def complete(self, instant: Instant, metadata: CommitMetadata, replace: bool = False) -> Instant:
         if instant.state != State.INFLIGHT:
             raise TimelineError(f"instant {instant} is not inflight")
         completed_action = REPLACE if instant.action == COMPACTION and replace else None
+        self._mark_partitions(metadata.partition_to_write_stats, instant.timestamp)
         done = self.refresh().complete(instant, metadata.to_json(replace=replace), completed_action)
         self._timeline = None
         return done
+
+
+def _partition_metafile(instant: str, depth: int) -> bytes:
+    return f"#partition metadata\ncommitTime={instant}\npartitionDepth={depth}\n".encode()
 
 
 def logical_clock(start: datetime) -> InstantClock:
