@@ -21,7 +21,9 @@ import fastavro.validation
 BASE_FILE_COMPACTION_PLAN = "HoodieBaseFileCompactionPlan"
 CLUSTERING_PLAN = "HoodieClusteringPlan"
 REQUESTED_REPLACE = "HoodieRequestedReplaceMetadata"
-SCHEMA_NAMES = (BASE_FILE_COMPACTION_PLAN, CLUSTERING_PLAN, REQUESTED_REPLACE)
+# Not from the seed: Hudi's own schema of a completed clean, which Hudi's readers decode (time travel).
+CLEAN_METADATA = "HoodieCleanMetadata"
+SCHEMA_NAMES = (BASE_FILE_COMPACTION_PLAN, CLUSTERING_PLAN, REQUESTED_REPLACE, CLEAN_METADATA)
 
 
 class PlanFileError(ValueError):

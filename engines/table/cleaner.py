@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engines.table import faults
+from engines.table.avro import CLEAN_METADATA, encode_plan
 from engines.table.table import HudiTable
 from engines.table.timeline import CLEAN, REPLACE, State
 from engines.table.view import BaseFile, FileSystemView
@@ -107,9 +108,27 @@ def run_clean(table: HudiTable, retained: int = DEFAULT_COMMITS_RETAINED, on_ste
                 deleted += 1
             _point("clean.after_file_deleted", step)
         _point("clean.before_clean_complete", step)
-        done = {**body, "deletedFiles": [f.path for f in plan.files_to_delete], "totalFilesDeleted": deleted}
-        table.refresh().complete(inst, json.dumps(done).encode())
+        table.refresh().complete(inst, clean_metadata(inst.timestamp, plan, deleted, t0))
     return CleanResult(inst.timestamp, deleted, plan.bytes, time.perf_counter() - t0, plan.earliest_commit_to_retain)
+
+
+def clean_metadata(instant: str, plan: CleanPlan, deleted: int, t0: float) -> bytes:
+    """The completed clean as Hudi writes it: an Avro ``HoodieCleanMetadata`` container file (Hudi's
+    readers decode it, e.g. to refuse time travel before ``earliestCommitToRetain``; JSON made
+    every time-travel query on our tables fail in Apache Hudi 1.2)."""
+    per_partition: dict[str, list[str]] = {}
+    for f in plan.files_to_delete:
+        partition, _, name = f.path.rpartition("/")
+        per_partition.setdefault(partition, []).append(name)
+    record = {
+        "startCleanTime": instant, "timeTakenInMillis": int((time.perf_counter() - t0) * 1000),
+        "totalFilesDeleted": deleted, "earliestCommitToRetain": plan.earliest_commit_to_retain or "",
+        "lastCompletedCommitTimestamp": "", "version": 2, "bootstrapPartitionMetadata": {}, "extraMetadata": {},
+        "partitionMetadata": {p: {"partitionPath": p, "policy": "KEEP_LATEST_COMMITS", "deletePathPatterns": names,
+                                  "successDeleteFiles": names, "failedDeleteFiles": [], "isPartitionDeleted": False}
+                              for p, names in sorted(per_partition.items())},
+    }
+    return encode_plan(CLEAN_METADATA, record)
 
 
 def _point(name: str, step: Callable[[str], None]) -> None:
