@@ -101,13 +101,59 @@ def _reference_read(spark, path: str, truth_keys: set[str]) -> dict[str, object]
     return {"rows": len(keys), "instants": (t1, t2)}
 
 
-@pytest.mark.parametrize("engine", ["baseline", "option1_rfc", "option1_cbd", "option2", "option2_sorted"])
-def test_real_hudi_reads_every_engine_table(spark, small_run, engine: str) -> None:
-    """Apache Hudi as the reference reader. Option 1's tables carry ``basefilecompaction``
-    instants, an action Hudi does not know: what it does with them is the finding recorded here."""
+def _truth_keys(small_run) -> tuple[set[str], int]:
     from workloads.truth import expected_table
 
-    run = small_run.run
-    spec = load_scenario(Path(run["scenario_path"])).workload
+    spec = load_scenario(Path(small_run.run["scenario_path"])).workload
     truth = expected_table(spec, spec.num_batches - 1)
-    _reference_read(spark, run["engines"][engine]["table_path"], set(truth.column("trace_id").to_pylist()))
+    return set(truth.column("trace_id").to_pylist()), truth.num_rows
+
+
+@pytest.mark.parametrize("engine", ["baseline", "option1_cbd", "option2", "option2_sorted"])
+def test_real_hudi_reads_every_engine_table(spark, small_run, engine: str) -> None:
+    """Apache Hudi as the reference reader: snapshot, time travel at two instants, incremental."""
+    _reference_read(spark, small_run.run["engines"][engine]["table_path"], _truth_keys(small_run)[0])
+
+
+def _incremental(spark, path: str, begin: str, end: str):
+    return _hudi_rows(spark, path, **{"hoodie.datasource.query.type": "incremental",
+                                      "hoodie.datasource.read.begin.instanttime": begin,
+                                      "hoodie.datasource.read.end.instanttime": end})
+
+
+def test_what_real_hudi_does_with_option1_basefilecompaction(spark, small_run) -> None:
+    """Findings (design review): Hudi reads an Option 1 table's snapshot correctly (the compaction
+    completes as a plain ``commit``; ``.basefilecompaction.requested/.inflight`` are an action Hudi
+    does not know and ignores). But (1) in RFC order the compaction deletes its inputs with no
+    replace or clean record, so time travel to any instant before it returns 0 rows in Hudi with
+    no error (our view agrees: the files are gone); (2) an incremental query starting before it
+    fails in Hudi (FileNotFound on a deleted input); (3) the compaction rewrites
+    ``_hoodie_commit_time`` and is a plain commit, so Hudi's incremental query re-emits every
+    compacted row as new, where across an Option 2 ``replacecommit`` it returns none."""
+    from py4j.protocol import Py4JJavaError
+
+    from engines.table.table import HudiTable
+
+    keys, rows = _truth_keys(small_run)
+    engines = small_run.run["engines"]
+    rfc = engines["option1_rfc"]["table_path"]
+    timeline = HudiTable.open(rfc).view().timeline
+    actions = [(i.timestamp, i.action) for i in timeline.instants]
+    assert ("basefilecompaction" in {a for _, a in actions})
+    data = [i.timestamp for i in timeline.completed_data_instants()]
+    snap = _hudi_rows(spark, rfc)
+    assert snap.count() == rows and {r[0] for r in snap.select("_hoodie_record_key").collect()} == keys
+    before = data[-2]  # every batch ingested, the final compaction not yet run: 9000 rows were committed
+    assert _hudi_rows(spark, rfc, **{"as.of.instant": before}).count() == 0
+    assert sum(s.num_rows for s in HudiTable.open(rfc).view().snapshot(as_of=before)) == 0
+    with pytest.raises(Py4JJavaError, match="does not exist"):
+        _incremental(spark, rfc, data[0], data[-1]).count()
+
+    cbd = engines["option1_cbd"]["table_path"]
+    cbd_data = [i.timestamp for i in HudiTable.open(cbd).view().timeline.completed_data_instants()]
+    assert _incremental(spark, cbd, cbd_data[-2], cbd_data[-1]).count() == rows  # no new data, all rows again
+    opt2 = engines["option2"]["table_path"]
+    opt2_timeline = HudiTable.open(opt2).view().timeline
+    last = opt2_timeline.completed_data_instants()
+    assert last[-1].action == "replacecommit"
+    assert _incremental(spark, opt2, last[-2].timestamp, last[-1].timestamp).count() == 0
