@@ -185,3 +185,33 @@ def test_inspect_reports_real_hudi_row_count(spark, tmp_path: Path, table_versio
     assert info["snapshot_rows"] == _hudi_rows(spark, path).count() == 401
     if table_version is not None:
         assert info["table_version"] == table_version
+
+
+@pytest.mark.parametrize("mode", ["inline", "schedule_inline"])
+def test_hudi_clustering_modes_shape_the_timeline(spark, tmp_path: Path, mode: str) -> None:
+    """Hudi's own inline clustering runs inside the write every ``inline_every`` commits;
+    semi-async (schedule inline) leaves the plan requested until it is executed."""
+    from bench.engine_factory import build_engine
+    from bench.scenario import EngineSpec
+    from workloads.generator import batch_df
+
+    scenario = load_scenario(HUDI_SMALL)
+    spec = EngineSpec(name="h", kind="hudi", config={"preset": "hudi_clustering", "mode": mode, "inline_every": 2})
+    engine = build_engine(spec, scenario, str(tmp_path / "h"))
+    reported = []
+    for b in range(4):
+        engine.ingest(batch_df(spark, scenario.workload, b))
+        reported += [m.kind for m in engine.after_commit()]
+    timeline = engine.table.refresh()
+    replaces = [i for i in timeline.instants if i.action == "replacecommit"]
+    if mode == "inline":
+        assert [i.is_completed for i in replaces] == [True, True] and reported.count("clustering") == 2
+    else:
+        pending = [i.timestamp for i in replaces if not i.is_completed]
+        assert pending and not [i for i in replaces if i.is_completed]
+        res = engine.execute(engine.schedule())
+        assert res is not None and res.kind == "clustering" and res.files_in >= 2
+        assert engine.table.refresh().get(res.instant).is_completed
+    rows = sum(s.num_rows for s in engine.snapshot())
+    assert rows == _hudi_rows(spark, str(tmp_path / "h")).count() == 4 * scenario.workload.batch_records
+    engine.close()

@@ -99,7 +99,7 @@ def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, recor
             "hoodie.clustering.inline": cfg.mode == "inline",
             "hoodie.clustering.inline.max.commits": cfg.inline_every,
             "hoodie.clustering.schedule.inline": cfg.mode == "schedule_inline",
-            "hoodie.clustering.async.enabled": cfg.mode in ("async", "schedule_inline"),
+            "hoodie.clustering.async.enabled": cfg.mode == "async",
             "hoodie.clustering.async.max.commits": cfg.inline_every,
         })
         if cfg.sort_columns:
