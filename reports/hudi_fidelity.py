@@ -26,9 +26,15 @@ RULES = [
     "`hoodie.record.size.estimation.threshold`): with small-file limit 0 (Option 2's ingest) Hudi still splits "
     "a batch into several new files when the estimate says it exceeds the max file size; our Option 2 ingest "
     "writes one file per partition per batch.",
-    "**Clustering output groups** (`hoodie.clustering.plan.strategy.target.file.max.bytes`): Hudi plans "
-    "ceil(group bytes / target) output file groups from input sizes that include the bloom filters, "
-    "then writes at most that many files per group.",
+    "**File rolling on the open row group's size** (HoodieBaseParquetWriter.canWrite: "
+    "ParquetWriter.getDataSize() against `hoodie.parquet.max.file.size` × (1 + `hoodie.parquet.compression.ratio`)): "
+    "while a row group is open its bytes are counted before compression, and with `hoodie.parquet.block.size` "
+    "(120 MB) larger than the file the whole file is one open row group, so Hudi closes a file at about "
+    "max size / compression ratio and opens the next (clustering output groups `-0`, `-1`, `-2`, and extra insert "
+    "files); ours size files by written bytes.",
+    "**Clustering plan** (`hoodie.clustering.plan.strategy.target.file.max.bytes`, "
+    "`…small.file.limit`): Hudi plans ceil(group bytes / target) output file groups per partition from input "
+    "sizes that include the bloom filters.",
 ]
 
 
