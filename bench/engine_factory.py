@@ -72,11 +72,11 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
         cfg = _apply(DeltaPeerConfig, {**common, "partition_column": scenario.workload.partition_column}, config, where)
         return DeltaPeerEngine(table_path, cfg, name=spec.name)
     if spec.kind == "hudi":  # Apache Hudi creates its table with the first write
-        from engines.hudi.config import HudiConfig
+        from engines.hudi.config import HudiConfig, lift_hoodie_keys
         from engines.hudi.engine import HudiEngine
 
         hudi = {**common, "target_file_size": int(sizing.target_file_mb * MB), "mode": "manual"}
-        cfg = _apply(HudiConfig, hudi, config, where)
+        cfg = _apply(HudiConfig, hudi, lift_hoodie_keys(config), where)
         return HudiEngine(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
     table = open_table(scenario, table_path, spec.name)
     if spec.kind == "cow_baseline":

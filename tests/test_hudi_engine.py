@@ -27,11 +27,26 @@ def _scenario_with(tmp_path: Path, config: dict) -> Path:
 @pytest.mark.parametrize(("config", "named"), [
     ({"preset": "hudi_mor"}, "hudi_mor"),
     ({"options": {"parquet.max.file.size": 1}}, "parquet.max.file.size"),
-    ({"hoodie.parquet.small.file.limit": 1}, "hoodie.parquet.small.file.limit"),
+    ({"parquet_small_file_limit": 1}, "parquet_small_file_limit"),
+    ({"hoodie.clustering.inline": True, "mode": "sometimes"}, "sometimes"),
 ])
 def test_validate_refuses_bad_hudi_config_naming_it(tmp_path: Path, config: dict, named: str) -> None:
     with pytest.raises(ScenarioError, match=named.replace(".", r"\.")):
         load_scenario(_scenario_with(tmp_path, config))
+
+
+def test_hoodie_keys_pass_through_unchanged(tmp_path: Path) -> None:
+    """Top-level hoodie.* keys (a Hudi config table pasted into a scenario) join ``options``; they win
+    over the preset's and the sizing's values."""
+    from engines.hudi.config import HudiConfig, hoodie_options, lift_hoodie_keys
+
+    config = {"preset": "hudi_clustering", "hoodie.parquet.small.file.limit": 104857600,
+              "options": {"hoodie.clustering.plan.strategy.sort.columns": "service"}}
+    load_scenario(_scenario_with(tmp_path, config))
+    opts = hoodie_options(HudiConfig(**lift_hoodie_keys(config)), "t", "dt", "trace_id")  # type: ignore[arg-type]
+    assert opts["hoodie.parquet.small.file.limit"] == "104857600"
+    assert opts["hoodie.clustering.plan.strategy.sort.columns"] == "service"
+    assert opts["hoodie.write.table.version"] == "6" and opts["hoodie.datasource.write.operation"] == "insert"
 
 
 @pytest.fixture(scope="module")

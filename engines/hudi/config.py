@@ -113,14 +113,25 @@ def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, recor
     return {k: _text(v) for k, v in opts.items()}
 
 
+def lift_hoodie_keys(config: dict[str, object]) -> dict[str, object]:
+    """``config`` with its top-level ``hoodie.*`` keys moved into ``options`` (a Hudi config table
+    pasted into a scenario works as is); an explicit ``options`` entry wins."""
+    hoodie = {k: v for k, v in config.items() if k.startswith("hoodie.")}
+    if not hoodie:
+        return config
+    rest = {k: v for k, v in config.items() if not k.startswith("hoodie.")}
+    options = config.get("options")
+    return {**rest, "options": {**hoodie, **(options if isinstance(options, dict) else {})}}
+
+
 def check_config(config: dict[str, object]) -> None:
     """Refuse a scenario's ``hudi`` engine config that the engine factory would refuse: an unknown
     key, an unknown preset or mode, a non-``hoodie.`` key in ``options`` (each named)."""
     import dataclasses
 
     names = {f.name for f in dataclasses.fields(HudiConfig)}
-    plain = {k: v for k, v in config.items() if not k.endswith("_mb")}
+    plain = {k: v for k, v in lift_hoodie_keys(config).items() if not k.endswith("_mb")}
     unknown = sorted(k for k in plain if k not in names)
     if unknown:
-        raise ValueError(f"unknown config keys {unknown}; allowed: {sorted(names)}")
+        raise ValueError(f"unknown config keys {unknown}; allowed: {sorted(names)} and any hoodie.* key")
     HudiConfig(**plain)  # type: ignore[arg-type]
