@@ -24,6 +24,7 @@ from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
 from engines.table.model import FileSlice
 from engines.table.table import HudiTable
 from engines.table.timeline import METAFOLDER, Instant
+from engines.table.view import AsOfError
 
 CLEAN, REPLACE, COMMIT = "clean", "replacecommit", "commit"
 
@@ -85,6 +86,13 @@ class HudiEngine:
             self._table = HudiTable.open(self.path)  # Hudi creates it with the first write
         return self._table
 
+    def _exists(self) -> bool:
+        try:
+            self.table  # noqa: B018 - opening it is the check
+        except Exception:  # no table yet: Hudi creates it with the first write
+            return False
+        return True
+
     def _new_instants(self) -> list[Instant]:
         timeline = self.table.refresh()
         new = [i for i in timeline.instants if i.is_completed and (i.timestamp, i.action) not in self._seen]
@@ -114,7 +122,10 @@ class HudiEngine:
                                      details={"earliest_commit_to_retain": meta.get("earliestCommitToRetain")})
         meta = self.table.commit_metadata(instant)
         replaced = {(p, f) for p, ids in meta.replaced_file_ids.items() for f in ids}
-        before = {(s.partition, s.file_id): s for s in self.table.view().snapshot(self._previous(instant))}
+        try:
+            before = {(s.partition, s.file_id): s for s in self.table.view().snapshot(self._previous(instant))}
+        except AsOfError:  # the inputs' instant was cleaned already: their sizes are unknown
+            before = {}
         read = [before[k] for k in replaced if k in before]
         return MaintenanceResult(kind="clustering", instant=instant.timestamp, duration_s=duration,
                                  files_in=len(replaced), files_out=len(meta.write_stats),
@@ -203,7 +214,7 @@ class HudiEngine:
 
     def clean(self) -> MaintenanceResult | None:
         with self._lock:
-            if self._table is None and not self.table.storage.exists(METAFOLDER):
+            if self._table is None and not self._exists():
                 return None
             t0 = time.perf_counter()
             meta = self._with_client("clean", lambda c: c.clean())
