@@ -43,6 +43,7 @@ from engines.table.storage import FileEntry, Storage
 from engines.table.timeline import (
     CLEAN,
     COMPACTION,
+    DATA_ACTIONS,
     METAFOLDER,
     REPLACE,
     Instant,
@@ -138,7 +139,11 @@ class FileSystemView:
         self.read_footers = read_footers
         self._metadata: dict[str, CommitMetadata] = {}
         self._data_instants = {i.timestamp: i for i in timeline.completed_data_instants()}
-        first = timeline.instants[0].timestamp if timeline.instants else None
+        # Hudi's rule (containsOrBeforeTimelineStarts): a slice is committed by an archived instant
+        # when older than the first *write* instant of the active timeline. Hudi 1.2 archives commits
+        # but can keep older cleans active, so the first instant of any action would hide them.
+        writes = [i.timestamp for i in timeline.instants if i.action in DATA_ACTIONS]
+        first = writes[0] if writes else (timeline.instants[0].timestamp if timeline.instants else None)
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
         self._files_written: _Written | None = None
