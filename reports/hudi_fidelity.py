@@ -95,6 +95,8 @@ def fidelity_rows(results: Results, summaries: list[EngineSummary]) -> list[dict
         figures = [
             ("live files after every commit", _compact(fa), _compact(fb)),
             ("first difference in file counts", _first_difference(fa, fb), ""),
+            ("commits with equal file counts", f"{sum(x == y for x, y in zip(fa, fb, strict=False))}/{len(fa)}",
+             f"max gap {max((abs(x - y) for x, y in zip(fa, fb, strict=False)), default=0)} files"),
             ("data bytes written (MB)", fmt(a.bytes_written / MB, 1), fmt(b.bytes_written / MB, 1)),
             ("WA", fmt(a.wa, 2), fmt(b.wa, 2)),
             ("space amplification (final)", fmt(a.space_amp_final, 2), fmt(b.space_amp_final, 2)),

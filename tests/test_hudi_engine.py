@@ -268,3 +268,18 @@ def test_article_plans_timeline_shape_ours_vs_real_hudi(spark, tmp_path: Path) -
     assert shapes["inline"][0] == shapes["inline"][1] == [c, c, c, rc, c, c, c, rc]
     assert shapes["schedule_inline"][1] == [c, c, c, rq, c, c, c]  # Apache Hudi 1.2
     assert shapes["schedule_inline"][0] == [c, rq, c, c, c, c, c]  # ours: Hudi 0.12.1 as the article
+
+
+def test_report_sets_ours_next_to_real_hudi(hudi_run) -> None:
+    from reports.hudi_fidelity import fidelity_pairs
+    from reports.render import render_report
+
+    assert fidelity_pairs(hudi_run) == [
+        ("COW baseline", "baseline", "hudi_cow"), ("Option 2", "option2", "hudi_clustering"),
+        ("Option 2 sorted by service, ts", "option2_sorted", "hudi_clustering_sorted")]
+    render_report(hudi_run.folder)
+    text = (Path(hudi_run.folder) / "report.md").read_text()
+    section = text.split("## Ours next to Apache Hudi, same batches", 1)[1].split("\n## ", 1)[0]
+    assert "hudi-spark3.5-bundle_2.12:1.2.0" in section and "Bloom filter in every base file" in section
+    for figure in ("live files after every commit", "WA", "ingest p50 (s)", "maintenance runs / time (s)"):
+        assert section.count(f"| {figure} |") == 3, figure
