@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-tables"
+from shared_files import HUDI_FIXTURES, shared_path
 
 
 @pytest.fixture(scope="session")
@@ -22,9 +21,7 @@ def spark():
 
 @pytest.fixture(scope="session")
 def hudi_fixtures() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.fail(f"shared Hudi fixtures not found at {FIXTURES}")
-    return FIXTURES
+    return shared_path(HUDI_FIXTURES)
 
 
 SMALL_SCENARIO = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"

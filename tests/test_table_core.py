@@ -11,6 +11,7 @@ import sys
 from datetime import UTC, datetime
 
 import pytest
+from shared_files import shared_path
 
 from engines.table.avro import (
     BASE_FILE_COMPACTION_PLAN,
@@ -30,7 +31,7 @@ from engines.table.table import HudiTable, TableConfig, logical_clock
 from engines.table.timeline import COMMIT, COMPACTION, REPLACE, State, Timeline, TimelineError
 from engines.table.view import AsOfError
 
-SEEDS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "seeds", "000_c8d7934311f4528d.txt")
+SEEDS = "seeds/000_c8d7934311f4528d.txt"
 
 
 def make_table(tmp_path, name="t") -> HudiTable:
@@ -187,7 +188,7 @@ def test_bad_commit_metadata_errors_name_source(data: bytes) -> None:
 # -- Avro plans -------------------------------------------------------------------------------
 def _seed_schema(name: str) -> dict:
     """The schema as printed in the RFC page, parsed from the seed text."""
-    text = open(SEEDS).read()
+    text = shared_path(SEEDS).read_text()
     start = text.index('"name": "HoodieBaseFileCompactionPlan"' if name == BASE_FILE_COMPACTION_PLAN
                        else '"name":"HoodieClusteringPlan"')
     start = text.rindex("{", 0, start)

@@ -9,11 +9,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from shared_files import HUDI_FIXTURES, SHARED, keys_or_skip
 
 from engines.table.properties import UnsupportedTableError
 from engines.table.table import HudiTable
 
-EXPECTED_FILE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-tables" / "expected.json"
+EXPECTED_FILE = SHARED / HUDI_FIXTURES / "expected.json"
 EXPECTED = json.loads(EXPECTED_FILE.read_text()) if EXPECTED_FILE.exists() else {}
 COW = sorted(k for k, v in EXPECTED.items() if v["table_type"] == "COPY_ON_WRITE")
 MOR = sorted(k for k, v in EXPECTED.items() if v["table_type"] == "MERGE_ON_READ")
@@ -41,7 +42,7 @@ def record_keys(table: HudiTable, slices) -> list[str]:
     return keys
 
 
-@pytest.mark.parametrize("key", COW)
+@pytest.mark.parametrize("key", keys_or_skip(COW, f"{HUDI_FIXTURES}/expected.json"))
 def test_snapshot_matches_expected(hudi_fixtures: Path, tmp_path: Path, key: str) -> None:
     root = extract(hudi_fixtures, key, tmp_path)
     expected = EXPECTED[key]["expected"]
@@ -52,7 +53,7 @@ def test_snapshot_matches_expected(hudi_fixtures: Path, tmp_path: Path, key: str
     assert sorted(record_keys(table, snap)) == expected["snapshot_record_keys_sorted"]
 
 
-@pytest.mark.parametrize("key", COW)
+@pytest.mark.parametrize("key", keys_or_skip(COW, f"{HUDI_FIXTURES}/expected.json"))
 def test_time_travel_matches_expected(hudi_fixtures: Path, tmp_path: Path, key: str) -> None:
     root = extract(hudi_fixtures, key, tmp_path)
     view = HudiTable.open(str(root)).view()
@@ -61,7 +62,7 @@ def test_time_travel_matches_expected(hudi_fixtures: Path, tmp_path: Path, key: 
         assert (sum(s.num_rows for s in snap), len(snap)) == (rows, slices), instant
 
 
-@pytest.mark.parametrize("key", COW)
+@pytest.mark.parametrize("key", keys_or_skip(COW, f"{HUDI_FIXTURES}/expected.json"))
 def test_view_sizes_match_storage(hudi_fixtures: Path, tmp_path: Path, key: str) -> None:
     """Sizes the view takes from Hudi's write stats (fileSizeInBytes) are the files' sizes."""
     root = extract(hudi_fixtures, key, tmp_path)
@@ -72,7 +73,7 @@ def test_view_sizes_match_storage(hudi_fixtures: Path, tmp_path: Path, key: str)
     assert all(f.size == sizes[f.path] for f in view.other_files)
 
 
-@pytest.mark.parametrize("key", MOR)
+@pytest.mark.parametrize("key", keys_or_skip(MOR, f"{HUDI_FIXTURES}/expected.json"))
 def test_merge_on_read_is_refused_clearly(hudi_fixtures: Path, tmp_path: Path, key: str) -> None:
     root = extract(hudi_fixtures, key, tmp_path)
     with pytest.raises(UnsupportedTableError, match="only COPY_ON_WRITE"):
