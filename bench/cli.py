@@ -14,13 +14,45 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 console = Console()
 
 
+# Exit codes. 2 is typer's (click's) own for a usage error: a wrong option or a missing argument.
+EXIT_OK = 0
+EXIT_FAILED = 1  # a run whose verification failed, a regression, a step of a run that raised
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 3  # a bad scenario, table or results folder
+
+
+def version_text() -> str:
+    """The package version and the git commit of the code that runs."""
+    from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
+
+    from bench.results import git_info
+
+    try:
+        ver = version("layoutbench")
+    except PackageNotFoundError:
+        ver = "unknown"
+    git = git_info(str(Path(__file__).resolve().parents[1]))
+    sha = (git["sha"] or "unknown") + (" (dirty)" if git["dirty"] else "")
+    return f"layoutbench {ver} (git {sha})"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(version_text())
+        raise typer.Exit(EXIT_OK)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="print the package version and git SHA, then exit"),
+) -> None:
     """Benchmark and simulate Hudi RFC-19 small-file designs on Spark."""
 
 
-def fail(message: str, code: int = 2) -> None:
-    """Print one clear error and exit non-zero."""
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+    """Print one clear error and exit non-zero (by default: bad input, ``EXIT_BAD_INPUT``)."""
     Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {message}")
     raise typer.Exit(code)
 
@@ -92,7 +124,7 @@ def run(
     report: bool = typer.Option(False, "--report", help="render the reports after the run"),
 ) -> None:
     """Run a scenario; the results folder is printed as the last line."""
-    from bench.runner import run_scenario
+    from bench.runner import RunStepError, run_scenario
     from bench.scenario import ScenarioError, load_scenario
 
     try:
@@ -104,7 +136,11 @@ def run(
     except ScenarioError as exc:
         fail(str(exc))
         return
-    run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario)
+    try:
+        run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario)
+    except RunStepError as exc:
+        fail(str(exc), EXIT_FAILED)
+        return
     from bench.results import Results
 
     results = Results(run_dir)
@@ -118,7 +154,7 @@ def run(
             Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {f}")
     print(run_dir)
     if not ok:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 def _print_summary(results: object) -> None:
@@ -194,7 +230,7 @@ def compare(
         t.add_row(r["engine"], r["metric"], r["A"], r["B"], r["change"], f"[{style}]{r['verdict']}[/]" if style else r["verdict"])
     console.print(t)
     if res.regressed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command("perf-check")
@@ -218,7 +254,7 @@ def perf_check(
         console.print(f"[red]regressed[/] {r['engine']} {r['metric']}: {r['A']} -> {r['B']} ({r['change']})")
     console.print(f"perf-check: {len(res.rows)} figures compared, {len(bad)} regressed ({run_dir})")
     if bad:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command()

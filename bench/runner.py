@@ -13,6 +13,9 @@ import shutil
 import statistics
 import threading
 import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,12 +31,31 @@ from bench.queries import SUITE, QueryParams, choose_params, run_query
 from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
 from bench.scenario import Scenario
 from engines.base import Engine, MaintenanceResult
-from engines.spark.session import get_spark, warm_up
+from engines.spark.session import get_spark, resolve_master, warm_up
 from workloads.generator import batch_df, batch_table
 
 
 class VerificationError(RuntimeError):
     """A run whose figures or query results did not verify."""
+
+
+class RunStepError(RuntimeError):
+    """A step of a run raised: the message names the engine, batch and step; the traceback is in the log."""
+
+
+@contextmanager
+def _steps_named(ctx: RunContext) -> Iterator[None]:
+    """Turn an exception inside the batch loop into one ``RunStepError`` naming ``ctx.step``, with
+    the full traceback written to ``error.log`` in the results folder."""
+    try:
+        yield
+    except Exception as exc:
+        log = ctx.run_dir / "error.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"run failed at {ctx.step}\n\n{traceback.format_exc()}")
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise RunStepError(f"run failed at {ctx.step}: {type(exc).__name__}: {first} "
+                           f"(traceback in {log})") from exc
 
 
 @dataclass
@@ -57,6 +79,7 @@ class RunContext:
     generation_s: list[float] = field(default_factory=list)  # per batch: generated and cached in Spark
     batch_bytes: dict[int, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    step: str = "start-up"  # what the batch loop is doing, for the one error message a failure gives
 
 
 def _table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
@@ -212,7 +235,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     spec = scenario.workload
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
     writer = ResultsWriter(run_dir)
-    spark = get_spark(master or scenario.spark.master, conf={**spark_conf_for(scenario), **scenario.spark.conf})
+    spark = get_spark(resolve_master(master, scenario.spark.master), conf={**spark_conf_for(scenario), **scenario.spark.conf})
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark)
     engines: list[EngineState] = []
@@ -232,9 +255,10 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     checkpoints = {b for b in range(n) if (b + 1) % scenario.queries.checkpoint_every == 0} | {n - 1}
     bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} batches"),
                    TimeElapsedColumn(), TimeRemainingColumn(), disable=not progress, transient=False)
-    with bar:
+    with bar, _steps_named(ctx):
         task = bar.add_task(f"{scenario.name}", total=n)
         for b in range(n):
+            ctx.step = f"batch {b}, generation"
             t0 = time.perf_counter()
             df = batch_df(spark, spec, b).cache()
             df.count()  # generated before any clock starts: no engine's ingest time includes generation
@@ -242,6 +266,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
             truth_parts.append(batch_table(spec, b))
             for st in engines:
                 bar.update(task, description=f"{scenario.name} · batch {b + 1}/{n} · {st.engine.name}")
+                ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
                 t0 = time.perf_counter()
                 res = st.engine.ingest(df)
                 dur = time.perf_counter() - t0
@@ -250,9 +275,11 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
                                sum(len(v) for v in res.replaced.values()))
                 if st is reference_engine:
                     ctx.batch_bytes[b] = res.bytes_written
+                ctx.step = f"engine {st.engine.name}, batch {b}, after-commit maintenance"
                 for m in st.engine.after_commit():
                     record_maintenance(ctx, st, b, m, "engine")
                 if mode == "inline" and (b + 1) % scenario.maintenance.every_commits == 0:
+                    ctx.step = f"engine {st.engine.name}, batch {b}, inline maintenance"
                     maintain(ctx, st, b, pa.concat_tables(truth_parts), "inline")
             df.unpersist()
             if b in checkpoints:
@@ -262,11 +289,13 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
                         if st.async_thread is not None:
                             st.async_thread.join()
                         if mode != "inline" or (b + 1) % scenario.maintenance.every_commits != 0:
+                            ctx.step = f"engine {st.engine.name}, batch {b}, final maintenance"
                             maintain(ctx, st, b, pa.concat_tables(truth_parts), mode)
                 truth = pa.concat_tables(truth_parts)
                 params = choose_params(truth, spec.partition_column)
                 for st in engines:
                     bar.update(task, description=f"{scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
+                    ctx.step = f"engine {st.engine.name}, batch {b}, queries"
                     run_checkpoint(ctx, st, b, truth, params)
             bar.update(task, advance=1)
     stop.set()

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from typer.testing import CliRunner
 
-from bench.cli import app
+from bench.cli import EXIT_BAD_INPUT, app
 from engines.table.metadata import CommitMetadata
 from engines.table.model import WriteStat, base_file_name
 from engines.table.table import HudiTable, TableConfig, logical_clock
@@ -41,16 +41,16 @@ def test_inspect_real_hudi_table_and_time_travel(hudi_fixtures, tmp_path) -> Non
     result = runner.invoke(app, ["inspect", base, "--as-of", "20240418172802262", "--json"])
     assert json.loads(result.output)["snapshot_rows"] == 3
     result = runner.invoke(app, ["inspect", base, "--as-of", "20990101000000000"])
-    assert result.exit_code == 2 and "not a completed commit" in result.output
+    assert result.exit_code == EXIT_BAD_INPUT and "not a completed commit" in result.output
 
 
 def test_inspect_refuses_merge_on_read(hudi_fixtures, tmp_path) -> None:
     with zipfile.ZipFile(hudi_fixtures / "sample_table/mor/parquet/v6_nonpartitioned.zip") as zf:
         zf.extractall(tmp_path)
     result = runner.invoke(app, ["inspect", str(tmp_path / "v6_nonpartitioned")])
-    assert result.exit_code == 2 and "only COPY_ON_WRITE" in result.output
+    assert result.exit_code == EXIT_BAD_INPUT and "only COPY_ON_WRITE" in result.output
 
 
 def test_inspect_not_a_table(tmp_path) -> None:
     result = runner.invoke(app, ["inspect", str(tmp_path)])
-    assert result.exit_code == 2 and "not a Hudi table" in result.output
+    assert result.exit_code == EXIT_BAD_INPUT and "not a Hudi table" in result.output

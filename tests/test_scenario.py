@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
+from bench.cli import EXIT_BAD_INPUT, app
 from bench.scenario import ScenarioError, load_scenario
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "bench" / "scenarios").glob("*.yaml"))
@@ -46,7 +46,7 @@ sizing: {small_file_limit_mb: 200, max_file_mb: 100}
                      "queries.suite", "sizing"]:
         assert fragment in msg, (fragment, msg)
     result = runner.invoke(app, ["validate", str(p)])
-    assert result.exit_code == 2 and "colour" in result.output
+    assert result.exit_code == EXIT_BAD_INPUT and "colour" in result.output
 
 
 @pytest.mark.parametrize("text,needle", [

@@ -88,6 +88,32 @@ def _get_or_create(builder: SparkSession.Builder, settings: Mapping[str, str]) -
                                f"Spark said: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
 
 
+def launched_by_spark_submit() -> bool:
+    """True when spark-submit started this interpreter (its JVM gateway is already up)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def resolve_master(cli: str | None, scenario: str | None) -> str | None:
+    """The master to ask for, by precedence: ``--master``, then ``$LAYOUTBENCH_SPARK_MASTER``, then
+    None when spark-submit launched us (its ``--master`` stands), then the scenario's, then ``local[*]``."""
+    if cli:
+        return cli
+    env = os.environ.get("LAYOUTBENCH_SPARK_MASTER")
+    if env:
+        return env
+    if launched_by_spark_submit():
+        return None
+    return scenario or "local[*]"
+
+
+def on_loopback(master: str) -> bool:
+    """True for a local master, or a cluster master whose address is on the loopback."""
+    if master.startswith("local"):
+        return True
+    host = master.split("://", 1)[-1].split(",")[0].rsplit(":", 1)[0]
+    return host in {"localhost", "::1", "[::1]"} or host.startswith("127.")
+
+
 def get_spark(
     master: str | None = None,
     app_name: str = "layoutbench",
@@ -96,20 +122,26 @@ def get_spark(
 ) -> SparkSession:
     """Return the active session, creating one with layoutbench's settings if none exists.
 
-    ``master`` defaults to ``$LAYOUTBENCH_SPARK_MASTER`` or ``local[*]``.
+    ``master`` defaults to ``resolve_master(None, None)``: ``$LAYOUTBENCH_SPARK_MASTER``, then the
+    master spark-submit was given, then ``local[*]``. The driver binds to the loopback only for a
+    local master or one on the loopback; otherwise Spark's own choice (the machine's reachable
+    address) stands, so executors on other hosts can connect back. ``conf`` overrides both.
     """
     with _LOCK:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         global _SESSION
         if _SESSION is not None and _SESSION.sparkContext._jsc is not None:
             return _SESSION
-        master = master or os.environ.get("LAYOUTBENCH_SPARK_MASTER", "local[*]")
-        builder = SparkSession.builder.master(master).appName(app_name)
+        master = master or resolve_master(None, None)
+        builder = SparkSession.builder.appName(app_name)
+        if master is not None:  # None: spark-submit's master stands, never overridden
+            builder = builder.master(master)
         settings = dict(DEFAULT_CONF)
-        settings["spark.driver.host"] = "127.0.0.1"
-        settings["spark.driver.bindAddress"] = "127.0.0.1"
+        if master is not None and on_loopback(master):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            settings["spark.driver.host"] = "127.0.0.1"
+            settings["spark.driver.bindAddress"] = "127.0.0.1"
         settings["spark.executorEnv.PYSPARK_PYTHON"] = sys.executable
         if ui:
             settings["spark.ui.enabled"] = "true"

@@ -1,0 +1,72 @@
+"""The command line's conventions: exit codes, --version, the Spark master's precedence, one message
+for a failed step of a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from bench.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, app
+from bench.results import git_info
+from engines.spark.session import on_loopback, resolve_master
+
+REPO = Path(__file__).resolve().parents[1]
+cli = CliRunner()
+
+
+def test_version_prints_package_version_and_git_sha() -> None:
+    result = cli.invoke(app, ["--version"])
+    assert result.exit_code == EXIT_OK, result.output
+    sha = git_info(str(REPO))["sha"]
+    assert result.output.startswith("layoutbench 0.") and (sha is None or sha in result.output)
+
+
+def test_usage_error_exits_2() -> None:
+    assert cli.invoke(app, ["run", "--no-such-option", "x.yaml"]).exit_code == EXIT_USAGE
+    assert cli.invoke(app, ["compare", "only-one-run"]).exit_code == EXIT_USAGE
+
+
+def test_bad_scenario_table_or_results_folder_exit_3(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nworkload: {num_batches: 0}\n")
+    for args in (["validate", str(bad)], ["run", str(tmp_path / "missing.yaml")],
+                 ["inspect", str(tmp_path)], ["report", str(tmp_path / "no-run")]):
+        result = cli.invoke(app, args)
+        assert result.exit_code == EXIT_BAD_INPUT, (args, result.output)
+        assert "error:" in result.output
+
+
+def test_master_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LAYOUTBENCH_SPARK_MASTER", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert resolve_master(None, None) == "local[*]"
+    assert resolve_master(None, "local[2]") == "local[2]"
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "40000")  # launched by spark-submit: its master stands
+    assert resolve_master(None, "local[2]") is None
+    monkeypatch.setenv("LAYOUTBENCH_SPARK_MASTER", "spark://10.0.0.1:7077")
+    assert resolve_master(None, "local[2]") == "spark://10.0.0.1:7077"
+    assert resolve_master("local[1]", "local[2]") == "local[1]"
+
+
+def test_driver_binds_to_loopback_only_for_local_masters() -> None:
+    assert on_loopback("local[2]") and on_loopback("spark://127.0.0.1:7077") and on_loopback("spark://localhost:7077")
+    assert not on_loopback("spark://10.0.0.1:7077") and not on_loopback("yarn")
+
+
+def test_failed_step_of_run_is_one_message_naming_engine_batch_and_step(spark, tmp_path: Path) -> None:
+    scenario = yaml.safe_load((REPO / "bench" / "scenarios" / "hudi_small.yaml").read_text())
+    scenario["workload"]["num_batches"] = 1
+    # Apache Hudi refuses a record key that is not a column: its exception surfaces at batch 0's ingest
+    scenario["engines"] = [{"name": "hudi_cow", "kind": "hudi",
+                            "config": {"preset": "hudi_cow", "hoodie.datasource.write.recordkey.field": "no_such_column"}}]
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    result = cli.invoke(app, ["run", str(path), "--out", str(tmp_path / "results")])
+    assert result.exit_code == EXIT_FAILED, result.output
+    assert "run failed at engine hudi_cow, batch 0, ingest" in result.output
+    assert "Traceback" not in result.output
+    logs = list((tmp_path / "results").glob("*/error.log"))
+    assert len(logs) == 1 and "Traceback" in logs[0].read_text()
