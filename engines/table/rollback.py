@@ -126,7 +126,10 @@ def recover(table: HudiTable) -> list[RollbackResult]:
         results.append(rollback_instant(table, target, resume=inst))
     timeline = table.refresh()
     for inst in timeline.pending([CLEAN]):
-        # a clean only deletes files no snapshot needs: finishing it is safe; re-planning happens next run
+        # Abandoned, not finished: a clean only deletes files no snapshot needs, so the files it
+        # already deleted change no snapshot, and the next clean plans again from the view and
+        # deletes what is still due. (Hudi instead re-executes the pending clean's plan; both end
+        # with the same files gone.)
         timeline.delete_pending(inst)
     timeline = table.refresh()
     for inst in timeline.pending([COMMIT, REPLACE, COMPACTION]):
