@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import base64
-import html
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markdown_it import MarkdownIt
 
 from bench.results import Results
 from reports.delta_peer import NOTE as PEER_NOTE
@@ -158,14 +157,6 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     return "\n".join(parts)
 
 
-def _inline(text: str) -> str:
-    """Escape, then the inline Markdown the report uses: **bold**, `code`, _emphasis_."""
-    out = html.escape(text, quote=False)
-    out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", out)
-    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
-    return re.sub(r"(?<!\w)_([^_]+)_(?!\w)", r"<i>\1</i>", out)
-
-
 STYLE = ("body{font-family:system-ui,sans-serif;max-width:1250px;margin:2em auto;padding:0 1em;color:#222}"
          "table{border-collapse:collapse;font-size:12px;margin:1em 0;display:block;overflow-x:auto}"
          "td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}th{background:#eee}"
@@ -173,48 +164,20 @@ STYLE = ("body{font-family:system-ui,sans-serif;max-width:1250px;margin:2em auto
 
 
 def markdown_to_html(md: str, plots: dict[str, Path]) -> str:
-    """The report's Markdown subset (headings, tables, lists, paragraphs, images) as one HTML file."""
+    """The report's Markdown (CommonMark with tables) as one self-contained HTML file: plots are
+    embedded as data URIs, raw HTML in the Markdown is escaped."""
     by_name = {p.name: p for p in plots.values()}
-    out: list[str] = []
-    in_table = in_list = False
-    for line in md.splitlines():
-        if line.startswith("| "):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if all(c and set(c) <= {"-"} for c in cells):
-                continue
-            tag = "td" if in_table else "th"
-            if not in_table:
-                out.append("<table>")
-                in_table = True
-            out.append("<tr>" + "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            out.append("</table>")
-            in_table = False
-        if line.startswith("- "):
-            if not in_list:
-                out.append("<ul>")
-                in_list = True
-            out.append(f"<li>{_inline(line[2:])}</li>")
-            continue
-        if in_list:
-            out.append("</ul>")
-            in_list = False
-        image = re.fullmatch(r"!\[(.*)\]\((.+)\)", line.strip())
-        if image:
-            path = by_name.get(image.group(2).split("/")[-1])
-            if path is not None:
-                data = base64.b64encode(path.read_bytes()).decode()
-                out.append(f'<img alt="{html.escape(image.group(1))}" src="data:image/png;base64,{data}"/>')
-        elif line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            out.append(f"<h{level}>{_inline(line[level:].strip())}</h{level}>")
-        elif line.strip():
-            out.append(f"<p>{_inline(line)}</p>")
-    out.append("</table>" if in_table else "")
-    out.append("</ul>" if in_list else "")
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = parser.parse(md)
+    for token in tokens:
+        for child in token.children or []:
+            if child.type == "image":
+                path = by_name.get(str(child.attrGet("src") or "").split("/")[-1])
+                if path is not None:
+                    child.attrSet("src", "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode())
+    body = parser.renderer.render(tokens, parser.options, {})
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>layoutbench report</title>"
-            f"<style>{STYLE}</style></head><body>{''.join(out)}</body></html>\n")
+            f"<style>{STYLE}</style></head><body>{body}</body></html>\n")
 
 
 def render_report(run_dir: str | Path, design_review: bool = False,

@@ -60,7 +60,7 @@ def test_report_from_synthetic_folder(factory_run: Path) -> None:
         assert f"| {col} |" in header, col
     assert "| option1_rfc | Option 1 |" in md and "| 5/3/1 |" in md
     html = paths["report.html"].read_text()
-    assert "<table>" in html and "<b>option1_rfc</b>" in html
+    assert "<table>" in html and "<strong>option1_rfc</strong>" in html
 
 
 def test_design_review_is_computed(factory_run: Path) -> None:

@@ -63,3 +63,22 @@ def test_replace_metadata_scaling_measured() -> None:
     for r in rows:
         assert r["serialise_ms"] > 0 and r["deserialise_ms"] > 0 and r["peak_memory_bytes"] > 0
         assert r["rfc_serialise_ms"] is not None
+
+
+def test_calibration_fit_is_the_non_negative_least_squares_optimum() -> None:
+    import numpy as np
+
+    from bench.simulate.calibrate import _fit
+
+    rng = np.random.default_rng(3)
+    x = np.column_stack([np.ones(40), rng.uniform(0, 10, 40), rng.uniform(0, 5, 40)])
+    y = x @ np.array([0.5, 0.2, 0.0]) - 0.3 * x[:, 2] + rng.normal(0, 0.01, 40)  # true file cost negative
+    coef = _fit(x, y)
+    assert (coef >= 0).all() and coef[2] == 0.0
+    # the optimum: no feasible nudge of any coefficient lowers the squared residual
+    best = np.sum((x @ coef - y) ** 2)
+    for i in range(3):
+        for step in (1e-3, -1e-3):
+            c = coef.copy()
+            c[i] = max(0.0, c[i] + step)
+            assert np.sum((x @ c - y) ** 2) >= best - 1e-12

@@ -5,23 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import nnls
 
 from bench.results import Results
 from bench.simulate.costmodel import MB, CostModel
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Non-negative least squares by clipping and refitting the remaining columns."""
-    active = list(range(x.shape[1]))
-    coef = np.zeros(x.shape[1])
-    for _ in range(x.shape[1]):
-        sol, *_ = np.linalg.lstsq(x[:, active], y, rcond=None)
-        if (sol >= 0).all():
-            coef[active] = sol
-            return coef
-        active = [a for a, s in zip(active, sol, strict=True) if s > 0]
-        if not active:
-            break
+    """Non-negative least squares (Lawson-Hanson, ``scipy.optimize.nnls``): no cost may be negative."""
+    coef, _residual = nnls(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     return coef
 
 
