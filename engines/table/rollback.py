@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engines.table import faults
-from engines.table.lock import LOCK_FILE
 from engines.table.table import HudiTable
 from engines.table.timeline import CLEAN, COMMIT, COMPACTION, REPLACE, ROLLBACK, Instant, State, TimelineError
 
@@ -115,9 +114,7 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str],
 
 def recover(table: HudiTable) -> list[RollbackResult]:
     """Make a crashed table consistent: the snapshot becomes exactly its committed prefix."""
-    holder = table.lock.holder()
-    if holder is not None and table.lock.is_stale(holder):
-        table.storage.delete(LOCK_FILE, missing_ok=True)
+    table.lock.break_stale()
     results = []
     timeline = table.refresh()
     for inst in timeline.pending([ROLLBACK]):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 import uuid
 from operator import attrgetter
 from typing import NamedTuple
@@ -195,20 +196,25 @@ class Storage:
     def create_exclusive(self, rel: str, data: bytes) -> bool:
         """Create ``rel`` only if it does not exist; True when this call created it.
 
-        Exclusive on local file systems (O_EXCL); elsewhere a check-then-write, which is only
-        as strong as the store's consistency (documented limitation).
+        Exclusive and whole on local file systems: the data goes to a private temporary file
+        that is then hard-linked to ``rel`` (the link fails if ``rel`` exists), so no reader ever
+        sees the file created but still empty. Elsewhere a check-then-write, which is only as
+        strong as the store's consistency (documented limitation, see ``engines/table/lock.py``).
         """
         if self.is_local:
             path = self.abs(rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(data)
             try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                os.link(tmp, path)
             except OSError as exc:
                 if exc.errno == errno.EEXIST:
                     return False
                 raise StorageError(f"cannot create {path}: {exc}") from exc
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
+            finally:
+                os.unlink(tmp)
             return True
         if self.exists(rel):
             return False
