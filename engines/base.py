@@ -9,13 +9,14 @@ CLI-driven job or an async thread makes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from pyspark.sql import DataFrame
-
-from engines.spark.insert import CommitResult
 from engines.table.model import FileSlice
 from engines.table.table import HudiTable
+from engines.table.transaction import CommitResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
 @dataclass

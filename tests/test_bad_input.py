@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from engines.spark.insert import EmptyBatchError, insert_new_file_groups
+from engines.spark.insert import insert_new_file_groups
 from engines.table.metadata import MetadataError
 from engines.table.schema import SchemaMismatchError
 from engines.table.table import HudiTable, TableConfig, logical_clock
+from engines.table.transaction import EmptyBatchError
 
 
 def listing(table: HudiTable) -> list[tuple[str, int]]:

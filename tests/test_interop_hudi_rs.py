@@ -9,12 +9,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from engines.spark.insert import commit_write, insert_new_file_groups, write_spec_for
+from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.reader import read_snapshot
 from engines.spark.writer import write_dataframe
 from engines.table.avro import REQUESTED_REPLACE, encode_plan
 from engines.table.table import HudiTable, TableConfig, logical_clock
 from engines.table.timeline import REPLACE
+from engines.table.transaction import commit_write
 
 pytestmark = pytest.mark.interop
 

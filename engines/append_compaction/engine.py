@@ -38,13 +38,14 @@ from engines.append_compaction.config import CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
-from engines.spark.insert import CommitResult, commit_write, insert_new_file_groups, write_spec_for
+from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
 from engines.table import faults
 from engines.table.model import FileSlice, WriteStat
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, Instant, State, TimelineError
+from engines.table.transaction import CommitResult, commit_write
 
 INGEST_STEPS = ("ingest.after_files_written", "ingest.before_complete")
 EXECUTE_STEPS = ("option1.after_plan_saved", "option1.after_inflight", "option1.after_new_files_written",

@@ -38,12 +38,12 @@ from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringPlan
 from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
-from engines.spark.insert import CommitResult
 from engines.table.cleaner import run_clean
 from engines.table.model import FileSlice
 from engines.table.rollback import rollback_inflight as _rollback
 from engines.table.table import HudiTable
 from engines.table.timeline import REPLACE, State
+from engines.table.transaction import CommitResult
 
 __all__ = ["ClusteringEngine", "ClusteringUpdateConflictError", "EXECUTE_STEPS", "Option2Config"]
 

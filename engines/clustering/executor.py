@@ -34,7 +34,7 @@ from engines.clustering.config import ClusteringConfig
 from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan, RequestedReplace
 from engines.clustering.planner import plan_clustering
-from engines.spark.insert import commit_write, write_spec_for
+from engines.spark.insert import write_spec_for
 from engines.spark.rewrite import rewrite_files
 from engines.spark.session import get_spark
 from engines.table import faults
@@ -42,6 +42,7 @@ from engines.table.model import WriteStat
 from engines.table.rollback import rollback_inflight
 from engines.table.table import HudiTable
 from engines.table.timeline import REPLACE, Instant, State, TimelineError
+from engines.table.transaction import commit_write
 
 STEPS = ("after_plan_saved", "after_inflight", "after_group_written", "after_all_groups",
          "before_replacecommit", "after_replacecommit")

@@ -25,14 +25,8 @@ from typing import Literal
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from engines.spark.insert import (
-    CommitResult,
-    arrow_schema_of,
-    commit_write,
-    fire,
-    insert_new_file_groups,
-    write_spec_for,
-)
+from engines.spark.arrow_compat import arrow_schema_of
+from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import read_files, rewrite
 from engines.spark.session import get_spark
 from engines.spark.writer import write_dataframe, write_empty_file
@@ -40,6 +34,7 @@ from engines.table.model import FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
+from engines.table.transaction import CommitResult, commit_write, fire
 
 UpdateStrategy = Literal["reject", "allow"]
 WRITE_STEPS = ("ingest.after_files_written", "ingest.before_complete")

@@ -22,14 +22,8 @@ from pyspark.sql import functions as F
 from engines.base import MaintenanceResult, clean_result
 from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size
 from engines.cow_baseline.config import CowConfig
-from engines.spark.insert import (
-    CommitResult,
-    arrow_schema_of,
-    commit_write,
-    fire,
-    insert_new_file_groups,
-    write_spec_for,
-)
+from engines.spark.arrow_compat import arrow_schema_of
+from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
 from engines.table import faults
@@ -38,6 +32,7 @@ from engines.table.model import FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT, REPLACE
+from engines.table.transaction import CommitResult, commit_write, fire
 
 
 @dataclass
@@ -89,7 +84,7 @@ class CowBaselineEngine:
         part_col, key = table.partition_fields[0], table.record_key
         counts = {table.partition_path(r[0]): int(r[1]) for r in df.groupBy(part_col).count().collect()}
         if not counts:
-            from engines.spark.insert import EmptyBatchError
+            from engines.table.transaction import EmptyBatchError
 
             raise EmptyBatchError("the batch is empty: nothing to insert (no instant was created)")
         spark = get_spark()

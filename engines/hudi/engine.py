@@ -19,11 +19,11 @@ from pyspark.sql import DataFrame
 
 from engines.base import MaintenanceResult
 from engines.hudi.config import HudiConfig, hoodie_options
-from engines.spark.insert import CommitResult, EmptyBatchError
 from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
 from engines.table.model import FileSlice
 from engines.table.table import HudiTable
 from engines.table.timeline import METAFOLDER, Instant
+from engines.table.transaction import CommitResult, EmptyBatchError
 from engines.table.view import AsOfError
 
 CLEAN, REPLACE, COMMIT = "clean", "replacecommit", "commit"

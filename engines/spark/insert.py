@@ -1,65 +1,19 @@
-"""Commit helpers shared by every engine, and the minimal insert commit (new file groups).
-
-A write runs as: lock → ``<t>.commit.requested`` → ``<t>.inflight`` → files written by Spark
-tasks → files of ``t`` not in the write stats removed (a retried task's leftovers; Hudi does the
-same from its markers) → ``<t>.commit`` written atomically. Nothing is visible before the last
-step.
-"""
+"""The minimal insert commit on Spark (new file groups) and the write spec of a table; the
+transaction itself (commit point, leftovers) is ``engines.table.transaction``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.spark.arrow_compat import arrow_schema_of
 from engines.spark.writer import WriteSpec, write_dataframe
-from engines.table import faults
-from engines.table.metadata import CommitMetadata
-from engines.table.model import WriteStat, parse_base_file_name
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
-from engines.table.timeline import COMMIT, REPLACE, Instant
-
-
-class EmptyBatchError(ValueError):
-    """A batch with no rows."""
-
-
-@dataclass
-class CommitResult:
-    instant: str
-    action: str
-    operation: str
-    stats: list[WriteStat]
-    replaced: dict[str, list[str]]
-
-    @property
-    def bytes_written(self) -> int:
-        return sum(s.file_size for s in self.stats)
-
-    @property
-    def records_written(self) -> int:
-        return sum(s.num_writes for s in self.stats)
-
-
-
-
-def remove_uncommitted_leftovers(table: HudiTable, instant: str, stats: list[WriteStat]) -> int:
-    """Delete files named with ``instant`` in the touched partitions that the stats do not list,
-    and the instant's temporary directory (sorted runs of a rewrite)."""
-    table.storage.delete_dir(f".hoodie/.temp/{instant}")
-    keep = {s.path for s in stats}
-    removed = 0
-    for partition in sorted({s.partition for s in stats}):
-        for entry in table.storage.list(partition, sizes=False):  # names only
-            parsed = parse_base_file_name(entry.path.rsplit("/", 1)[-1])
-            if parsed and parsed[2] == instant and entry.path not in keep:
-                table.storage.delete(entry.path, missing_ok=True)
-                removed += 1
-    return removed
+from engines.table.timeline import COMMIT
+from engines.table.transaction import CommitResult, EmptyBatchError, commit_write, fire
 
 
 def write_spec_for(table: HudiTable, instant: str, **overrides: object) -> WriteSpec:
@@ -73,25 +27,6 @@ def write_spec_for(table: HudiTable, instant: str, **overrides: object) -> Write
     for key, value in overrides.items():
         setattr(spec, key, value)
     return spec
-
-
-def commit_write(table: HudiTable, instant: Instant, stats: list[WriteStat], operation: str,
-                 schema: str | None, replaced: dict[str, list[str]] | None = None,
-                 extra: dict[str, str] | None = None) -> CommitResult:
-    """Reconcile leftovers and write the completed instant (the commit point)."""
-    remove_uncommitted_leftovers(table, instant.timestamp, stats)
-    meta = CommitMetadata(operation_type=operation, write_stats=stats, schema=schema,
-                          replaced_file_ids=replaced or {}, extra=extra or {})
-    table.complete(instant, meta, replace=instant.action == REPLACE or bool(replaced))
-    return CommitResult(instant.timestamp, instant.action, operation, stats, replaced or {})
-
-
-def fire(step: str, on_step: Callable[[str], None] | None) -> None:
-    """A step boundary: the engine's hook (which raises the fault point) or the fault point itself."""
-    if on_step is not None:
-        on_step(step)
-    else:
-        faults.point(step)
 
 
 def insert_new_file_groups(

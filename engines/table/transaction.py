@@ -1,0 +1,73 @@
+"""Table transactions without Spark: the result of a commit, leftover reconciliation and the
+commit point, shared by every engine (DESIGN.md §2).
+
+A write runs as: lock → ``<t>.commit.requested`` → ``<t>.inflight`` → files written → files of
+``t`` not in the write stats removed (a retried task's leftovers; Hudi does the same from its
+markers) → ``<t>.commit`` written atomically. Nothing is visible before the last step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engines.table import faults
+from engines.table.metadata import CommitMetadata
+from engines.table.model import WriteStat, parse_base_file_name
+from engines.table.table import HudiTable
+from engines.table.timeline import REPLACE, Instant
+
+
+class EmptyBatchError(ValueError):
+    """A batch with no rows."""
+
+
+@dataclass
+class CommitResult:
+    instant: str
+    action: str
+    operation: str
+    stats: list[WriteStat]
+    replaced: dict[str, list[str]]
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(s.file_size for s in self.stats)
+
+    @property
+    def records_written(self) -> int:
+        return sum(s.num_writes for s in self.stats)
+
+
+def remove_uncommitted_leftovers(table: HudiTable, instant: str, stats: list[WriteStat]) -> int:
+    """Delete files named with ``instant`` in the touched partitions that the stats do not list,
+    and the instant's temporary directory (sorted runs of a rewrite)."""
+    table.storage.delete_dir(f".hoodie/.temp/{instant}")
+    keep = {s.path for s in stats}
+    removed = 0
+    for partition in sorted({s.partition for s in stats}):
+        for entry in table.storage.list(partition, sizes=False):  # names only
+            parsed = parse_base_file_name(entry.path.rsplit("/", 1)[-1])
+            if parsed and parsed[2] == instant and entry.path not in keep:
+                table.storage.delete(entry.path, missing_ok=True)
+                removed += 1
+    return removed
+
+
+def commit_write(table: HudiTable, instant: Instant, stats: list[WriteStat], operation: str,
+                 schema: str | None, replaced: dict[str, list[str]] | None = None,
+                 extra: dict[str, str] | None = None) -> CommitResult:
+    """Reconcile leftovers and write the completed instant (the commit point)."""
+    remove_uncommitted_leftovers(table, instant.timestamp, stats)
+    meta = CommitMetadata(operation_type=operation, write_stats=stats, schema=schema,
+                          replaced_file_ids=replaced or {}, extra=extra or {})
+    table.complete(instant, meta, replace=instant.action == REPLACE or bool(replaced))
+    return CommitResult(instant.timestamp, instant.action, operation, stats, replaced or {})
+
+
+def fire(step: str, on_step: Callable[[str], None] | None) -> None:
+    """A step boundary: the engine's hook (which raises the fault point) or the fault point itself."""
+    if on_step is not None:
+        on_step(step)
+    else:
+        faults.point(step)
