@@ -3,6 +3,7 @@ count, readers racing OPTIMIZE, and the same figures as our engines."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,60 @@ def test_report_sets_ours_beside_delta(delta_run: Results) -> None:
     rows = peer_rows(delta_run, summarize(delta_run))
     assert [(r["ours"], r["peer"]) for r in rows] == [("option1_cbd", "delta")]
     assert rows[0]["maintenance ratio"].endswith("x")
+
+
+def _old_rule_doomed(engine: DeltaPeerEngine) -> set[str]:
+    """Files VACUUM by commit count removed before delta-rs's keep_versions did it: those a data
+    version at or before the oldest retained one removed (the rule the replaced code applied)."""
+    horizon = engine.retained_versions()[0]
+    return {p for p, v in engine.log.removed_at().items() if v <= horizon and engine.storage.exists(p)}
+
+
+def test_vacuum_keep_versions_removes_what_commit_count_retention_removes(spark, tmp_path) -> None:
+    from engine_helpers import spec
+
+    from workloads.generator import batch_df
+
+    s = spec(num_batches=9, batch_records=600)
+    engine = DeltaPeerEngine(str(tmp_path / "delta"), DeltaPeerConfig(commits_retained=2, min_files=2,
+                                                                      partition_column=s.partition_column))
+    cleaned: list[set[str]] = []
+    for b in range(s.num_batches):
+        engine.ingest(batch_df(spark, s, b))
+        if b % 3 == 2:
+            engine.schedule()
+            assert engine.execute() is not None
+            expected = _old_rule_doomed(engine)
+            res = engine.clean()
+            gone = {p for p in expected if not engine.storage.exists(p)}
+            assert gone == expected and (res.files_deleted if res else 0) == len(expected)
+            assert not [p for p in engine.log.active() if not engine.storage.exists(p)]  # live files stay
+            cleaned.append(expected)
+    assert sum(map(len, cleaned)) > 0
+    ops = [va.operation for va in engine.log.versions()]
+    assert "VACUUM START" in ops and "VACUUM END" in ops  # delta-rs recorded its vacuum in the log
+
+
+def test_delta_log_replay_matches_get_add_actions(delta_run: Results) -> None:
+    """Our replay against delta-rs's own: paths, sizes, record counts, partition values and min/max."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    path = delta_run.run["engines"]["delta"]["table_path"]
+    ours = DeltaLog(Storage(path)).active()
+    theirs = pa.table(DeltaTable(path).get_add_actions(flatten=True)).to_pylist()
+    assert {t["path"] for t in theirs} == set(ours)
+    checked = 0
+    for t in theirs:
+        a = ours[t["path"]]
+        assert (a.size, a.num_records) == (t["size_bytes"], t["num_records"])
+        assert a.partition == f"dt={t['partition.dt']}"
+        for col, (lo, hi) in a.column_stats.items():
+            if f"min.{col}" not in t:
+                continue
+            if isinstance(hi, datetime):  # Delta truncates to ms; our max is rounded up to stay a bound
+                assert (lo, hi) == (t[f"min.{col}"], t[f"max.{col}"] + timedelta(milliseconds=1)), (t["path"], col)
+            else:
+                assert (lo, hi) == (t[f"min.{col}"], t[f"max.{col}"]), (t["path"], col)
+        checked += len(a.column_stats)
+    assert checked > 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from deltalake import DeltaTable, WriterProperties, write_deltalake
 from pyspark.sql import DataFrame
@@ -27,9 +28,9 @@ from pyspark.sql import DataFrame
 from engines.base import MaintenanceResult
 from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
 from engines.spark.arrow_compat import to_arrow
-from engines.spark.insert import CommitResult, EmptyBatchError
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
 from engines.table.storage import Storage
+from engines.table.transaction import CommitResult, EmptyBatchError
 
 
 @dataclass
@@ -177,23 +178,32 @@ class DeltaPeerEngine:
                                                              if isinstance(v, int | float | str)}})
 
     def clean(self) -> MaintenanceResult | None:
-        """VACUUM files removed more than ``commits_retained`` versions ago."""
+        """delta-rs's own VACUUM, keeping the files of the latest ``commits_retained`` + 1 data
+        versions (Hudi's KEEP_LATEST_COMMITS: a file removed ``commits_retained`` commits ago or
+        earlier goes); VACUUM records itself in the log, and its own entries count as no commit."""
         t0 = time.perf_counter()
-        latest = self.log.latest_version()
-        horizon = latest - self.config.commits_retained
-        removed = self.log.removed_at()
-        candidates = DeltaTable(self.path).vacuum(retention_hours=0, dry_run=True, enforce_retention_duration=False)
-        deleted = freed = 0
-        for uri in candidates:
-            rel = uri.removeprefix("file://").removeprefix(self.storage.root + "/")
-            if removed.get(rel, latest) <= horizon and self.storage.exists(rel):
-                freed += self.storage.size(rel)
-                self.storage.delete(rel)
-                deleted += 1
-        if not deleted:
+        keep = self.retained_versions()
+        dt = DeltaTable(self.path)
+        options: dict[str, Any] = {"retention_hours": 0, "enforce_retention_duration": False, "keep_versions": keep}
+        # delta-rs lists a tombstone again after its file is gone: count only files still there
+        doomed = [rel for rel in map(self._relative, dt.vacuum(dry_run=True, **options)) if self.storage.exists(rel)]
+        if not doomed:
             return None
+        freed = sum(self.storage.size(rel) for rel in doomed)
+        dt.vacuum(dry_run=False, **options)
+        latest = self.log.latest_version()
         return MaintenanceResult(kind="clean", instant=version_instant(latest), duration_s=time.perf_counter() - t0,
-                                 files_deleted=deleted, details={"bytes_freed": freed, "vacuum": "by commit count"})
+                                 files_deleted=len(doomed),
+                                 details={"bytes_freed": freed, "vacuum": "delta-rs vacuum(keep_versions)",
+                                          "keep_versions": f"{keep[0]}-{keep[-1]}"})
+
+    def retained_versions(self) -> list[int]:
+        """The versions whose files VACUUM keeps: the latest ``commits_retained`` + 1 that are not VACUUM's own."""
+        data = [va.version for va in self.log.versions() if not va.operation.startswith("VACUUM")]
+        return data[-(self.config.commits_retained + 1):]
+
+    def _relative(self, uri: str) -> str:
+        return unquote(uri.removeprefix("file://").removeprefix(self.storage.root + "/"))
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         live = self.log.active(None if as_of is None else int(as_of))
