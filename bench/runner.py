@@ -235,7 +235,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     spec = scenario.workload
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
     writer = ResultsWriter(run_dir)
-    spark = get_spark(resolve_master(master, scenario.spark.master), conf={**spark_conf_for(scenario), **scenario.spark.conf})
+    spark = get_spark(resolve_master(master, scenario.spark.master), conf={**spark_conf_for(scenario), **scenario.spark.conf},
+                      log_path=run_dir / "spark.log")
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark)
     engines: list[EngineState] = []

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -67,7 +69,7 @@ def _maven_cause(coordinates: str) -> str:
                f"{artifact}-{version}.pom")
         try:
             with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=10):
-                causes.append(f"{coord}: found on Maven Central (see the Ivy output above)")
+                causes.append(f"{coord}: found on Maven Central (see Ivy's output in the Spark log)")
         except urllib.error.HTTPError as exc:
             causes.append(f"{coord}: Maven Central answered HTTP {exc.code} for {url}")
         except (urllib.error.URLError, OSError) as exc:
@@ -75,7 +77,30 @@ def _maven_cause(coordinates: str) -> str:
     return "; ".join(causes)
 
 
-def _get_or_create(builder: SparkSession.Builder, settings: Mapping[str, str]) -> SparkSession:
+@contextmanager
+def _stderr_into(log_path: str | Path | None) -> Iterator[None]:
+    """Point file descriptor 2 at ``log_path`` while the JVM starts: the JVM (and the Python
+    workers it forks) inherit it for their lifetime; this process gets its stderr back."""
+    if log_path is None:
+        yield
+        return
+    path = Path(log_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _get_or_create(builder: SparkSession.Builder, settings: Mapping[str, str],
+                   log_path: str | Path | None = None) -> SparkSession:
     """Start the session; a failure to load ``spark.jars.packages`` is one error naming them and why."""
     packages = settings.get("spark.jars.packages")
     try:
@@ -85,7 +110,8 @@ def _get_or_create(builder: SparkSession.Builder, settings: Mapping[str, str]) -
             raise
         raise JvmPackagesError(f"Spark could not start with JVM packages {packages} "
                                f"(resolved into ~/.ivy2 by spark.jars.packages): {_maven_cause(packages)}; "
-                               f"Spark said: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+                               f"Spark said: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                               + (f" (Spark's log: {log_path})" if log_path is not None else "")) from None
 
 
 def launched_by_spark_submit() -> bool:
@@ -119,6 +145,7 @@ def get_spark(
     app_name: str = "layoutbench",
     conf: Mapping[str, str] | None = None,
     ui: bool = False,
+    log_path: str | Path | None = None,
 ) -> SparkSession:
     """Return the active session, creating one with layoutbench's settings if none exists.
 
@@ -126,6 +153,11 @@ def get_spark(
     master spark-submit was given, then ``local[*]``. The driver binds to the loopback only for a
     local master or one on the loopback; otherwise Spark's own choice (the machine's reachable
     address) stands, so executors on other hosts can connect back. ``conf`` overrides both.
+
+    With ``log_path``, everything the JVM writes to its stderr — Ivy's resolution of JVM packages,
+    log4j's warnings and errors (level WARN), JVM warnings, Python workers' stderr — goes to that
+    file instead of the terminal. Without it, Spark logs errors to the terminal. Either way a
+    failure also surfaces as a Python exception. A session that already exists is returned as it is.
     """
     with _LOCK:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -148,8 +180,9 @@ def get_spark(
         settings.update(conf or {})
         for key, value in settings.items():
             builder = builder.config(key, value)
-        spark = _get_or_create(builder, settings)
-        spark.sparkContext.setLogLevel("FATAL")  # failures surface as Python exceptions
+        with _stderr_into(log_path):
+            spark = _get_or_create(builder, settings, log_path)
+        spark.sparkContext.setLogLevel("WARN" if log_path is not None else "ERROR")
         _SESSION = spark
         return spark
 
