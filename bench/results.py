@@ -21,6 +21,12 @@ Tables (one row per …):
   query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
 - ``crash``: injected crash — engine, point, recovered, rows_lost, rows_duplicated,
   query_failures, hudi_rs_agrees, details.
+
+Beside them in the folder: ``spark.log`` (the JVM's stderr: Ivy, log4j at WARN, Python workers),
+``error.log`` (the traceback of a run step that raised), and in ``run.json`` the run ``profile``:
+``phases_s`` (wall seconds for spark_start, generation, ground_truth, ingest/<engine>,
+maintenance/<engine> (racing isolation readers included), queries/<engine> (audits included),
+finish), ``overlapping_s`` (async maintenance, beside the loop) and ``unaccounted_s``.
 """
 
 from __future__ import annotations

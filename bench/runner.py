@@ -80,6 +80,17 @@ class RunContext:
     batch_bytes: dict[int, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     step: str = "start-up"  # what the batch loop is doing, for the one error message a failure gives
+    profile: dict[str, float] = field(default_factory=dict)  # wall seconds per phase (phase or phase/engine)
+
+    @contextmanager
+    def timed(self, phase: str) -> Iterator[None]:
+        """Add the wall time of the block to ``profile[phase]``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.profile[phase] = self.profile.get(phase, 0.0) + time.perf_counter() - t0
 
 
 def _table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
@@ -221,7 +232,8 @@ def _async_loop(ctx: RunContext, st: EngineState, stop: threading.Event, truth_r
     interval = ctx.scenario.maintenance.async_interval_s
     while not stop.wait(interval):
         try:
-            maintain(ctx, st, -1, None, "async")
+            with ctx.timed(f"async_maintenance/{st.engine.name}"):
+                maintain(ctx, st, -1, None, "async")
         except Exception as exc:  # recorded, the run goes on
             ctx.failures.append(f"{st.engine.name}: async maintenance failed: {type(exc).__name__}: {exc}")
 
@@ -235,10 +247,12 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     spec = scenario.workload
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
     writer = ResultsWriter(run_dir)
+    t_session = time.perf_counter()
     spark = get_spark(resolve_master(master, scenario.spark.master), conf={**spark_conf_for(scenario), **scenario.spark.conf},
                       log_path=run_dir / "spark.log")
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark)
+    ctx.profile["spark_start"] = time.perf_counter() - t_session
     engines: list[EngineState] = []
     for es in scenario.engines:
         table_path = str((run_dir / "tables" / es.name).resolve())
@@ -264,7 +278,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
             df = batch_df(spark, spec, b).cache()
             df.count()  # generated before any clock starts: no engine's ingest time includes generation
             ctx.generation_s.append(time.perf_counter() - t0)
-            truth_parts.append(batch_table(spec, b))
+            with ctx.timed("ground_truth"):
+                truth_parts.append(batch_table(spec, b))
             for st in engines:
                 bar.update(task, description=f"{scenario.name} · batch {b + 1}/{n} · {st.engine.name}")
                 ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
@@ -277,11 +292,12 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
                 if st is reference_engine:
                     ctx.batch_bytes[b] = res.bytes_written
                 ctx.step = f"engine {st.engine.name}, batch {b}, after-commit maintenance"
-                for m in st.engine.after_commit():
-                    record_maintenance(ctx, st, b, m, "engine")
-                if mode == "inline" and (b + 1) % scenario.maintenance.every_commits == 0:
-                    ctx.step = f"engine {st.engine.name}, batch {b}, inline maintenance"
-                    maintain(ctx, st, b, pa.concat_tables(truth_parts), "inline")
+                with ctx.timed(f"maintenance/{st.engine.name}"):
+                    for m in st.engine.after_commit():
+                        record_maintenance(ctx, st, b, m, "engine")
+                    if mode == "inline" and (b + 1) % scenario.maintenance.every_commits == 0:
+                        ctx.step = f"engine {st.engine.name}, batch {b}, inline maintenance"
+                        maintain(ctx, st, b, pa.concat_tables(truth_parts), "inline")
             df.unpersist()
             if b in checkpoints:
                 if b == n - 1 and scenario.maintenance.final and mode != "none":
@@ -291,23 +307,26 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
                             st.async_thread.join()
                         if mode != "inline" or (b + 1) % scenario.maintenance.every_commits != 0:
                             ctx.step = f"engine {st.engine.name}, batch {b}, final maintenance"
-                            maintain(ctx, st, b, pa.concat_tables(truth_parts), mode)
+                            with ctx.timed(f"maintenance/{st.engine.name}"):
+                                maintain(ctx, st, b, pa.concat_tables(truth_parts), mode)
                 truth = pa.concat_tables(truth_parts)
                 params = choose_params(truth, spec.partition_column)
                 for st in engines:
                     bar.update(task, description=f"{scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
                     ctx.step = f"engine {st.engine.name}, batch {b}, queries"
-                    run_checkpoint(ctx, st, b, truth, params)
+                    with ctx.timed(f"queries/{st.engine.name}"):
+                        run_checkpoint(ctx, st, b, truth, params)
             bar.update(task, advance=1)
     stop.set()
-    for st in engines:
-        if st.async_thread is not None:
-            st.async_thread.join()
-        st.engine.close()
-    if reference_engine is None:
-        ctx.batch_bytes.update(_measure_batch_bytes(ctx, spec))
-    _derive_cumulative(writer, ctx.batch_bytes,
-                       frozenset(st.engine.name for st in engines if getattr(st.engine, "own_batch_bytes", False)))
+    with ctx.timed("finish"):  # engines closed, batch bytes measured when no engine wrote them once, WA derived
+        for st in engines:
+            if st.async_thread is not None:
+                st.async_thread.join()
+            st.engine.close()
+        if reference_engine is None:
+            ctx.batch_bytes.update(_measure_batch_bytes(ctx, spec))
+        _derive_cumulative(writer, ctx.batch_bytes,
+                           frozenset(st.engine.name for st in engines if getattr(st.engine, "own_batch_bytes", False)))
     wall = time.perf_counter() - wall0
     total_rows = sum(t.num_rows for t in truth_parts)
     run = {
@@ -318,7 +337,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         "engines": {st.engine.name: {"kind": es.kind, "table_path": str((run_dir / "tables" / es.name).resolve()),
                                       "config": es.config}
                     for st, es in zip(engines, scenario.engines, strict=True)},
-        "simulated": False, "wall_time_s": wall, "harness_overhead_s": ctx.overhead_s,
+        "simulated": False, "wall_time_s": wall, "profile": run_profile(ctx, engines, wall), "harness_overhead_s": ctx.overhead_s,
         "harness_overhead_ratio": ctx.overhead_s / wall if wall else None,
         **_generation_figures(ctx.generation_s, [d for st in engines for d in st.ingest_latencies]),
         "ground_truth": {"rows": total_rows, "batches": n,
@@ -336,6 +355,23 @@ def _jvm_packages(spark: Any) -> dict[str, str]:
     """The JVM packages the session loaded (Apache Hudi's bundle), as group:artifact -> version."""
     packages = spark.sparkContext.getConf().get("spark.jars.packages", "") or ""
     return {c.rsplit(":", 1)[0]: c.rsplit(":", 1)[1] for c in packages.split(",") if c.count(":") == 2}
+
+
+def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dict[str, Any]:
+    """Where the run's wall time went: seconds per phase (``phase`` or ``phase/engine``), in the
+    order they run, and what no phase accounts for. Async maintenance overlaps the batch loop, so
+    it is reported beside the phases and not summed with them."""
+    phases = {"spark_start": ctx.profile.get("spark_start", 0.0), "generation": sum(ctx.generation_s),
+              "ground_truth": ctx.profile.get("ground_truth", 0.0)}
+    for st in engines:
+        name = st.engine.name
+        phases[f"ingest/{name}"] = sum(st.ingest_latencies)
+        phases[f"maintenance/{name}"] = ctx.profile.get(f"maintenance/{name}", 0.0)
+        phases[f"queries/{name}"] = ctx.profile.get(f"queries/{name}", 0.0)
+    phases["finish"] = ctx.profile.get("finish", 0.0)
+    overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
+    return {"phases_s": phases, "overlapping_s": overlapping,
+            "unaccounted_s": wall - sum(phases.values())}
 
 
 def _generation_figures(generation: list[float], ingests: list[float]) -> dict[str, float | None]:

@@ -80,6 +80,24 @@ def setup_section(results: Results) -> str:
                      f"{_num(run['generation_median_s'], '.3f')} s per batch = "
                      f"{_num(share * 100 if share is not None else None, '.0f')}% of the median ingest of one batch by "
                      "one engine; each batch is generated once, cached, and fed to every engine outside its clock")
+    profile = run.get("profile")
+    if profile:
+        phases = profile.get("phases_s", {})
+        wall = run.get("wall_time_s") or 0.0
+        by_phase: dict[str, float] = {}
+        for key, sec in phases.items():  # per phase first, then each engine's share
+            by_phase[key.split("/", 1)[0]] = by_phase.get(key.split("/", 1)[0], 0.0) + sec
+        lines.append("- where the wall time went: " + ", ".join(
+            f"{k.replace('_', ' ')} {_num(v, '.1f')} s ({_num(v / wall * 100 if wall else None, '.0f')}%)"
+            for k, v in by_phase.items()) + f", unaccounted {_num(profile.get('unaccounted_s'), '.1f')} s"
+            + ("; async maintenance beside the loop: " + ", ".join(
+                f"{k.split('/', 1)[1]} {_num(v, '.1f')} s" for k, v in profile["overlapping_s"].items())
+               if profile.get("overlapping_s") else ""))
+        engines = sorted({k.split("/", 1)[1] for k in phases if "/" in k})
+        if engines:
+            lines.append("- per engine (ingest / maintenance / queries, s): " + "; ".join(
+                f"`{e}` {_num(phases.get(f'ingest/{e}'), '.1f')} / {_num(phases.get(f'maintenance/{e}'), '.1f')} / "
+                f"{_num(phases.get(f'queries/{e}'), '.1f')}" for e in engines))
     if run.get("calibration"):
         lines.append("- same-run calibration: " + ", ".join(f"{k} {val:.4f} s" for k, val in run["calibration"].items()))
     if ver.get("ok"):

@@ -72,3 +72,19 @@ def test_standalone_cluster_matches_local(small_run: Results, tmp_path) -> None:
     assert cluster.run["spark_master"].startswith("spark://127.0.0.1:")
     assert cluster.run["verification"]["ok"], cluster.run["verification"]["failures"]
     assert deterministic_figures(cluster) == deterministic_figures(small_run)
+
+
+def test_run_profile_accounts_for_the_wall_time(small_run: Results) -> None:
+    run = small_run.run
+    profile = run["profile"]
+    phases = profile["phases_s"]
+    engines = set(run["engines"])
+    for phase in ("ingest", "maintenance", "queries"):
+        assert {k.split("/", 1)[1] for k in phases if k.startswith(phase + "/")} == engines
+    assert all(v >= 0 for v in phases.values())
+    assert abs(sum(phases.values()) + profile["unaccounted_s"] - run["wall_time_s"]) < 1e-6
+    assert 0 <= profile["unaccounted_s"] < 0.2 * run["wall_time_s"]  # the phases cover the run
+    ingest = small_run.table("commits")
+    ingest = ingest[ingest.kind == "ingest"]
+    for engine in engines:  # the ingest phase is the ingest latencies the commits table records
+        assert abs(phases[f"ingest/{engine}"] - ingest[ingest.engine == engine].duration_s.sum()) < 1e-6
