@@ -3,6 +3,7 @@ figures for every engine, WA ordering, determinism of a second run, and a standa
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +89,19 @@ def test_run_profile_accounts_for_the_wall_time(small_run: Results) -> None:
     ingest = ingest[ingest.kind == "ingest"]
     for engine in engines:  # the ingest phase is the ingest latencies the commits table records
         assert abs(phases[f"ingest/{engine}"] - ingest[ingest.engine == engine].duration_s.sum()) < 1e-6
+
+
+def test_spark_submit_launch_keeps_its_master_and_matches_local(small_run: Results, tmp_path) -> None:
+    """``spark-submit --master local[1] bench/cli.py run`` (the scenario says local[2]): spark-submit's
+    master stands, and the figures equal the local run's."""
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "LAYOUTBENCH_SPARK_MASTER"}
+    env.update(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    proc = subprocess.run([str(Path(sys.executable).parent / "spark-submit"), "--master", "local[1]",
+                           str(repo / "bench" / "cli.py"), "run", str(SMALL), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=900, env=env, cwd=repo)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    submitted = Results(Path(proc.stdout.strip().splitlines()[-1]))
+    assert submitted.run["spark_master"] == "local[1]"
+    assert submitted.run["verification"]["ok"], submitted.run["verification"]["failures"]
+    assert deterministic_figures(submitted) == deterministic_figures(small_run)
