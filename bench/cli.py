@@ -322,6 +322,36 @@ def calibrate(
         fail(str(exc))
 
 
+@app.command()
+def service(
+    base_path: str = typer.Option(..., "--base-path", help="the table's base path or URI"),
+    mode: str = typer.Option(..., "--mode", help="schedule | execute | scheduleAndExecute | clean | rollback"),
+    design: str = typer.Option("clustering", "--design", help="clustering (Option 2) or compaction (Option 1)"),
+    instant_time: str | None = typer.Option(None, "--instant-time", help="the pending plan to execute"),
+    hoodie_conf: list[str] = typer.Option([], "--hoodie-conf", help="a Hudi config key=value (repeatable)"),
+    props: str | None = typer.Option(None, "--props", help="a file of Hudi config key=value lines"),
+) -> None:
+    """Run a table service on an existing table, as HoodieClusteringJob does."""
+    from bench.service import ServiceError, ServiceRequest, parse_conf, run_service
+
+    if design not in ("clustering", "compaction"):
+        fail(f"--design {design}: expected clustering or compaction", EXIT_USAGE)
+    try:
+        done = run_service(ServiceRequest(base_path, mode, design, instant_time,  # type: ignore[arg-type]
+                                          parse_conf(hoodie_conf, props)))
+    except ServiceError as exc:
+        fail(str(exc))
+        return
+    for item in done:
+        if isinstance(item, str):
+            console.print(item)
+        else:
+            console.print(f"{item.kind} {item.instant}: {item.files_in} files in, {item.files_out} out, "
+                          f"{item.files_deleted} deleted, {item.duration_s:.2f} s")
+    if not done:
+        console.print(f"{mode}: nothing to do")
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,169 @@
+"""``layoutbench service``: table services on an existing table, as Hudi's HoodieClusteringJob runs them.
+
+Modes mirror ``HoodieClusteringJob --mode schedule | execute | scheduleAndExecute``, plus ``clean``
+and ``rollback`` (of inflight instants). ``--design clustering`` (Option 2, the default, as
+HoodieClusteringJob) or ``compaction`` (Option 1's base-file compaction). Configuration comes in
+Hudi's own keys (``--hoodie-conf k=v``, repeatable, or ``--props FILE`` of ``k=v`` lines, the
+command line winning); a key this service does not implement is refused, naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from engines.append_compaction.config import CompactionConfig
+from engines.base import MaintenanceResult
+from engines.clustering.config import ClusteringConfig
+from engines.table.table import HudiTable
+from engines.table.timeline import COMPACTION, REPLACE, State
+
+Mode = Literal["schedule", "execute", "scheduleAndExecute", "clean", "rollback"]
+Design = Literal["clustering", "compaction"]
+MODES: tuple[str, ...] = ("schedule", "execute", "scheduleAndExecute", "clean", "rollback")
+
+
+class ServiceError(ValueError):
+    """A service request that cannot be carried out: the message says why."""
+
+
+def _int(v: str) -> int:
+    return int(float(v))
+
+
+def _bool(v: str) -> bool:
+    if v.lower() not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {v!r}")
+    return v.lower() == "true"
+
+
+def _columns(v: str) -> tuple[str, ...]:
+    return tuple(c.strip() for c in v.split(",") if c.strip())
+
+
+# Hudi key -> (which config it sets: planner or engine, field, parser), per design.
+_CLUSTERING_KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
+    "hoodie.clustering.plan.strategy.small.file.limit": ("planner", "small_file_limit", _int),
+    "hoodie.clustering.plan.strategy.target.file.max.bytes": ("planner", "target_file_size", _int),
+    "hoodie.clustering.plan.strategy.max.bytes.per.group": ("planner", "max_bytes_per_group", _int),
+    "hoodie.clustering.plan.strategy.max.num.groups": ("planner", "max_num_groups", _int),
+    "hoodie.clustering.plan.strategy.sort.columns": ("planner", "sort_columns", _columns),
+    "hoodie.clustering.plan.strategy.single.group.clustering.enabled": ("planner", "single_group_clustering_enabled",
+                                                                         _bool),
+    "hoodie.clustering.plan.strategy.partition.selected": ("planner", "partitions", _columns),
+    "hoodie.clustering.plan.strategy.partition.regex.pattern": ("planner", "partition_regex", str),
+    "hoodie.layout.optimize.strategy": ("engine", "ordering", lambda v: v.lower()),
+    "hoodie.clustering.max.parallelism": ("engine", "max_parallel_groups", _int),
+    "hoodie.clustering.preserve.commit.metadata": ("engine", "preserve_commit_metadata", _bool),
+    "hoodie.cleaner.commits.retained": ("engine", "cleaner_commits_retained", _int),
+}
+_COMPACTION_KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
+    "hoodie.parquet.small.file.limit": ("planner", "small_file_limit", _int),
+    "hoodie.parquet.max.file.size": ("planner", "target_file_size", _int),
+    "hoodie.cleaner.commits.retained": ("engine", "cleaner_commits_retained", _int),
+}
+HOODIE_KEYS: dict[str, dict[str, tuple[str, str, Callable[[str], Any]]]] = {
+    "clustering": _CLUSTERING_KEYS, "compaction": _COMPACTION_KEYS}
+
+
+def parse_conf(pairs: list[str], props: str | None) -> dict[str, str]:
+    """``k=v`` pairs from ``--props FILE`` (``#`` comments and blank lines skipped), then ``--hoodie-conf``."""
+    lines: list[tuple[str, str]] = []
+    if props is not None:
+        path = Path(props)
+        if not path.is_file():
+            raise ServiceError(f"--props {props}: no such file")
+        lines += [(f"{props}:{i}", ln.strip()) for i, ln in enumerate(path.read_text().splitlines(), 1)
+                  if ln.strip() and not ln.strip().startswith("#")]
+    lines += [("--hoodie-conf", p) for p in pairs]
+    conf: dict[str, str] = {}
+    for where, line in lines:
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            raise ServiceError(f"{where}: expected key=value, got {line!r}")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+@dataclass
+class ServiceRequest:
+    base_path: str
+    mode: Mode
+    design: Design = "clustering"
+    instant_time: str | None = None
+    conf: dict[str, str] | None = None
+
+
+def build_service_engine(table: HudiTable, design: Design, conf: dict[str, str]) -> Any:
+    """The design's engine over ``table``, configured from Hudi keys (an unknown key is refused, named)."""
+    keys = HOODIE_KEYS[design]
+    planner: dict[str, Any] = {}
+    engine: dict[str, Any] = {}
+    for key, value in conf.items():
+        if key not in keys:
+            raise ServiceError(f"--hoodie-conf {key}: not a key the {design} service implements; "
+                               f"known: {', '.join(sorted(keys))}")
+        target, name, parse = keys[key]
+        try:
+            (planner if target == "planner" else engine)[name] = parse(value)
+        except ValueError as exc:
+            raise ServiceError(f"--hoodie-conf {key}={value}: {exc}") from None
+    try:
+        if design == "clustering":
+            from engines.clustering.engine import ClusteringEngine, Option2Config
+
+            cfg = Option2Config(clustering=replace(ClusteringConfig(), **planner), **engine)
+            return ClusteringEngine(table, cfg, name="service")
+        from engines.append_compaction.engine import AppendCompactionEngine, Option1Config
+
+        cfg1 = Option1Config(compaction=replace(CompactionConfig(), **planner), **engine)
+        return AppendCompactionEngine(table, cfg1, name="service")
+    except (TypeError, ValueError) as exc:
+        raise ServiceError(f"{design} service config: {exc}") from None
+
+
+def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
+    """Carry out one service request; what it did (maintenance results, or the scheduled instant)."""
+    if req.mode not in MODES:
+        raise ServiceError(f"--mode {req.mode}: expected one of {', '.join(MODES)}")
+    try:
+        table = HudiTable.open(req.base_path)
+    except Exception as exc:
+        raise ServiceError(f"--base-path {req.base_path}: {exc}") from None
+    engine = build_service_engine(table, req.design, req.conf or {})
+    action = REPLACE if req.design == "clustering" else COMPACTION
+    if req.instant_time is not None:
+        if req.mode != "execute":
+            raise ServiceError(f"--instant-time is for --mode execute (a pending plan), not {req.mode}")
+        inst = table.refresh().get(req.instant_time)
+        if inst is None:
+            raise ServiceError(f"--instant-time {req.instant_time}: no such instant on {req.base_path}")
+        if inst.state == State.COMPLETED:
+            raise ServiceError(f"--instant-time {req.instant_time}: already completed ({inst.action}); "
+                               "only a pending plan can be executed")
+        if inst.action != action:
+            raise ServiceError(f"--instant-time {req.instant_time}: a pending {inst.action}, not a {req.design} plan")
+    if req.mode == "schedule":
+        instant = engine.schedule()
+        return [instant] if instant is not None else []
+    if req.mode == "execute":
+        pending = [i.timestamp for i in table.refresh().pending([action]) if i.state != State.COMPLETED]
+        if req.instant_time is None and not pending:
+            raise ServiceError(f"no pending {req.design} plan on {req.base_path}: nothing to execute "
+                               "(run --mode schedule first)")
+        res = engine.execute(req.instant_time or pending[0])
+        return [res] if res is not None else []
+    if req.mode == "scheduleAndExecute":
+        instant = engine.schedule()
+        if instant is None:
+            return []
+        res = engine.execute(instant)
+        return [r for r in (res, engine.clean()) if r is not None]
+    if req.mode == "clean":
+        res = engine.clean()
+        return [res] if res is not None else []
+    from engines.table.rollback import recover
+
+    return [f"rolled back {r.rolled_back} ({r.action})" for r in recover(table)]

@@ -1,0 +1,70 @@
+"""``layoutbench service``: HoodieClusteringJob's modes on our tables, for both designs, with Hudi's keys."""
+
+from __future__ import annotations
+
+from engine_helpers import keys, new_table, spec
+from typer.testing import CliRunner
+
+from bench.cli import EXIT_BAD_INPUT, EXIT_OK, app
+from engines.spark.insert import insert_new_file_groups
+from engines.table.table import HudiTable
+from engines.table.timeline import COMPACTION, REPLACE, State
+from workloads.generator import batch_df
+
+cli = CliRunner()
+SMALL = ["--hoodie-conf", "hoodie.clustering.plan.strategy.small.file.limit=10485760",
+         "--hoodie-conf", "hoodie.clustering.plan.strategy.target.file.max.bytes=20971520"]
+
+
+def small_file_table(spark, path, batches: int = 4) -> HudiTable:
+    table = new_table(path)
+    s = spec(num_batches=batches, batch_records=500)
+    for b in range(batches):
+        insert_new_file_groups(table, batch_df(spark, s, b))
+    return table
+
+
+def invoke(*args: str):
+    return cli.invoke(app, ["service", *args])
+
+
+def test_clustering_schedule_then_execute_keeps_rows_and_merges_files(spark, tmp_path) -> None:
+    table = small_file_table(spark, tmp_path / "t")
+    rows, files = keys(table), len(table.view().snapshot())
+    base = ["--base-path", table.base_uri]
+    result = invoke(*base, "--mode", "schedule", *SMALL)
+    assert result.exit_code == EXIT_OK, result.output
+    pending = table.refresh().pending([REPLACE])
+    assert len(pending) == 1 and pending[0].state == State.REQUESTED
+    result = invoke(*base, "--mode", "execute", "--instant-time", pending[0].timestamp, *SMALL)
+    assert result.exit_code == EXIT_OK and "clustering" in result.output, result.output
+    assert keys(table) == rows and len(table.view().snapshot()) < files
+    # nothing pending now; the completed instant cannot be executed again
+    again = invoke(*base, "--mode", "execute")
+    assert again.exit_code == EXIT_BAD_INPUT and "no pending clustering plan" in again.output
+    done = invoke(*base, "--mode", "execute", "--instant-time", pending[0].timestamp)
+    assert done.exit_code == EXIT_BAD_INPUT and "already completed" in done.output
+
+
+def test_compaction_schedule_and_execute_with_props_file(spark, tmp_path) -> None:
+    table = small_file_table(spark, tmp_path / "t")
+    rows, files = keys(table), len(table.view().snapshot())
+    props = tmp_path / "compaction.properties"
+    props.write_text("# Option 1, Hudi's keys\nhoodie.parquet.small.file.limit=10485760\n"
+                     "hoodie.parquet.max.file.size=20971520\n")
+    result = invoke("--base-path", table.base_uri, "--mode", "scheduleAndExecute", "--design", "compaction",
+                    "--props", str(props))
+    assert result.exit_code == EXIT_OK, result.output
+    assert [i.action for i in table.refresh().completed([COMPACTION])] == [COMPACTION]
+    assert keys(table) == rows and len(table.view().snapshot()) < files
+
+
+def test_bad_requests_are_refused_naming_the_problem(spark, tmp_path) -> None:
+    table = small_file_table(spark, tmp_path / "t", batches=2)
+    base = ["--base-path", table.base_uri]
+    unknown = invoke(*base, "--mode", "schedule", "--hoodie-conf", "hoodie.clustering.no.such.key=1")
+    assert unknown.exit_code == EXIT_BAD_INPUT and "hoodie.clustering.no.such.key" in unknown.output
+    assert invoke(*base, "--mode", "explode").exit_code == EXIT_BAD_INPUT
+    missing = invoke("--base-path", str(tmp_path / "nothing"), "--mode", "schedule")
+    assert missing.exit_code == EXIT_BAD_INPUT and "--base-path" in missing.output
+    assert table.refresh().pending() == []  # nothing was half-done
