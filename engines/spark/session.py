@@ -78,25 +78,30 @@ def _maven_cause(coordinates: str) -> str:
 
 
 @contextmanager
-def _stderr_into(log_path: str | Path | None) -> Iterator[None]:
-    """Point file descriptor 2 at ``log_path`` while the JVM starts: the JVM (and the Python
-    workers it forks) inherit it for their lifetime; this process gets its stderr back."""
+def _jvm_output_into(log_path: str | Path | None) -> Iterator[None]:
+    """Point file descriptors 1 and 2 at ``log_path`` while the JVM starts: the JVM (and the Python
+    workers it forks) inherit them for their lifetime — Hudi's bundle prints warnings on the JVM's
+    stdout — and this process gets its own back (PySpark talks to the JVM over a socket)."""
     if log_path is None:
         yield
         return
     path = Path(log_path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        os.dup2(fd, 2)
+        for fd in saved:
+            os.dup2(log, fd)
         yield
     finally:
+        sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(fd)
+        for fd, keep in saved.items():
+            os.dup2(keep, fd)
+            os.close(keep)
+        os.close(log)
 
 
 def _get_or_create(builder: SparkSession.Builder, settings: Mapping[str, str],
@@ -154,7 +159,7 @@ def get_spark(
     local master or one on the loopback; otherwise Spark's own choice (the machine's reachable
     address) stands, so executors on other hosts can connect back. ``conf`` overrides both.
 
-    With ``log_path``, everything the JVM writes to its stderr — Ivy's resolution of JVM packages,
+    With ``log_path``, everything the JVM writes to its stdout and stderr — Ivy's resolution of JVM packages,
     log4j's warnings and errors (level WARN), JVM warnings, Python workers' stderr — goes to that
     file instead of the terminal. Without it, Spark logs errors to the terminal. Either way a
     failure also surfaces as a Python exception. A session that already exists is returned as it is.
@@ -180,7 +185,7 @@ def get_spark(
         settings.update(conf or {})
         for key, value in settings.items():
             builder = builder.config(key, value)
-        with _stderr_into(log_path):
+        with _jvm_output_into(log_path):
             spark = _get_or_create(builder, settings, log_path)
         spark.sparkContext.setLogLevel("WARN" if log_path is not None else "ERROR")
         _SESSION = spark
