@@ -336,6 +336,14 @@ def service(
 
     if design not in ("clustering", "compaction"):
         fail(f"--design {design}: expected clustering or compaction", EXIT_USAGE)
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from engines.spark.session import get_spark
+
+    # no results folder here: Spark's own output goes to a log in the temp folder, not the terminal
+    get_spark(log_path=Path(tempfile.gettempdir()) / f"layoutbench-service-{os.getpid()}.log")
     try:
         done = run_service(ServiceRequest(base_path, mode, design, instant_time,  # type: ignore[arg-type]
                                           parse_conf(hoodie_conf, props)))
