@@ -136,10 +136,15 @@ def run(
     except ScenarioError as exc:
         fail(str(exc))
         return
+    from engines.spark.session import SparkMasterUnreachable
+
     try:
         run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario)
     except RunStepError as exc:
         fail(str(exc), EXIT_FAILED)
+        return
+    except SparkMasterUnreachable as exc:
+        fail(str(exc))
         return
     from bench.results import Results
 

@@ -70,3 +70,21 @@ def test_failed_step_of_run_is_one_message_naming_engine_batch_and_step(spark, t
     assert "Traceback" not in result.output
     logs = list((tmp_path / "results").glob("*/error.log"))
     assert len(logs) == 1 and "Traceback" in logs[0].read_text()
+
+
+def test_unreachable_master_is_one_message_naming_it_at_once(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:  # a port nobody listens on: bound, then closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"spark://127.0.0.1:{port}"
+    t0 = time.monotonic()
+    proc = subprocess.run([str(Path(sys.executable).parent / "layoutbench"), "run", str(REPO / "bench" / "scenarios" / "small.yaml"),
+                           "--master", url, "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - t0 < 60
+    assert proc.returncode == EXIT_BAD_INPUT, proc.stderr[-2000:]
+    assert f"Spark master {url} is unreachable" in proc.stderr and "Traceback" not in proc.stderr

@@ -119,6 +119,28 @@ def _get_or_create(builder: SparkSession.Builder, settings: Mapping[str, str],
                                + (f" (Spark's log: {log_path})" if log_path is not None else "")) from None
 
 
+class SparkMasterUnreachable(RuntimeError):
+    """A ``spark://`` master that does not answer on its port."""
+
+
+def check_master_reachable(master: str, timeout_s: float = 10.0) -> None:
+    """For a standalone ``spark://host:port[,host:port]`` master, one TCP connect per address: an
+    unreachable master is one error naming the URL at once, where Spark's client retries for minutes."""
+    if not master.startswith("spark://"):
+        return
+    import socket
+
+    errors = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+                return
+        except (OSError, ValueError) as exc:
+            errors.append(f"{address}: {exc}")
+    raise SparkMasterUnreachable(f"Spark master {master} is unreachable ({'; '.join(errors)})")
+
+
 def launched_by_spark_submit() -> bool:
     """True when spark-submit started this interpreter (its JVM gateway is already up)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
@@ -173,6 +195,7 @@ def get_spark(
         master = master or resolve_master(None, None)
         builder = SparkSession.builder.appName(app_name)
         if master is not None:  # None: spark-submit's master stands, never overridden
+            check_master_reachable(master)
             builder = builder.master(master)
         settings = dict(DEFAULT_CONF)
         if master is not None and on_loopback(master):
