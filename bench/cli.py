@@ -295,20 +295,32 @@ def simulate(
     calibration: str | None = typer.Option(None, "--calibration", help="calibration file from `calibrate`"),
     horizon: int | None = typer.Option(None, "--horizon", help="number of batches (default: the scenario's)"),
     out: str = typer.Option("results", "--out", help="results root"),
+    validate_against: str | None = typer.Option(
+        None, "--validate", help="a real run of the same scenario: print every figure beside the real one "
+        "(validation.md in the results folder; exit 1 when one is out of tolerance)"),
 ) -> None:
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
+    from bench.results import Results, ResultsError
     from bench.scenario import ScenarioError, load_scenario
     from bench.simulate import simulate as run_simulation
+    from bench.simulate.validate import render, validate
 
     try:
         sc = load_scenario(scenario)
-    except ScenarioError as exc:
-        fail(str(exc))
+        real = Results(validate_against) if validate_against else None
+    except (ScenarioError, ResultsError) as exc:
+        fail(str(exc), EXIT_BAD_INPUT)
         return
     run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon)
-    from bench.results import Results
-
     _print_summary(Results(run_dir))
+    if real is not None:
+        checks = validate(real, Results(run_dir))
+        text = render(checks)
+        (run_dir / "validation.md").write_text(text)
+        console.print(text)
+        if not all(c.ok for c in checks):
+            print(run_dir)
+            raise typer.Exit(EXIT_FAILED)
     print(run_dir)
 
 

@@ -50,10 +50,9 @@ def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
     return HudiTable.create(table_path, cfg, clock=clock, exist_ok=True)
 
 
-def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engine:
-    """The engine of ``spec`` over a (new or existing) table at ``table_path``."""
+def _values(spec: EngineSpec, scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the scenario's shared sizing as config values, the engine's own config with ``*_mb`` keys in bytes)."""
     sizing = scenario.sizing
-    where = f"engine {spec.name!r} ({spec.kind})"
     mb = {k: v for k, v in spec.config.items() if k.endswith("_mb")}
     config = {k: v for k, v in spec.config.items() if not k.endswith("_mb")}
     config.update({k[:-3] + ("_size" if k.endswith("_file_mb") else ""): int(v * MB) for k, v in mb.items()})
@@ -66,6 +65,43 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
         "commits_retained": sizing.cleaner_commits_retained,
         "mode": "manual",
     }
+    return common, config
+
+
+def _planner_class(kind: str) -> type | None:
+    if kind == "cow_baseline":
+        from engines.cow_baseline.config import CowConfig
+
+        return CowConfig
+    if kind == "append_compaction":
+        from engines.append_compaction.config import CompactionConfig
+
+        return CompactionConfig
+    if kind == "clustering":
+        from engines.clustering.config import ClusteringConfig
+
+        return ClusteringConfig
+    return None
+
+
+def resolve_planner(spec: EngineSpec, scenario: Scenario) -> tuple[Any, dict[str, Any]]:
+    """The pure planner config of ``spec`` (the scenario's sizing, then the engine's overrides) and
+    the engine-level config keys left over. The one resolution both :func:`build_engine` and the
+    simulator use; ``ScenarioError`` names the engine and any bad key. Kinds without one of our
+    planners (delta_peer, hudi) give ``(None, config)``."""
+    common, config = _values(spec, scenario)
+    cls = _planner_class(spec.kind)
+    if cls is None:
+        return None, config
+    planner_over, engine_over = _split(config, {f.name for f in dataclasses.fields(cls)})
+    return _apply(cls, common, planner_over, f"engine {spec.name!r} ({spec.kind})"), engine_over
+
+
+def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engine:
+    """The engine of ``spec`` over a (new or existing) table at ``table_path``."""
+    sizing = scenario.sizing
+    where = f"engine {spec.name!r} ({spec.kind})"
+    common, config = _values(spec, scenario)
     if spec.kind == "delta_peer":
         from engines.delta_peer.engine import DeltaPeerConfig, DeltaPeerEngine
 
@@ -78,32 +114,21 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
         hudi = {**common, "target_file_size": int(sizing.target_file_mb * MB), "mode": "manual"}
         cfg = _apply(HudiConfig, hudi, lift_hoodie_keys(config), where)
         return HudiEngine(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
+    if _planner_class(spec.kind) is None:
+        raise ScenarioError(f"{where}: unknown engine kind")
+    planner, engine_over = resolve_planner(spec, scenario)
     table = open_table(scenario, table_path, spec.name)
     if spec.kind == "cow_baseline":
-        from engines.cow_baseline.config import CowConfig
         from engines.cow_baseline.engine import CowBaselineEngine, CowEngineConfig
 
-        planner_keys = {f.name for f in dataclasses.fields(CowConfig)}
-        planner_over, engine_over = _split(config, planner_keys)
-        planner = _apply(CowConfig, common, planner_over, where)
         cfg = _apply(CowEngineConfig, {**common, "planner": planner}, engine_over, where)
         return CowBaselineEngine(table, cfg, name=spec.name)
     if spec.kind == "append_compaction":
-        from engines.append_compaction.config import CompactionConfig
         from engines.append_compaction.engine import AppendCompactionEngine, Option1Config
 
-        planner_keys = {f.name for f in dataclasses.fields(CompactionConfig)}
-        planner_over, engine_over = _split(config, planner_keys)
-        planner = _apply(CompactionConfig, common, planner_over, where)
         cfg = _apply(Option1Config, {**common, "compaction": planner}, engine_over, where)
         return AppendCompactionEngine(table, cfg, name=spec.name)
-    if spec.kind == "clustering":
-        from engines.clustering.config import ClusteringConfig
-        from engines.clustering.engine import ClusteringEngine, Option2Config
+    from engines.clustering.engine import ClusteringEngine, Option2Config
 
-        planner_keys = {f.name for f in dataclasses.fields(ClusteringConfig)}
-        planner_over, engine_over = _split(config, planner_keys)
-        planner = _apply(ClusteringConfig, common, planner_over, where)
-        cfg = _apply(Option2Config, {**common, "clustering": planner}, engine_over, where)
-        return ClusteringEngine(table, cfg, name=spec.name)
-    raise ScenarioError(f"{where}: unknown engine kind")
+    cfg = _apply(Option2Config, {**common, "clustering": planner}, engine_over, where)
+    return ClusteringEngine(table, cfg, name=spec.name)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -21,24 +20,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from engines.spark.reader import Predicate, count_row_groups, read_snapshot
+from bench.query_suite import DESCRIPTIONS, PREDICATES, TOP_N, QueryParams, choose_params
+from engines.spark.reader import count_row_groups, read_snapshot
 from engines.table.model import FileSlice
+from engines.table.pruning import Predicate
 from engines.table.storage import Storage
-
-TOP_N = 3
-
-
-@dataclass
-class QueryParams:
-    """Deterministic parameters of the suite for one checkpoint."""
-
-    service: str
-    ts_from: Any
-    ts_to: Any
-    trace_id: str
-    recent_from: Any
-    day: str
-    partition_column: str = "dt"
 
 
 @dataclass
@@ -64,23 +50,6 @@ class QueryRun:
     result_rows: int = 0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def choose_params(truth: pa.Table, partition_column: str = "dt") -> QueryParams:
-    """Pick parameters from the ground truth: the 2nd most frequent service, a 3-hour window in the
-    middle of the data, the key in the middle of the sorted key set, the last hour, the busiest day."""
-    services = pc.value_counts(truth.column("service")).to_pylist()
-    services.sort(key=lambda d: (-d["counts"], d["values"]))
-    service = services[min(1, len(services) - 1)]["values"]
-    ts = truth.column("ts")
-    lo, hi = pc.min(ts).as_py(), pc.max(ts).as_py()
-    mid = lo + (hi - lo) / 2
-    keys = pc.sort_indices(truth.column("trace_id"))
-    trace_id = truth.column("trace_id")[keys[len(keys) // 2].as_py()].as_py()
-    days = pc.value_counts(truth.column(partition_column)).to_pylist()
-    days.sort(key=lambda d: (-d["counts"], d["values"]))
-    return QueryParams(service, mid, mid + timedelta(hours=3), trace_id, hi - timedelta(hours=1),
-                       days[0]["values"], partition_column)
 
 
 def _canon_counts(pairs: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
@@ -151,15 +120,13 @@ def _topn_ref(t: pa.Table, p: QueryParams) -> Any:
 
 SUITE: dict[str, Query] = {
     q.name: q for q in [
-        Query("full_scan_by_level", lambda p: [], _full_scan_spark, _full_scan_ref, "count(*) group by level"),
-        Query("service_hours", lambda p: [("service", "=", p.service), ("ts", ">=", p.ts_from), ("ts", "<=", p.ts_to)],
-              _service_hours_spark, _service_hours_ref, "one service over 3 hours: count, sum(latency)"),
-        Query("point_lookup", lambda p: [("trace_id", "=", p.trace_id)], _point_spark, _point_ref,
-              "one row by trace_id"),
-        Query("recent_hour", lambda p: [("ts", ">=", p.recent_from)], _recent_spark, _recent_ref,
-              "rows of the most recent hour"),
-        Query("topn_latency", lambda p: [(p.partition_column, "=", p.day)], _topn_spark, _topn_ref,
-              f"top-{TOP_N} latency per service for the busiest day"),
+        Query("full_scan_by_level", PREDICATES["full_scan_by_level"], _full_scan_spark, _full_scan_ref,
+              DESCRIPTIONS["full_scan_by_level"]),
+        Query("service_hours", PREDICATES["service_hours"], _service_hours_spark, _service_hours_ref,
+              DESCRIPTIONS["service_hours"]),
+        Query("point_lookup", PREDICATES["point_lookup"], _point_spark, _point_ref, DESCRIPTIONS["point_lookup"]),
+        Query("recent_hour", PREDICATES["recent_hour"], _recent_spark, _recent_ref, DESCRIPTIONS["recent_hour"]),
+        Query("topn_latency", PREDICATES["topn_latency"], _topn_spark, _topn_ref, DESCRIPTIONS["topn_latency"]),
     ]
 }
 

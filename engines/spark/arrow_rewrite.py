@@ -4,7 +4,8 @@ Used by :func:`engines.spark.rewrite.rewrite_files` when every input file was wr
 (its footer holds the Arrow schema, so pyarrow reads exactly the types Spark would hand a task)
 and all share one schema; otherwise the Spark path runs.
 
-- Unsorted (ordering ``none``): the input files (by path) are concatenated and cut into
+- Unsorted (ordering ``none``): the input files (oldest commit first, then by path:
+  :func:`engines.table.model.commit_order`) are concatenated and cut into
   ``num_outputs`` contiguous runs of near-equal row counts (:func:`splits.split_rows`); one task
   per output reads its run with row-group reads and writes one file. Rows keep their input order.
 - Sorted (``linear``): stage 1, one task per input run sorts it by (sort columns, record key),
@@ -28,14 +29,13 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from engines.spark.splits import Key, Run, plan_cuts, search, sort_key, split_rows
+from engines.spark.splits import Key, Run, plan_cuts, search, sort_indices, sort_key, split_rows
 from engines.spark.writer import WriteSpec, _filesystem, run_write_job, write_partition_rows
-from engines.table.model import META_COLUMNS, FileSlice, WriteStat
+from engines.table.model import META_COLUMNS, FileSlice, WriteStat, commit_order
 from engines.table.storage import Storage
 
 RUN_BYTES = 128 << 20  # uncompressed input bytes one sorting task holds at most
@@ -67,7 +67,7 @@ class Inputs:
 
 def inspect_inputs(storage: Storage, slices: Sequence[FileSlice], keep_meta: bool) -> Inputs | None:
     """Footers of ``slices``; None when pyarrow cannot stand in for Spark's read."""
-    paths = sorted({s.path for s in slices})
+    paths = list(dict.fromkeys(s.path for s in commit_order(slices)))
     if not paths:
         return None
     with ThreadPoolExecutor(8) as pool:
@@ -161,13 +161,6 @@ def _open_ipc(fs: pafs.FileSystem, path: str) -> pa.Table:
 def _sort_keys(sort_columns: Sequence[str], record_key: str) -> list[str]:
     cols = list(sort_columns)
     return cols + ([record_key] if record_key not in cols else [])
-
-
-def sort_indices(table: pa.Table, keys: Sequence[str]) -> pa.Array:
-    """Ascending, nulls first, stable (pyarrow >= 25 takes null placement per key)."""
-    if int(pa.__version__.split(".")[0]) >= 25:
-        return pc.sort_indices(table, sort_keys=[(c, "ascending", "at_start") for c in keys])
-    return pc.sort_indices(table, sort_keys=[(c, "ascending") for c in keys], null_placement="at_start")
 
 
 def sorted_rows(fs: pafs.FileSystem, root: str, inputs: Inputs, run: Iterable[Run], keys: Sequence[str]) -> pa.Table:

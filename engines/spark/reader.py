@@ -1,9 +1,10 @@
-"""Snapshot read: a view's file slices as a Spark DataFrame, pruned by per-file min/max.
+"""Snapshot read: a view's file slices as a Spark DataFrame, pruned by per-file min/max
+(:mod:`engines.table.pruning`, shared with the simulator).
 
 Simple predicates ``(column, op, value)`` with op in ``= == < <= > >= in`` prune whole files
 whose recorded range cannot match; the result reports how many files were pruned. Row-group
 pruning inside the kept files is Spark's own (Parquet filter push-down); its effect is counted
-by :func:`count_row_groups` from the footers.
+by :func:`engines.table.pruning.count_row_groups` from the footers.
 
 Without an explicit schema Spark infers one on every read by running a Spark job over a footer
 (~0.1 s of a ~0.5 s selective query on a 2-core machine, whatever the layout). The schema Spark
@@ -18,84 +19,20 @@ import threading
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from engines.table.model import FileSlice
-from engines.table.parquet_stats import row_group_ranges
+from engines.table.pruning import (
+    Predicate,
+    PredicateError,
+    count_row_groups,
+    may_match,
+    prune,
+    slice_may_match,
+)
 from engines.table.storage import Storage
-
-Predicate = tuple[str, str, Any]
-_OPS = {"=", "==", "<", "<=", ">", ">=", "in"}
-
-
-class PredicateError(ValueError):
-    """A predicate the pruner does not understand."""
-
-
-def may_match(lo: Any, hi: Any, op: str, value: Any) -> bool:
-    try:
-        if op in ("=", "=="):
-            return lo <= value <= hi
-        if op == "<":
-            return lo < value
-        if op == "<=":
-            return lo <= value
-        if op == ">":
-            return hi > value
-        if op == ">=":
-            return hi >= value
-        if op == "in":
-            return any(lo <= v <= hi for v in value)
-    except TypeError:
-        return True  # incomparable types: never prune on a guess
-    raise PredicateError(f"unsupported operator {op!r}; expected one of {sorted(_OPS)}")
-
-
-def slice_may_match(fs: FileSlice, predicates: Iterable[Predicate]) -> bool:
-    for column, op, value in predicates:
-        if op not in _OPS:
-            raise PredicateError(f"unsupported operator {op!r} in predicate on {column!r}")
-        rng = fs.column_stats.get(column)
-        if rng is None:
-            continue
-        if not may_match(rng[0], rng[1], op, value):
-            return False
-    return True
-
-
-def prune(slices: Sequence[FileSlice], predicates: Iterable[Predicate] = ()) -> tuple[list[FileSlice], int]:
-    """(kept slices, number pruned) for the predicates (AND)."""
-    preds = list(predicates)
-    kept = [s for s in slices if slice_may_match(s, preds)]
-    return kept, len(slices) - len(kept)
-
-
-def count_row_groups(storage: Storage, slices: Sequence[FileSlice],
-                     predicates: Iterable[Predicate] = ()) -> tuple[int, int, int]:
-    """(row groups total, row groups whose min/max may match, rows in those) over ``slices``' footers.
-
-    The last figure is what a Parquet reader with row-group filtering reads.
-    """
-    preds = list(predicates)
-    total = matching = rows = 0
-    for s in slices:
-        md = storage.parquet_metadata(s.path)
-        per_col = {c: row_group_ranges(md, c) for c, _, _ in preds}
-        for rg in range(md.num_row_groups):
-            total += 1
-            ok = True
-            for column, op, value in preds:
-                rng = per_col[column][rg]
-                if rng is not None and not may_match(rng[0], rng[1], op, value):
-                    ok = False
-                    break
-            if ok:
-                matching += 1
-                rows += md.row_group(rg).num_rows
-    return total, matching, rows
 
 
 @dataclass
@@ -193,3 +130,7 @@ def read_snapshot(
             schema = _read_parquet(spark, storage, [file_uri(storage, slices[0].path)], slices[0], None).schema
         df = spark.createDataFrame([], schema or StructType([]))
     return SnapshotScan(df, len(slices), len(kept), pruned, kept)
+
+
+__all__ = ["Predicate", "PredicateError", "SnapshotScan", "count_row_groups", "file_uri", "may_match", "prune",
+           "read_snapshot", "slice_may_match"]

@@ -5,6 +5,8 @@
 - :func:`sort_key` / :func:`search`: a row's sort key as a Python tuple ordered exactly as
   ``pyarrow`` sorts ascending with nulls first (and as Spark does), and the first row of a sorted
   column set whose key is ``>=`` a given key.
+- :func:`sort_indices`: the row order of a sort by columns, ascending, nulls first, stable (the
+  order every sorted rewrite writes, and the simulator's).
 - :func:`plan_cuts`: from keys sampled at a fixed stride in every sorted run, the key ranges of
   ``n`` outputs of near-equal row counts, each cut into chunks of about ``chunk_rows`` rows.
 """
@@ -13,6 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 Run = tuple[int, int, int]  # (file index, first row, number of rows)
 Key = tuple[tuple[int, Any], ...]
@@ -92,3 +97,10 @@ def plan_cuts(samples: Sequence[tuple[Key, int]], num_outputs: int, chunk_rows: 
         keys.append(None if b >= len(ordered) else ordered[b][0])
         cuts.append(keys)
     return cuts
+
+
+def sort_indices(table: pa.Table, keys: Sequence[str]) -> pa.Array:
+    """Ascending, nulls first, stable (pyarrow >= 25 takes null placement per key)."""
+    if int(pa.__version__.split(".")[0]) >= 25:
+        return pc.sort_indices(table, sort_keys=[(c, "ascending", "at_start") for c in keys])
+    return pc.sort_indices(table, sort_keys=[(c, "ascending") for c in keys], null_placement="at_start")

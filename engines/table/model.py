@@ -7,7 +7,7 @@ engines build them from a table's file-system view, the simulator from its metad
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import repeat
 from typing import Any
@@ -49,6 +49,13 @@ class FileSlice:
     @property
     def file_name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
+
+
+def commit_order(slices: Iterable[FileSlice]) -> list[FileSlice]:
+    """``slices`` oldest commit first, then by path: the order in which a rewrite concatenates its
+    inputs, so rows keep their arrival order and an output covers a contiguous stretch of time
+    (the simulator concatenates its simulated files in the same order)."""
+    return sorted(slices, key=lambda s: (s.instant, s.path))
 
 
 def file_slices(partition: str, file_ids: Sequence[str], instants: Sequence[str], paths: Sequence[str],

@@ -1,0 +1,112 @@
+"""What a simulated file holds, for pruning: its rows' query columns (exact), or ranges (estimated).
+
+The simulator prices every query by pruning its live slices with the suite's real predicates
+(:mod:`engines.table.pruning`), so each slice needs the per-column min/max a real file's footer
+would give. Two ways, chosen per run:
+
+- **exact** (short horizons): each live file keeps the rows of the columns queries filter on
+  (:data:`COLUMNS`), in the order the real writer puts them: an ingest file is its partition's
+  batch rows sorted by the write's sort columns (the record key by default); a COW merge appends
+  the new rows; an unsorted rewrite concatenates its inputs in commit order
+  (:func:`engines.table.model.commit_order`, as :mod:`engines.spark.arrow_rewrite` does) and cuts
+  near-equal row runs (:func:`engines.spark.splits.split_rows`' rule); a sorted rewrite sorts by
+  (sort columns, record key) and cuts near-equal runs. Min/max then come from the rows.
+- **estimated** (long horizons, no rows generated): ranges from the generator's distributions:
+  ``ts`` from the batch's time range clipped to the partition, every service, every key; a sorted
+  rewrite splits the service range by the services' cumulative row shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engines.spark.splits import sort_indices
+from workloads.rowdef import partition_unit
+from workloads.spec import WorkloadSpec
+
+COLUMNS = ("service", "ts", "trace_id")
+
+
+def partition_rows(batch: pa.Table, partition_column: str) -> dict[str, pa.Table]:
+    """The batch's query columns per partition value, in batch order."""
+    cols = batch.select([partition_column, *COLUMNS])
+    values = cols.column(0)
+    out = {}
+    for value in sorted(v for v in pc.unique(values).to_pylist() if v is not None):
+        out[value] = cols.filter(pc.equal(values, value)).select(list(COLUMNS))
+    return out
+
+
+def sort_rows(rows: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """Rows ordered by ``keys`` ascending, nulls first (as the writer sorts)."""
+    return rows.take(sort_indices(rows.combine_chunks(), keys))
+
+
+def cut(rows: pa.Table, counts: Sequence[int]) -> list[pa.Table]:
+    """Consecutive pieces of ``counts`` rows each."""
+    out, start = [], 0
+    for n in counts:
+        out.append(rows.slice(start, n))
+        start += n
+    return out
+
+
+def near_equal_runs(rows: pa.Table, num_outputs: int) -> list[pa.Table]:
+    """``num_outputs`` contiguous runs whose lengths differ by at most one row (``split_rows``' bounds)."""
+    total = rows.num_rows
+    bounds = [total * i // num_outputs for i in range(num_outputs + 1)]
+    return [rows.slice(bounds[i], bounds[i + 1] - bounds[i]) for i in range(num_outputs)]
+
+
+def stats_of(rows: pa.Table, partition_column: str, partition_value: str) -> dict[str, tuple[Any, Any]]:
+    """Per-column (min, max) of ``rows``, plus the partition column's constant value."""
+    out: dict[str, tuple[Any, Any]] = {partition_column: (partition_value, partition_value)}
+    if rows.num_rows == 0:
+        return out
+    for name in COLUMNS:
+        mm = pc.min_max(rows.column(name))
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        if lo is not None:
+            out[name] = (lo, hi)
+    return out
+
+
+def ts_range_in_partition(spec: WorkloadSpec, batch_range: tuple[datetime, datetime],
+                          partition: str) -> tuple[datetime, datetime] | None:
+    """The ``ts`` range of a batch's rows that land in ``partition`` (estimated mode): the batch's
+    time range, and its copies moved back 1..``max_lateness_partitions`` partitions for late rows,
+    each clipped to the partition; None when none overlaps."""
+    unit = partition_unit(spec)
+    fmt = "%Y-%m-%d" if spec.partition_granularity == "day" else "%Y-%m-%d-%H"
+    p_lo = datetime.strptime(partition, fmt).replace(tzinfo=UTC)
+    p_hi = p_lo + unit
+    lo = hi = None
+    for k in range(spec.max_lateness_partitions + 1):
+        a, b = max(batch_range[0] - unit * k, p_lo), min(batch_range[1] - unit * k, p_hi)
+        if a < b:
+            lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+    return None if lo is None else (lo, hi)
+
+
+def service_quantile_ranges(weights: Sequence[float], labels: Sequence[str],
+                            num_outputs: int) -> list[tuple[str, str]]:
+    """The service range of each of ``num_outputs`` near-equal runs of rows sorted by service, when
+    services carry row shares ``weights`` (estimated mode's sorted rewrite)."""
+    order = np.argsort(np.asarray(labels))
+    share = np.asarray(weights, dtype=float)[order]
+    cum = np.cumsum(share / share.sum())
+    ordered = [labels[i] for i in order]
+    out = []
+    for o in range(num_outputs):
+        lo_q, hi_q = o / num_outputs, (o + 1) / num_outputs
+        first = int(np.searchsorted(cum, lo_q, side="right"))
+        last = int(np.searchsorted(cum, hi_q - 1e-12, side="left"))
+        first, last = min(first, len(ordered) - 1), min(max(last, first), len(ordered) - 1)
+        out.append((ordered[first], ordered[last]))
+    return out
