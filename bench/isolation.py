@@ -19,12 +19,12 @@ class IsolationProbe:
     """Start reader threads before ``execute`` and stop them after; rows go to the isolation table."""
 
     def __init__(self, spark: Any, engine: Engine, truth: pa.Table, queries: list[str], readers: int,
-                 partition_column: str = "dt", min_queries_per_reader: int = 1) -> None:
+                 partition_column: str = "dt", min_queries_per_reader: int = 1, window_hours: float = 3.0) -> None:
         self.spark = spark
         self.engine = engine
         self.queries = [SUITE[q] for q in queries]
         self.readers = readers
-        self.params = choose_params(truth, partition_column)
+        self.params = choose_params(truth, partition_column, window_hours)
         self.expected = {q.name: q.reference(truth, self.params) for q in self.queries}
         self.min_queries = min_queries_per_reader
         self._stop = threading.Event()

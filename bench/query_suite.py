@@ -34,9 +34,10 @@ class QueryParams:
     partition_column: str = "dt"
 
 
-def choose_params(truth: pa.Table, partition_column: str = "dt") -> QueryParams:
-    """Pick parameters from the ground truth: the 2nd most frequent service, a 3-hour window in the
-    middle of the data, the key in the middle of the sorted key set, the last hour, the busiest day."""
+def choose_params(truth: pa.Table, partition_column: str = "dt", window_hours: float = 3.0) -> QueryParams:
+    """Pick parameters from the ground truth: the 2nd most frequent service, a ``window_hours`` window
+    from the middle of the data, the key in the middle of the sorted key set, the last hour, the
+    busiest day."""
     services = pc.value_counts(truth.column("service")).to_pylist()
     services.sort(key=lambda d: (-d["counts"], d["values"]))
     service = services[min(1, len(services) - 1)]["values"]
@@ -47,7 +48,7 @@ def choose_params(truth: pa.Table, partition_column: str = "dt") -> QueryParams:
     trace_id = truth.column("trace_id")[keys[len(keys) // 2].as_py()].as_py()
     days = pc.value_counts(truth.column(partition_column)).to_pylist()
     days.sort(key=lambda d: (-d["counts"], d["values"]))
-    return QueryParams(service, mid, mid + timedelta(hours=3), trace_id, hi - timedelta(hours=1),
+    return QueryParams(service, mid, mid + timedelta(hours=window_hours), trace_id, hi - timedelta(hours=1),
                        days[0]["values"], partition_column)
 
 
@@ -60,7 +61,7 @@ PREDICATES: dict[str, Callable[[QueryParams], list[Predicate]]] = {
 }
 DESCRIPTIONS: dict[str, str] = {
     "full_scan_by_level": "count(*) group by level",
-    "service_hours": "one service over 3 hours: count, sum(latency)",
+    "service_hours": "one service over a time window (3 hours by default): count, sum(latency)",
     "point_lookup": "one row by trace_id",
     "recent_hour": "rows of the most recent hour",
     "topn_latency": f"top-{TOP_N} latency per service for the busiest day",

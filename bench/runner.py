@@ -151,7 +151,8 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
     if iso.enabled and truth is not None and st.isolation_runs < iso.max_maintenance_runs:
         st.isolation_runs += 1
         probe = IsolationProbe(ctx.spark, engine, truth, iso.queries, iso.readers,
-                               ctx.scenario.workload.partition_column)
+                               ctx.scenario.workload.partition_column,
+                               window_hours=ctx.scenario.queries.service_window_hours)
         probe.start()
     try:
         res = engine.execute(instant) if instant is not None else None
@@ -310,7 +311,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
                             with ctx.timed(f"maintenance/{st.engine.name}"):
                                 maintain(ctx, st, b, pa.concat_tables(truth_parts), mode)
                 truth = pa.concat_tables(truth_parts)
-                params = choose_params(truth, spec.partition_column)
+                params = choose_params(truth, spec.partition_column, scenario.queries.service_window_hours)
                 for st in engines:
                     bar.update(task, description=f"{scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
                     ctx.step = f"engine {st.engine.name}, batch {b}, queries"

@@ -72,6 +72,8 @@ class QuerySpec(_Strict):
     warm_runs: int = Field(3, ge=1, le=50)
     checkpoint_every: int = Field(50, ge=1)
     verify: bool = True
+    # the selective query's time window (service_hours): its selectivity, a decision-map axis
+    service_window_hours: float = Field(3.0, gt=0, le=24 * 366)
 
     @field_validator("suite")
     @classmethod

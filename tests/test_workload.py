@@ -165,3 +165,15 @@ def test_corrections_reference_earlier_keys_and_apply_to_truth() -> None:
 def test_spec_errors_name_the_field(bad: dict, field: str) -> None:
     with pytest.raises(WorkloadSpecError, match=field):
         WorkloadSpec.parse(bad)
+
+
+def test_column_subsets_equal_the_full_rows() -> None:
+    """The simulator generates only the columns it prunes on; each is the full table's column."""
+    from workloads.generator import batch_table
+
+    spec = WorkloadSpec(seed=5, num_batches=10, batch_records=3000, late_fraction=0.2, num_partitions=2)
+    full = batch_table(spec, 3)
+    for cols in [("ts", "dt", "service", "trace_id"), ("message",), ("latency_ms", "host"), ("dt",)]:
+        assert batch_table(spec, 3, cols).equals(full.select([c for c in full.schema.names if c in cols])), cols
+    with pytest.raises(ValueError, match="unknown column"):
+        batch_table(spec, 3, ("nope",))

@@ -110,32 +110,51 @@ def _plan(spec: WorkloadSpec, b: int, n: int) -> tuple[RowPlan, np.ndarray, np.n
     return p, prob, alias, np.array(latency_table()), pa.array(p.partition_labels, pa.string())
 
 
-def _rows(spec: WorkloadSpec, b: int, rows: np.ndarray, n: int) -> pa.Table:
+def _rows(spec: WorkloadSpec, b: int, rows: np.ndarray, n: int, columns: tuple[str, ...] | None = None) -> pa.Table:
     """Rows ``rows`` of batch ``b`` (of ``n`` rows), vectorised: no per-row Python.
 
-    Only the exact operations :mod:`workloads.rowdef` allows touch per-row values."""
+    ``columns``: only these (in schema order), the rest not computed; every column's values are
+    the same as in the full table. Only the exact operations :mod:`workloads.rowdef` allows touch
+    per-row values."""
     p, prob, alias, lat_q, labels = _plan(spec, b, n)
+    schema = arrow_schema(spec)
+    want = set(schema.names if columns is None else columns)
+    unknown = want - set(schema.names)
+    if unknown:
+        raise ValueError(f"unknown column(s) {sorted(unknown)}; the generator's are {schema.names}")
     seed, one = spec.seed, np.uint64(1)
-    jitter = uniform(seed, b, rows, S_JITTER)
-    ts_us = p.start_us + ((rows + jitter) / p.n * p.span_us).astype(np.int64)
-    late = uniform(seed, b, rows, S_LATE) < p.late_fraction
-    k = 1 + ((hash64(seed, b, rows, S_LATE_K) >> one) % np.uint64(p.max_lateness)).astype(np.int64)
-    shifted = ts_us - k * p.unit_us
-    ts_us = np.where(late & (shifted >= p.run_start_us), shifted, ts_us)  # never before the run's start
-    svc_idx = np.minimum((uniform(seed, b, rows, S_SERVICE) * p.num_services).astype(np.int64), p.num_services - 1)
-    svc_idx = np.where(uniform(seed, b, rows, S_SERVICE_ALIAS) < prob[svc_idx], svc_idx, alias[svc_idx])
-    host_idx = ((hash64(seed, b, rows, S_HOST) >> one) % np.uint64(p.num_hosts)).astype(np.int64)
-    u_level = uniform(seed, b, rows, S_LEVEL)
-    lvl_idx = sum((u_level > c).astype(np.int64) for c in LEVEL_CDF)
-    q = uniform(seed, b, rows, S_LAT1) * float(LATENCY_QUANTILES)
-    i = np.minimum(q.astype(np.int64), LATENCY_QUANTILES - 1)
-    latency = np.rint((lat_q[i] + (lat_q[i + 1] - lat_q[i]) * (q - i)) * 1000.0) / 1000.0
-    return pa.Table.from_arrays(
-        [pa.array(ts_us, pa.timestamp("us", tz="UTC")), labels.take(ts_us // p.unit_us - p.first_unit),
-         _padded("svc-", svc_idx, 3), _padded("host-", host_idx, 4), pa.array(LEVELS).take(lvl_idx),
-         _trace_ids(hash64(seed, b, rows, S_KEY), b, rows), pa.array(latency, pa.float64()),
-         _messages(hash64(seed, b, rows, S_MSG), lvl_idx, svc_idx, spec.num_services)],
-        schema=arrow_schema(spec))
+    out: dict[str, pa.Array] = {}
+    if want & {"ts", spec.partition_column}:
+        jitter = uniform(seed, b, rows, S_JITTER)
+        ts_us = p.start_us + ((rows + jitter) / p.n * p.span_us).astype(np.int64)
+        late = uniform(seed, b, rows, S_LATE) < p.late_fraction
+        k = 1 + ((hash64(seed, b, rows, S_LATE_K) >> one) % np.uint64(p.max_lateness)).astype(np.int64)
+        shifted = ts_us - k * p.unit_us
+        ts_us = np.where(late & (shifted >= p.run_start_us), shifted, ts_us)  # never before the run's start
+        out["ts"] = pa.array(ts_us, pa.timestamp("us", tz="UTC"))
+        out[spec.partition_column] = labels.take(ts_us // p.unit_us - p.first_unit)
+    if want & {"service", "message"}:
+        svc_idx = np.minimum((uniform(seed, b, rows, S_SERVICE) * p.num_services).astype(np.int64), p.num_services - 1)
+        svc_idx = np.where(uniform(seed, b, rows, S_SERVICE_ALIAS) < prob[svc_idx], svc_idx, alias[svc_idx])
+        out["service"] = _padded("svc-", svc_idx, 3)
+    if "host" in want:
+        host_idx = ((hash64(seed, b, rows, S_HOST) >> one) % np.uint64(p.num_hosts)).astype(np.int64)
+        out["host"] = _padded("host-", host_idx, 4)
+    if want & {"level", "message"}:
+        u_level = uniform(seed, b, rows, S_LEVEL)
+        lvl_idx = sum((u_level > c).astype(np.int64) for c in LEVEL_CDF)
+        out["level"] = pa.array(LEVELS).take(lvl_idx)
+    if "trace_id" in want:
+        out["trace_id"] = _trace_ids(hash64(seed, b, rows, S_KEY), b, rows)
+    if "latency_ms" in want:
+        q = uniform(seed, b, rows, S_LAT1) * float(LATENCY_QUANTILES)
+        i = np.minimum(q.astype(np.int64), LATENCY_QUANTILES - 1)
+        latency = np.rint((lat_q[i] + (lat_q[i + 1] - lat_q[i]) * (q - i)) * 1000.0) / 1000.0
+        out["latency_ms"] = pa.array(latency, pa.float64())
+    if "message" in want:
+        out["message"] = _messages(hash64(seed, b, rows, S_MSG), lvl_idx, svc_idx, spec.num_services)
+    names = [f.name for f in schema if f.name in want]
+    return pa.Table.from_arrays([out[c] for c in names], schema=pa.schema([schema.field(c) for c in names]))
 
 
 @lru_cache(maxsize=64)
@@ -290,10 +309,10 @@ def _message_chunk(h: np.ndarray, lvl_idx: np.ndarray, svc_idx: np.ndarray, num_
     return pieces.concat(views)
 
 
-def batch_table(spec: WorkloadSpec, b: int) -> pa.Table:
-    """Batch ``b``'s inserted rows, generated on the driver (row-index order)."""
+def batch_table(spec: WorkloadSpec, b: int, columns: tuple[str, ...] | None = None) -> pa.Table:
+    """Batch ``b``'s inserted rows, generated on the driver (row-index order); ``columns``: only these."""
     n = batch_num_records(spec, b)
-    return _rows(spec, b, np.arange(n, dtype=np.int64), n)
+    return _rows(spec, b, np.arange(n, dtype=np.int64), n, columns)
 
 
 def rows_range_table(spec: WorkloadSpec, b: int, lo: int, hi: int) -> pa.Table:

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from bench.engine_factory import MB, resolve_planner
 from bench.query_suite import PREDICATES, QueryParams, choose_params
-from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
+from bench.results import TABLES, ResultsWriter, git_info, machine_info, new_run_id, package_versions
 from bench.scenario import EngineSpec, Scenario
 from bench.simulate import rows as simrows
 from bench.simulate.costmodel import CostModel
@@ -144,6 +144,7 @@ class Simulator:
         self.prefix = f"{self.pcol}="
         self.batch_bytes: dict[int, int] = {}
         self.batch_rows: dict[str, pa.Table] = {}  # this batch's query columns per partition path (exact mode)
+        self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
         self.truth: list[pa.Table] = []  # every batch's query columns so far (exact mode: query parameters)
         self.partition_rows: dict[str, int] = defaultdict(int)
         weights = 1.0 / (1 + np.arange(self.spec.num_services)) ** self.spec.service_skew
@@ -229,11 +230,12 @@ class Simulator:
             counts_raw = analytic_partition_counts(self.spec, b)
             counts = {f"{self.prefix}{k}": v for k, v in counts_raw.items()}
         else:
-            table = batch_table(self.spec, b)
+            table = batch_table(self.spec, b, (self.pcol, *simrows.COLUMNS) if self.with_rows else (self.pcol,))
             vc = pc.value_counts(table.column(self.pcol)).to_pylist()
             counts = {f"{self.prefix}{d['values']}": d["counts"] for d in sorted(vc, key=lambda d: d["values"])}
             if self.with_rows:
                 self.batch_rows = {f"{self.prefix}{k}": v for k, v in simrows.partition_rows(table, self.pcol).items()}
+                self.sorted_rows = {}
                 self.truth.append(table.select([self.pcol, *simrows.COLUMNS]))
         for k, v in counts.items():
             self.partition_rows[k] += v
@@ -245,6 +247,12 @@ class Simulator:
         ts = simrows.ts_range_in_partition(self.spec, batch_ts_range(self.spec, self.batch), value)
         out = {"service": (self.services[0], self.services[-1]), self.pcol: (value, value)}
         return {**out, "ts": ts} if ts is not None else out
+
+    def _sorted_batch_rows(self, partition: str, order: tuple[str, ...]) -> pa.Table:
+        key = (partition, order)
+        if key not in self.sorted_rows:
+            self.sorted_rows[key] = simrows.sort_rows(self.batch_rows[partition], order)
+        return self.sorted_rows[key]
 
     def _ingest_order(self, e: SimEngine) -> list[str]:
         cols = list(e.options.get("sort_columns", ())) if e.kind == "append_compaction" else []
@@ -280,7 +288,7 @@ class Simulator:
             by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)}
             avg = e.avg_record_size or cfg.record_size_estimate  # Hudi's rule, as the engine applies it
             instant = self._instant(e)
-            ranked = {p: simrows.sort_rows(t, [RECORD_KEY]) for p, t in self.batch_rows.items()} if self.with_rows else {}
+            ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
             offsets: dict[str, int] = defaultdict(int)
             for bucket in assign_inserts(by_part, counts, avg, cfg):
                 new_rows = None
@@ -308,7 +316,7 @@ class Simulator:
                 size = int(rows * self.bpr)
                 parts = split_evenly(rows, max(1, math.ceil(size / self.max_file)))
                 if self.with_rows:
-                    pieces = simrows.cut(simrows.sort_rows(self.batch_rows[partition], order), parts)
+                    pieces = simrows.cut(self._sorted_batch_rows(partition, tuple(order)), parts)
                     for r, data in zip(parts, pieces, strict=True):
                         written.append(self._add(e, partition, e.new_id(), instant, r, int(r * self.bpr), data=data))
                 else:
@@ -385,12 +393,13 @@ class Simulator:
         """The suite's parameters at this checkpoint: chosen from the rows so far as the runner does
         (exact mode), or from the generator's distributions (estimated mode)."""
         if self.truth:
-            return choose_params(pa.concat_tables(self.truth), self.pcol)
+            return choose_params(pa.concat_tables(self.truth), self.pcol, self.sc.queries.service_window_hours)
         lo = self.spec.start
         hi = batch_ts_range(self.spec, self.batch)[1]
         mid = lo + (hi - lo) / 2
         busiest = max(sorted(self.partition_rows), key=lambda k: self.partition_rows[k])
-        return QueryParams(self.services[min(1, len(self.services) - 1)], mid, mid + timedelta(hours=3), "",
+        window = timedelta(hours=self.sc.queries.service_window_hours)
+        return QueryParams(self.services[min(1, len(self.services) - 1)], mid, mid + window, "",
                            hi - timedelta(hours=1), busiest[len(self.prefix):], self.pcol)
 
     def _row_groups(self, e: SimEngine, kept: list[FileSlice], preds: list) -> tuple[int, int, int]:
@@ -436,14 +445,34 @@ class Simulator:
                             row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None)
 
 
-def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None = None,
-             horizon_batches: int | None = None, run_id: str | None = None) -> Path:
-    """Simulate ``scenario`` and write a results folder of the same shape as a real run."""
+class RowSink:
+    """Result rows kept in memory (a sweep's grid points write no folder)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+
+    def add(self, table: str, **row: Any) -> None:
+        self.rows[table].append(row)
+
+
+@dataclass
+class Simulation:
+    """One simulated scenario: its result rows, the simulator and its engines."""
+
+    sink: RowSink | ResultsWriter
+    sim: Simulator
+    engines: list[SimEngine]
+    not_simulated: list[str]
+    elapsed_s: float
+
+
+def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
+                   sink: RowSink | ResultsWriter | None = None) -> Simulation:
+    """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
+    ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance)."""
     t0 = time.perf_counter()
-    model = CostModel.load(calibration_path) if calibration_path else CostModel()
-    run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
-    writer = ResultsWriter(run_dir)
-    sim = Simulator(scenario, model, writer, horizon_batches)
+    sink = sink if sink is not None else RowSink()
+    sim = Simulator(scenario, model, sink, horizon_batches)  # type: ignore[arg-type]
     engines = []
     for es in scenario.engines:
         if es.kind in SIMULATED_KINDS:
@@ -452,7 +481,6 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
     not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
     every = scenario.maintenance.every_commits
     checkpoint_every = scenario.queries.checkpoint_every
-    spec = scenario.workload.model_copy(update={"num_batches": sim.n})
     for b in range(sim.n):
         counts = sim.begin_batch(b)
         for e in engines:
@@ -465,6 +493,19 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
                 if b == sim.n - 1 and scenario.maintenance.final and (b + 1) % every != 0:
                     sim.maintain(e, b)
                 sim.queries(e, b, params)
+    return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
+
+
+def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None = None,
+             horizon_batches: int | None = None, run_id: str | None = None) -> Path:
+    """Simulate ``scenario`` and write a results folder of the same shape as a real run."""
+    t0 = time.perf_counter()
+    model = CostModel.load(calibration_path) if calibration_path else CostModel()
+    run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
+    writer = ResultsWriter(run_dir)
+    done = run_simulation(scenario, model, horizon_batches, writer)
+    sim, engines, not_simulated = done.sim, done.engines, done.not_simulated
+    spec = sim.spec
     for e in engines:
         if len(e.live) <= 200_000:
             for s in e.live.values():

@@ -42,7 +42,7 @@ from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
 from engines.table import faults
-from engines.table.model import FileSlice, WriteStat
+from engines.table.model import FileSlice, WriteStat, parse_base_file_name
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, Instant, State, TimelineError
 from engines.table.transaction import CommitResult, commit_write
@@ -192,8 +192,7 @@ class AppendCompactionEngine(TableServiceModes):
 
     def _merge(self, op: BaseFileCompactionOperation, instant: str, index: int) -> list[WriteStat]:
         spark = get_spark()
-        view_slices = [FileSlice(op.partition_path, p.rsplit("/", 1)[-1].split("_", 1)[0], instant, p, 0, 0)
-                       for p in op.base_file_paths]
+        view_slices = [_plan_slice(op.partition_path, p, instant) for p in op.base_file_paths]
         n_out = int(op.metrics.get("estimatedOutputFiles", 1)) or 1
         spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
                               stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}")
@@ -223,3 +222,11 @@ class AppendCompactionEngine(TableServiceModes):
 
         res = run_clean(self.table, self.config.cleaner_commits_retained)
         return clean_result(res)
+
+
+def _plan_slice(partition: str, path: str, instant: str) -> FileSlice:
+    """A plan's base file as a slice: file id and commit time from its name (Hudi's
+    ``<fileId>_<writeToken>_<commitTime>.parquet``), so the rewrite reads inputs in commit order."""
+    parsed = parse_base_file_name(path.rsplit("/", 1)[-1])
+    file_id, base_instant = (parsed[0], parsed[2]) if parsed else (path.rsplit("/", 1)[-1].split("_", 1)[0], instant)
+    return FileSlice(partition, file_id, base_instant, path, 0, 0)

@@ -52,10 +52,22 @@ class FileSlice:
 
 
 def commit_order(slices: Iterable[FileSlice]) -> list[FileSlice]:
-    """``slices`` oldest commit first, then by path: the order in which a rewrite concatenates its
-    inputs, so rows keep their arrival order and an output covers a contiguous stretch of time
-    (the simulator concatenates its simulated files in the same order)."""
-    return sorted(slices, key=lambda s: (s.instant, s.path))
+    """``slices`` oldest commit first, then in write order within a commit (the writing task, then
+    the file's sequence number in that task, then the path): the order in which a rewrite
+    concatenates its inputs, so rows keep their arrival order and an output covers a contiguous
+    stretch of time. The simulator orders its simulated files the same way."""
+    return sorted(slices, key=_write_order)
+
+
+def _write_order(s: FileSlice) -> tuple[str, int, int, str]:
+    parsed = parse_base_file_name(s.file_name)
+    task = seq = 0
+    if parsed is not None:
+        head = parsed[1].split("-", 1)[0]
+        task = int(head) if head.isdigit() else 0
+        tail = parsed[0].rsplit("-", 1)[-1]
+        seq = int(tail) if tail.isdigit() else 0
+    return s.instant, task, seq, s.path
 
 
 def file_slices(partition: str, file_ids: Sequence[str], instants: Sequence[str], paths: Sequence[str],

@@ -1,0 +1,283 @@
+"""``layoutbench sweep SWEEP.yaml``: the calibrated simulator over a grid of workload and config
+parameters, and which RFC design wins each criterion at each grid point.
+
+A sweep file names a base scenario and, per parameter, the values to try (a list, or
+``{from, to, steps, scale}``). Each grid point is the base scenario with those values applied
+(validated like any scenario), simulated in memory (:func:`bench.simulate.driver.run_simulation`).
+Per point and engine the figures of :data:`CRITERIA` are kept; :mod:`bench.simulate.decision_map`
+turns them into winners and crossovers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from bench.scenario import Scenario, ScenarioError, load_scenario
+from bench.simulate.costmodel import CostModel
+from bench.simulate.driver import RowSink, run_simulation
+
+
+class SweepError(ValueError):
+    """A sweep file that cannot run; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A sweep axis: where it goes in a scenario document and what it means."""
+
+    description: str
+    apply: Callable[[dict[str, Any], Any], None]
+    integer: bool = False
+
+
+def _set(*path: str) -> Callable[[dict[str, Any], Any], None]:
+    def apply(doc: dict[str, Any], value: Any) -> None:
+        node = doc
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return apply
+
+
+def _batch_mb(doc: dict[str, Any], value: Any) -> None:
+    doc["workload"]["batch_mb"] = value
+    doc["workload"]["batch_records"] = None
+
+
+def _target(doc: dict[str, Any], value: Any) -> None:
+    doc["sizing"]["target_file_mb"] = value
+    doc["sizing"]["max_file_mb"] = value
+
+
+PARAMETERS: dict[str, Parameter] = {
+    "batch_mb": Parameter("MB per ingested batch", _batch_mb),
+    "partitions": Parameter("partitions the run's time spans (fewer batches, so less data, per partition)",
+                            _set("workload", "num_partitions"), integer=True),
+    "late_fraction": Parameter("share of rows arriving in an earlier partition", _set("workload", "late_fraction")),
+    "maintenance_every": Parameter("commits between maintenance runs", _set("maintenance", "every_commits"),
+                                   integer=True),
+    "small_file_limit_mb": Parameter("small-file limit (MB)", _set("sizing", "small_file_limit_mb")),
+    "target_file_mb": Parameter("target and max file size (MB)", _target),
+    "cleaner_retention": Parameter("commits the cleaner retains", _set("sizing", "cleaner_commits_retained"),
+                                   integer=True),
+    "query_window_hours": Parameter("the selective query's time window (hours): its selectivity",
+                                    _set("queries", "service_window_hours")),
+}
+
+
+class Range(BaseModel):
+    """``steps`` values from ``from`` to ``to`` (both included), evenly on a linear or log scale."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    start: float = Field(alias="from")
+    stop: float = Field(alias="to")
+    steps: int = Field(ge=1, le=1000)
+    scale: Literal["linear", "log"] = "linear"
+
+    def values(self) -> list[float]:
+        if self.steps == 1:
+            return [self.start]
+        if self.scale == "log":
+            if self.start <= 0 or self.stop <= 0:
+                raise ValueError("a log scale needs from and to above 0")
+            lo, hi = math.log(self.start), math.log(self.stop)
+            return [round(math.exp(lo + (hi - lo) * i / (self.steps - 1)), 6) for i in range(self.steps)]
+        return [round(self.start + (self.stop - self.start) * i / (self.steps - 1), 6) for i in range(self.steps)]
+
+
+class SweepSpec(BaseModel):
+    """A validated sweep file."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str = ""
+    base: str
+    calibration: str | None = None
+    parameters: dict[str, list[float] | Range]
+    axes: list[str] | None = None
+    workers: int | None = Field(None, ge=1, le=64)
+
+    @field_validator("parameters")
+    @classmethod
+    def _known(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if not v:
+            raise ValueError("no parameters: name at least one of " + ", ".join(PARAMETERS))
+        unknown = sorted(k for k in v if k not in PARAMETERS)
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown}; known: {sorted(PARAMETERS)}")
+        for k, values in v.items():
+            if isinstance(values, list) and not values:
+                raise ValueError(f"{k}: empty list of values")
+        return v
+
+
+@dataclass
+class Grid:
+    """The sweep resolved: its base scenario, each parameter's values and every point's scenario."""
+
+    spec: SweepSpec
+    base: Scenario
+    values: dict[str, list[Any]]
+    axes: tuple[str, str | None]
+    calibration: Path | None
+
+    def points(self) -> list[dict[str, Any]]:
+        names = list(self.values)
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*self.values.values())]
+
+    def base_values(self) -> dict[str, Any]:
+        """Each parameter's value nearest the base scenario's (the line the crossovers are read on)."""
+        doc = self.base.model_dump(mode="json")
+        out = {}
+        for name, values in self.values.items():
+            probe = _blank_doc()
+            PARAMETERS[name].apply(probe, "__probe__")
+            current = _lookup(doc, probe)
+            out[name] = min(values, key=lambda v: abs(v - current)) if isinstance(current, int | float) \
+                else values[len(values) // 2]
+        return out
+
+    def scenario(self, point: dict[str, Any]) -> Scenario:
+        """The base scenario with ``point``'s values (one :class:`SweepError` naming the field if impossible)."""
+        doc = self.base.model_dump(mode="json")
+        doc["name"] = f"{self.base.name}_sweep"
+        for name, value in point.items():
+            PARAMETERS[name].apply(doc, value)
+        try:
+            return Scenario.model_validate(doc)
+        except ValidationError as exc:
+            where = ", ".join(f"{k}={v}" for k, v in point.items())
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+            raise SweepError(f"sweep {self.spec.name}: the point {where} is not a valid scenario: {problems}") from None
+
+
+def _blank_doc() -> dict[str, Any]:
+    return {"workload": {}, "sizing": {}, "maintenance": {}, "queries": {}}
+
+
+def _lookup(doc: dict[str, Any], probe: dict[str, Any]) -> Any:
+    """The value in ``doc`` at the path where ``probe`` holds ``"__probe__"``."""
+    for key, sub in probe.items():
+        if sub == "__probe__":
+            return doc.get(key)
+        if isinstance(sub, dict) and sub:
+            found = _lookup(doc.get(key) or {}, sub)
+            if found is not None:
+                return found
+    return None
+
+
+def load_sweep(path: str | Path) -> Grid:
+    """Read and validate a sweep file; every value of every parameter is checked on the base scenario."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise SweepError(f"cannot read sweep file {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise SweepError(f"{path}: not valid YAML ({exc})") from None
+    try:
+        spec = SweepSpec.model_validate(doc)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'sweep'}: {e['msg']}" for e in exc.errors())
+        raise SweepError(f"{path}: invalid sweep: {problems}") from None
+    base_path = (path.parent / spec.base).resolve()
+    try:
+        base = load_scenario(base_path)
+    except ScenarioError as exc:
+        raise SweepError(f"{path}: base scenario {spec.base}: {exc}") from None
+    values: dict[str, list[Any]] = {}
+    for name, raw in spec.parameters.items():
+        try:
+            vals = raw.values() if isinstance(raw, Range) else list(raw)
+        except ValueError as exc:
+            raise SweepError(f"{path}: parameters.{name}: {exc}") from None
+        if PARAMETERS[name].integer:
+            if any(float(v) != int(v) for v in vals):
+                raise SweepError(f"{path}: parameters.{name}: whole numbers only, got {vals}")
+            vals = [int(v) for v in vals]
+        values[name] = sorted(dict.fromkeys(vals))
+    axes = spec.axes or list(values)[:2]
+    bad = [a for a in axes if a not in values]
+    if bad or not 1 <= len(axes) <= 2:
+        raise SweepError(f"{path}: axes {axes}: one or two of the sweep's parameters {list(values)}")
+    calibration = (path.parent / spec.calibration).resolve() if spec.calibration else None
+    if calibration is not None and not calibration.is_file():
+        raise SweepError(f"{path}: calibration {spec.calibration}: no such file")
+    grid = Grid(spec, base, values, (axes[0], axes[1] if len(axes) > 1 else None), calibration)
+    for name, vals in values.items():  # each value alone on the base: names the impossible one
+        for v in vals:
+            grid.scenario({name: v})
+    return grid
+
+
+# -- running -----------------------------------------------------------------------------------
+CRITERIA: dict[str, str] = {
+    "wa": "write amplification (final)",
+    "live_files": "live files (final)",
+    "space_amp_peak": "space amplification (peak)",
+    "ingest_s": "ingest time (simulated, total)",
+    "maintenance_s": "maintenance time (simulated, total)",
+    "query_files": "files scanned by the query suite (final checkpoint)",
+    "query_s": "query suite latency (simulated, final checkpoint)",
+}
+
+
+def figures(sink: RowSink, engine: str) -> dict[str, float]:
+    """The :data:`CRITERIA` of one simulated engine, from its result rows."""
+    commits = [r for r in sink.rows["commits"] if r["engine"] == engine]
+    ingest = [r for r in commits if r["kind"] == "ingest"]
+    written = sum(r["bytes_written"] for r in commits)
+    batch = sum(r["batch_bytes"] for r in ingest)
+    maint = [r for r in sink.rows["maintenance"] if r["engine"] == engine]
+    queries = [r for r in sink.rows["queries"] if r["engine"] == engine]
+    last = max((r["checkpoint"] for r in queries), default=None)
+    final = [r for r in queries if r["checkpoint"] == last]
+    amps = [r["space_amp"] for r in commits if r["space_amp"] is not None]
+    return {
+        "wa": written / batch if batch else float("nan"),
+        "live_files": float(commits[-1]["live_files"]) if commits else float("nan"),
+        "space_amp_peak": max(amps) if amps else float("nan"),
+        "ingest_s": sum(r["duration_s"] for r in ingest),
+        "maintenance_s": sum(r["duration_s"] for r in maint),
+        "query_files": float(sum(r["files_scanned"] for r in final)),
+        "query_s": sum(r["latency_s"] for r in final),
+    }
+
+
+def _run_point(args: tuple[Scenario, dict[str, Any], str | None]) -> list[dict[str, Any]]:
+    scenario, point, calibration = args
+    model = CostModel.load(calibration) if calibration else CostModel()
+    done = run_simulation(scenario, model, sink=RowSink())
+    rows = []
+    for e in done.engines:
+        rows.append({**point, "engine": e.name, "kind": e.kind, **figures(done.sink, e.name)})  # type: ignore[arg-type]
+    return rows
+
+
+def run_grid(grid: Grid, workers: int | None = None) -> tuple[list[dict[str, Any]], float]:
+    """Every point's figures per engine, and the wall time. Points run in worker processes."""
+    t0 = time.perf_counter()
+    points = grid.points()
+    jobs = [(grid.scenario(p), p, str(grid.calibration) if grid.calibration else None) for p in points]
+    n = workers or grid.spec.workers or max(1, os.cpu_count() or 1)
+    rows: list[dict[str, Any]] = []
+    if n == 1:
+        for job in jobs:
+            rows += _run_point(job)
+    else:
+        with ProcessPoolExecutor(n) as pool:
+            for out in pool.map(_run_point, jobs, chunksize=max(1, len(jobs) // (n * 8))):
+                rows += out
+    return rows, time.perf_counter() - t0
