@@ -200,14 +200,15 @@ def report(
     run_dir: str = typer.Argument(..., help="results folder"),
     design_review: bool = typer.Option(False, "--design-review", help="add the RFC-19 design review"),
     simulation: str | None = typer.Option(None, "--simulation", help="a simulated results folder for 'at scale'"),
+    sweep: str | None = typer.Option(None, "--sweep", help="a sweep's results folder: 'Where the answer changes'"),
 ) -> None:
     """Render report.md, a self-contained report.html and the plots from a results folder."""
     from bench.results import ResultsError
     from reports import render_report
 
     try:
-        paths = render_report(run_dir, design_review=design_review, simulation_dir=simulation)
-    except ResultsError as exc:
+        paths = render_report(run_dir, design_review=design_review, simulation_dir=simulation, sweep_dir=sweep)
+    except (ResultsError, FileNotFoundError) as exc:
         fail(str(exc))
         return
     console.print(f"report: {paths['report.html']}")
@@ -322,6 +323,37 @@ def simulate(
             print(run_dir)
             raise typer.Exit(EXIT_FAILED)
     print(run_dir)
+
+
+@app.command()
+def sweep(
+    sweep_file: str = typer.Argument(..., help="sweep YAML file (see bench/sweeps/)"),
+    out: str = typer.Option("results", "--out", help="results root"),
+    validate_corners: bool = typer.Option(False, "--validate-corners",
+                                          help="real runs at the map's 4 corners, printed beside the map"),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="processes (default: the sweep's, or cores)"),
+) -> None:
+    """Run the simulator over a grid of workload and config parameters: who wins each criterion
+    where, and where the answer changes (map.md and heatmaps in the results folder)."""
+    from bench.simulate.sweep import SweepError, load_sweep, run_grid, write_sweep
+    from bench.simulate.sweep import validate_corners as run_corners
+    from reports.decision_map import render_section
+
+    try:
+        grid = load_sweep(sweep_file)
+    except SweepError as exc:
+        fail(str(exc))
+        return
+    rows, wall = run_grid(grid, workers)
+    console.print(f"sweep {grid.spec.name}: {len(grid.points())} points in {wall:.1f} s")
+    folder = write_sweep(grid, rows, wall, out)
+    if validate_corners:
+        validation = run_corners(grid, folder / "corners")
+        folder = write_sweep(grid, rows, wall, out, run_id=folder.name, validation=validation)
+    text, _ = render_section(folder)
+    (folder / "map.md").write_text(text)
+    console.print(text, markup=False)
+    print(folder)
 
 
 @app.command()

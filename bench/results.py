@@ -199,3 +199,16 @@ class Results:
             else:
                 self._cache[name] = TABLES[name].empty_table().to_pandas()
         return self._cache[name]
+
+
+# -- sweeps (`layoutbench sweep`): a folder of its own -------------------------------------------
+SWEEP_TABLE = "sweep.parquet"  # one row per grid point and engine: the parameters, engine, kind, then the criteria
+SWEEP_RUN = "sweep.json"  # the sweep file, its resolved values, axes, base line, timing, machine, validation
+SWEEP_CRITERIA: dict[str, str] = {  # per grid point and engine; lower is better
+    "wa": "write amplification (final)",
+    "live_files": "live files (final)",
+    "space_amp_peak": "space amplification (peak)",
+    "write_s": "write time: ingest + maintenance (simulated, total)",
+    "query_files": "files scanned by the query suite (final checkpoint)",
+    "query_s": "query suite latency (simulated, final checkpoint)",
+}

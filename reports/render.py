@@ -139,8 +139,10 @@ def crash_section(results: Results) -> str:
 
 
 def render_markdown(results: Results, plots: dict[str, Path], design_review: bool,
-                    simulation: Results | None = None) -> str:
-    """The whole report as Markdown (plots referenced as ``plots/<name>.png``)."""
+                    simulation: Results | None = None, decision_map: str | None = None) -> str:
+    """The whole report as Markdown (plots referenced as ``plots/<name>.png``); ``decision_map``: the
+    section generated from a sweep, which replaces the mechanisms listed under "When the answer
+    would change"."""
     summaries = summarize(results)
     name = results.run.get("scenario", {}).get("name", "?")
     parts = [f"# layoutbench report — {name}\n", "## Setup\n", setup_section(results),
@@ -161,7 +163,10 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
                   "\n" + answer(rows) + "\n",
                   "\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
                   "\n### When the answer would change\n",
-                  "\n".join(f"- {c}" for c in conditions(results, simulation)) + "\n"]
+                  "\n".join(f"- {c}" for c in conditions(results, simulation)) + "\n"
+                  if decision_map is None else "See *Where the answer changes* below (from a sweep).\n"]
+    if decision_map is not None:
+        parts += ["\n" + decision_map]
     peer = peer_rows(results, summaries)
     if peer:
         parts += ["\n## Next to Delta Lake (delta-rs), same run\n", PEER_NOTE + "\n", md_table(pd.DataFrame(peer))]
@@ -199,16 +204,23 @@ def markdown_to_html(md: str, plots: dict[str, Path]) -> str:
 
 
 def render_report(run_dir: str | Path, design_review: bool = False,
-                  simulation_dir: str | Path | None = None) -> dict[str, Path]:
+                  simulation_dir: str | Path | None = None, sweep_dir: str | Path | None = None) -> dict[str, Path]:
     """Write report.md, report.html and plots/*.png into the results folder; returns name -> path.
 
     ``simulation_dir``: a simulated results folder whose projections fill "when the answer would change".
+    ``sweep_dir``: a sweep's results folder: its decision map becomes "Where the answer changes".
     """
     results = Results(run_dir)
     simulation = Results(simulation_dir) if simulation_dir else None
     folder = Path(run_dir)
     plots = render_plots(results, folder / "plots")
-    md = render_markdown(results, plots, design_review, simulation)
+    decision_map, maps = None, {}
+    if sweep_dir is not None:
+        from reports.decision_map import render_section
+
+        decision_map, maps = render_section(sweep_dir, folder / "plots")
+    md = render_markdown(results, plots, design_review, simulation, decision_map)
+    plots = {**plots, **maps}
     (folder / "report.md").write_text(md)
     (folder / "report.html").write_text(markdown_to_html(md, plots))
     return {"report.md": folder / "report.md", "report.html": folder / "report.html", **plots}

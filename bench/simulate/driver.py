@@ -21,6 +21,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,41 @@ def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     return {k: v for k, v in sorted(out.items()) if v}
 
 
+# Generated rows depend on the workload only: grid points of a sweep that share it share these.
+@lru_cache(maxsize=8192)
+def _generated_batch(spec: WorkloadSpec, b: int, with_rows: bool
+                     ) -> tuple[dict[str, int], dict[str, pa.Table], pa.Table]:
+    """Batch ``b``'s rows per partition path and, with rows, its query columns per partition path
+    and as one table (with the partition column)."""
+    pcol = spec.partition_column
+    table = batch_table(spec, b, (pcol, *simrows.COLUMNS) if with_rows else (pcol,))
+    vc = pc.value_counts(table.column(pcol)).to_pylist()
+    counts = {f"{pcol}={d['values']}": d["counts"] for d in sorted(vc, key=lambda d: d["values"])}
+    rows = {f"{pcol}={k}": v for k, v in simrows.partition_rows(table, pcol).items()} if with_rows else {}
+    return counts, rows, table
+
+
+@lru_cache(maxsize=8192)
+def _sorted_batch_rows(spec: WorkloadSpec, b: int, partition: str, order: tuple[str, ...]) -> pa.Table:
+    return simrows.sort_rows(_generated_batch(spec, b, True)[1][partition], order)
+
+
+@lru_cache(maxsize=8192)
+def _ingest_pieces(spec: WorkloadSpec, b: int, partition: str, order: tuple[str, ...],
+                   parts: tuple[int, ...]) -> list[tuple[pa.Table, dict]]:
+    """The files an APPEND ingest writes for one partition of batch ``b``: rows and their ranges."""
+    pieces = simrows.cut(_sorted_batch_rows(spec, b, partition, order), parts)
+    value = partition.split("=", 1)[1]
+    return [(t, simrows.stats_of(t, spec.partition_column, value)) for t in pieces]
+
+
+@lru_cache(maxsize=256)
+def _params_so_far(spec: WorkloadSpec, b: int, window_hours: float) -> QueryParams:
+    """The runner's query parameters after batch ``b``: chosen from every row so far."""
+    truth = pa.concat_tables([_generated_batch(spec, k, True)[2] for k in range(b + 1)])
+    return choose_params(truth, spec.partition_column, window_hours)
+
+
 @dataclass
 class SimFile:
     slice: FileSlice
@@ -145,7 +181,6 @@ class Simulator:
         self.batch_bytes: dict[int, int] = {}
         self.batch_rows: dict[str, pa.Table] = {}  # this batch's query columns per partition path (exact mode)
         self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
-        self.truth: list[pa.Table] = []  # every batch's query columns so far (exact mode: query parameters)
         self.partition_rows: dict[str, int] = defaultdict(int)
         weights = 1.0 / (1 + np.arange(self.spec.num_services)) ** self.spec.service_skew
         self.service_weights = weights / weights.sum()
@@ -161,7 +196,8 @@ class Simulator:
              stats: dict | None = None, data: pa.Table | None = None, task: int = 0) -> FileSlice:
         path = f"{partition}/{file_id}_{task}-0-0_{instant}.parquet"
         if data is not None:
-            stats = simrows.stats_of(data, self.pcol, partition[len(self.prefix):])
+            if stats is None:
+                stats = simrows.stats_of(data, self.pcol, partition[len(self.prefix):])
             e.rows[path] = data
         s = FileSlice(partition, file_id, instant, path, size, rows, stats or {})
         old = e.live.get((partition, file_id))
@@ -230,13 +266,10 @@ class Simulator:
             counts_raw = analytic_partition_counts(self.spec, b)
             counts = {f"{self.prefix}{k}": v for k, v in counts_raw.items()}
         else:
-            table = batch_table(self.spec, b, (self.pcol, *simrows.COLUMNS) if self.with_rows else (self.pcol,))
-            vc = pc.value_counts(table.column(self.pcol)).to_pylist()
-            counts = {f"{self.prefix}{d['values']}": d["counts"] for d in sorted(vc, key=lambda d: d["values"])}
+            counts, batch_rows, _ = _generated_batch(self.spec, b, self.with_rows)
             if self.with_rows:
-                self.batch_rows = {f"{self.prefix}{k}": v for k, v in simrows.partition_rows(table, self.pcol).items()}
+                self.batch_rows = batch_rows
                 self.sorted_rows = {}
-                self.truth.append(table.select([self.pcol, *simrows.COLUMNS]))
         for k, v in counts.items():
             self.partition_rows[k] += v
         return counts
@@ -249,10 +282,7 @@ class Simulator:
         return {**out, "ts": ts} if ts is not None else out
 
     def _sorted_batch_rows(self, partition: str, order: tuple[str, ...]) -> pa.Table:
-        key = (partition, order)
-        if key not in self.sorted_rows:
-            self.sorted_rows[key] = simrows.sort_rows(self.batch_rows[partition], order)
-        return self.sorted_rows[key]
+        return _sorted_batch_rows(self.spec, self.batch, partition, order)
 
     def _ingest_order(self, e: SimEngine) -> list[str]:
         cols = list(e.options.get("sort_columns", ())) if e.kind == "append_compaction" else []
@@ -316,9 +346,9 @@ class Simulator:
                 size = int(rows * self.bpr)
                 parts = split_evenly(rows, max(1, math.ceil(size / self.max_file)))
                 if self.with_rows:
-                    pieces = simrows.cut(self._sorted_batch_rows(partition, tuple(order)), parts)
-                    for r, data in zip(parts, pieces, strict=True):
-                        written.append(self._add(e, partition, e.new_id(), instant, r, int(r * self.bpr), data=data))
+                    pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts))
+                    for r, (data, stats) in zip(parts, pieces, strict=True):
+                        written.append(self._add(e, partition, e.new_id(), instant, r, int(r * self.bpr), stats, data))
                 else:
                     stats = self._estimated_stats(partition)
                     for r in parts:
@@ -392,8 +422,8 @@ class Simulator:
     def query_params(self) -> QueryParams:
         """The suite's parameters at this checkpoint: chosen from the rows so far as the runner does
         (exact mode), or from the generator's distributions (estimated mode)."""
-        if self.truth:
-            return choose_params(pa.concat_tables(self.truth), self.pcol, self.sc.queries.service_window_hours)
+        if self.with_rows:
+            return _params_so_far(self.spec, self.batch, self.sc.queries.service_window_hours)
         lo = self.spec.start
         hi = batch_ts_range(self.spec, self.batch)[1]
         mid = lo + (hi - lo) / 2

@@ -4,8 +4,8 @@ parameters, and which RFC design wins each criterion at each grid point.
 A sweep file names a base scenario and, per parameter, the values to try (a list, or
 ``{from, to, steps, scale}``). Each grid point is the base scenario with those values applied
 (validated like any scenario), simulated in memory (:func:`bench.simulate.driver.run_simulation`).
-Per point and engine the figures of :data:`CRITERIA` are kept; :mod:`bench.simulate.decision_map`
-turns them into winners and crossovers.
+Per point and engine the figures of :data:`bench.results.SWEEP_CRITERIA` are kept;
+:mod:`reports.map_winners` turns them into winners and crossovers.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from bench.results import SWEEP_CRITERIA as CRITERIA
+from bench.results import SWEEP_RUN, SWEEP_TABLE
 from bench.scenario import Scenario, ScenarioError, load_scenario
 from bench.simulate.costmodel import CostModel
 from bench.simulate.driver import RowSink, run_simulation
@@ -74,6 +76,9 @@ PARAMETERS: dict[str, Parameter] = {
     "query_window_hours": Parameter("the selective query's time window (hours): its selectivity",
                                     _set("queries", "service_window_hours")),
 }
+
+
+WORKLOAD_PARAMETERS = ("batch_mb", "partitions", "late_fraction")
 
 
 class Range(BaseModel):
@@ -223,15 +228,6 @@ def load_sweep(path: str | Path) -> Grid:
 
 
 # -- running -----------------------------------------------------------------------------------
-CRITERIA: dict[str, str] = {
-    "wa": "write amplification (final)",
-    "live_files": "live files (final)",
-    "space_amp_peak": "space amplification (peak)",
-    "ingest_s": "ingest time (simulated, total)",
-    "maintenance_s": "maintenance time (simulated, total)",
-    "query_files": "files scanned by the query suite (final checkpoint)",
-    "query_s": "query suite latency (simulated, final checkpoint)",
-}
 
 
 def figures(sink: RowSink, engine: str) -> dict[str, float]:
@@ -249,8 +245,7 @@ def figures(sink: RowSink, engine: str) -> dict[str, float]:
         "wa": written / batch if batch else float("nan"),
         "live_files": float(commits[-1]["live_files"]) if commits else float("nan"),
         "space_amp_peak": max(amps) if amps else float("nan"),
-        "ingest_s": sum(r["duration_s"] for r in ingest),
-        "maintenance_s": sum(r["duration_s"] for r in maint),
+        "write_s": sum(r["duration_s"] for r in ingest) + sum(r["duration_s"] for r in maint),
         "query_files": float(sum(r["files_scanned"] for r in final)),
         "query_s": sum(r["latency_s"] for r in final),
     }
@@ -269,7 +264,8 @@ def _run_point(args: tuple[Scenario, dict[str, Any], str | None]) -> list[dict[s
 def run_grid(grid: Grid, workers: int | None = None) -> tuple[list[dict[str, Any]], float]:
     """Every point's figures per engine, and the wall time. Points run in worker processes."""
     t0 = time.perf_counter()
-    points = grid.points()
+    # points sharing a workload run one after another in one process: its generated rows are cached
+    points = sorted(grid.points(), key=lambda p: tuple(p.get(k, 0) for k in WORKLOAD_PARAMETERS))
     jobs = [(grid.scenario(p), p, str(grid.calibration) if grid.calibration else None) for p in points]
     n = workers or grid.spec.workers or max(1, os.cpu_count() or 1)
     rows: list[dict[str, Any]] = []
@@ -278,6 +274,82 @@ def run_grid(grid: Grid, workers: int | None = None) -> tuple[list[dict[str, Any
             rows += _run_point(job)
     else:
         with ProcessPoolExecutor(n) as pool:
-            for out in pool.map(_run_point, jobs, chunksize=max(1, len(jobs) // (n * 8))):
+            for out in pool.map(_run_point, jobs, chunksize=max(1, len(jobs) // (n * 4))):
                 rows += out
     return rows, time.perf_counter() - t0
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+def write_sweep(grid: Grid, rows: list[dict[str, Any]], wall_s: float, out_dir: str | Path,
+                run_id: str | None = None, validation: list[dict[str, Any]] | None = None) -> Path:
+    """Write a sweep's results folder (``sweep.parquet`` + ``sweep.json``); returns the folder."""
+    import json
+    from datetime import UTC, datetime
+
+    import pandas as pd
+
+    from bench.results import git_info, machine_info, new_run_id
+
+    folder = Path(out_dir) / (run_id or new_run_id(f"sweep-{grid.spec.name}"))
+    folder.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_parquet(folder / SWEEP_TABLE, index=False)
+    run = {
+        "sweep": grid.spec.model_dump(mode="json", by_alias=True), "base_scenario": grid.base.name,
+        "values": grid.values, "axes": list(grid.axes), "base_values": grid.base_values(),
+        "points": len(grid.points()), "criteria": CRITERIA, "wall_time_s": wall_s,
+        "calibration": str(grid.calibration) if grid.calibration else None,
+        "created": datetime.now(UTC).isoformat(), "git": git_info(), "machine": machine_info(),
+        "validation": validation or [],
+    }
+    (folder / SWEEP_RUN).write_text(json.dumps(run, indent=2, default=str))
+    return folder
+
+
+def corners(grid: Grid) -> list[dict[str, Any]]:
+    """The corners of the map's axes, the other parameters on the base line (validation points)."""
+    base = grid.base_values()
+    x, y = grid.axes
+    xs = [grid.values[x][0], grid.values[x][-1]]
+    ys = [grid.values[y][0], grid.values[y][-1]] if y else [None]
+    out = []
+    for vx in xs:
+        for vy in ys:
+            p = dict(base, **{x: vx})
+            if y:
+                p[y] = vy
+            out.append(p)
+    return out
+
+
+def validate_corners(grid: Grid, out_dir: str | Path, progress: bool = False) -> list[dict[str, Any]]:
+    """Real runs of the map's corners, each beside the simulator's figures for the same scenario.
+
+    Per corner: the checks of :func:`bench.simulate.validate.validate` (file counts and files
+    scanned exact, WA within 10%), counted, with the largest WA error."""
+    from bench.results import Results
+    from bench.runner import run_scenario
+    from bench.simulate.driver import simulate
+    from bench.simulate.validate import validate
+
+    out = []
+    for i, point in enumerate(corners(grid)):
+        sc = grid.scenario(point).model_copy(update={"name": f"{grid.spec.name}_corner{i}"})
+        real = Results(run_scenario(sc, out=Path(out_dir), progress=progress, run_id=f"corner{i}-real"))
+        sim = Results(simulate(sc, out_dir, calibration_path=grid.calibration, run_id=f"corner{i}-sim"))
+        checks = validate(real, sim)
+        wa = [c for c in checks if c.figure == "final WA"]
+        worst = max(wa, key=lambda c: abs(float(c.simulated) / float(c.real) - 1) if c.real else 0.0, default=None)
+        out.append({
+            "corner": point, "real_run": str(real.folder), "checks": len(checks),
+            "ok": sum(c.ok for c in checks),
+            "file_counts_exact": all(c.ok for c in checks if "per commit" in c.figure),
+            "files_scanned_equal": f"{sum(c.ok for c in checks if c.figure.startswith('files scanned'))}/"
+                                   f"{sum(1 for c in checks if c.figure.startswith('files scanned'))}",
+            "worst_wa_error": (f"{worst.engine} {float(worst.simulated) / float(worst.real) - 1:+.1%}"
+                               if worst is not None and worst.real else None),
+            "failures": [f"{c.engine}: {c.figure}: real {c.real}, simulated {c.simulated}"
+                         for c in checks if not c.ok],
+        })
+    return out
