@@ -122,6 +122,8 @@ def run(
     seed: int | None = typer.Option(None, "--seed", help="override the workload seed"),
     keep_tables: bool = typer.Option(True, "--keep-tables/--no-keep-tables", help="keep the tables after the run"),
     report: bool = typer.Option(False, "--report", help="render the reports after the run"),
+    repeat: int | None = typer.Option(None, "--repeat", help="run the timed parts N times on fresh tables "
+                                      "(default: the scenario's repeat); timings get 95% intervals"),
 ) -> None:
     """Run a scenario; the results folder is printed as the last line."""
     from bench.runner import RunStepError, run_scenario
@@ -133,13 +135,16 @@ def run(
             sc = sc.select_engines([e.strip() for e in engines.split(",") if e.strip()])
         if seed is not None:
             sc = sc.model_copy(update={"workload": sc.workload.model_copy(update={"seed": seed})})
+        if repeat is not None and repeat < 1:
+            raise ScenarioError(f"--repeat must be at least 1, got {repeat}")
     except ScenarioError as exc:
         fail(str(exc))
         return
     from engines.spark.session import SparkMasterUnreachable
 
     try:
-        run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario)
+        run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario,
+                               repeat=repeat)
     except RunStepError as exc:
         fail(str(exc), EXIT_FAILED)
         return

@@ -73,7 +73,7 @@ def _planner_class(kind: str) -> type | None:
         from engines.cow_baseline.config import CowConfig
 
         return CowConfig
-    if kind == "append_compaction":
+    if kind in ("append_compaction", "append_only"):  # the control keeps Option 1's settings, unused
         from engines.append_compaction.config import CompactionConfig
 
         return CompactionConfig
@@ -123,10 +123,14 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
 
         cfg = _apply(CowEngineConfig, {**common, "planner": planner}, engine_over, where)
         return CowBaselineEngine(table, cfg, name=spec.name)
-    if spec.kind == "append_compaction":
+    if spec.kind in ("append_compaction", "append_only"):
         from engines.append_compaction.engine import AppendCompactionEngine, Option1Config
 
         cfg = _apply(Option1Config, {**common, "compaction": planner}, engine_over, where)
+        if spec.kind == "append_only":
+            from engines.append_only.engine import AppendOnlyEngine
+
+            return AppendOnlyEngine(table, cfg, name=spec.name)
         return AppendCompactionEngine(table, cfg, name=spec.name)
     from engines.clustering.engine import ClusteringEngine, Option2Config
 

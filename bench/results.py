@@ -22,6 +22,16 @@ Tables (one row per …):
 - ``crash``: injected crash — engine, point, recovered, rows_lost, rows_duplicated,
   query_failures, hudi_rs_agrees, details.
 
+Repetitions (``run --repeat N``): ``commits``, ``maintenance`` and ``queries`` carry ``repeat``
+(0 .. N-1); every repetition runs the engines on fresh tables from the same batches. Deterministic
+figures (bytes, files, WA, rows) are the first repetition's and must equal every other's (the run
+checks it); :meth:`Results.table` returns the first repetition unless asked for all of them, which
+timing figures use.
+
+``run.json`` carries ``format_version`` (:data:`FORMAT_VERSION`, as asv stores its own): a folder
+written by a newer layoutbench is refused with one message; an older one (no ``repeat``) reads as one
+repetition.
+
 Beside them in the folder: ``spark.log`` (the JVM's stderr: Ivy, log4j at WARN, Python workers),
 ``error.log`` (the traceback of a run step that raised), and in ``run.json`` the run ``profile``:
 ``phases_s`` (wall seconds for spark_start, generation, ground_truth, ingest/<engine>,
@@ -44,6 +54,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+FORMAT_VERSION = 2  # 2: repeat column in commits, maintenance and queries (--repeat)
+REPEATED = ("commits", "maintenance", "queries")  # tables with a row per repetition
+
 TABLES: dict[str, pa.Schema] = {
     "commits": pa.schema([
         ("engine", pa.string()), ("seq", pa.int64()), ("batch", pa.int64()), ("instant", pa.string()),
@@ -53,7 +66,7 @@ TABLES: dict[str, pa.Schema] = {
         ("cum_bytes_written", pa.int64()), ("cum_batch_bytes", pa.int64()), ("wa", pa.float64()),
         ("live_files", pa.int64()), ("physical_files", pa.int64()), ("live_bytes", pa.int64()),
         ("physical_bytes", pa.int64()), ("space_amp", pa.float64()), ("small_files", pa.int64()),
-        ("mean_file_bytes", pa.float64()), ("metadata_bytes", pa.int64()),
+        ("mean_file_bytes", pa.float64()), ("metadata_bytes", pa.int64()), ("repeat", pa.int64()),
     ]),
     "files": pa.schema([
         ("engine", pa.string()), ("checkpoint", pa.int64()), ("partition", pa.string()),
@@ -64,14 +77,14 @@ TABLES: dict[str, pa.Schema] = {
         ("engine", pa.string()), ("batch", pa.int64()), ("kind", pa.string()), ("instant", pa.string()),
         ("mode", pa.string()), ("duration_s", pa.float64()), ("files_in", pa.int64()),
         ("files_out", pa.int64()), ("bytes_read", pa.int64()), ("bytes_written", pa.int64()),
-        ("records", pa.int64()), ("files_deleted", pa.int64()), ("details", pa.string()),
+        ("records", pa.int64()), ("files_deleted", pa.int64()), ("details", pa.string()), ("repeat", pa.int64()),
     ]),
     "queries": pa.schema([
         ("engine", pa.string()), ("checkpoint", pa.int64()), ("query", pa.string()), ("run", pa.int64()),
         ("latency_s", pa.float64()), ("files_total", pa.int64()), ("files_scanned", pa.int64()),
         ("files_pruned", pa.int64()), ("row_groups_total", pa.int64()), ("row_groups_scanned", pa.int64()),
         ("rows_scanned", pa.int64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
-        ("error", pa.string()),
+        ("error", pa.string()), ("repeat", pa.int64()),
     ]),
     "isolation": pa.schema([
         ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),
@@ -152,12 +165,13 @@ class ResultsWriter:
     def write_table(self, table: str) -> Path:
         schema = TABLES[table]
         rows = self.rows[table]
-        cols = {f.name: [r.get(f.name) for r in rows] for f in schema}
+        cols = {f.name: [r.get(f.name, 0 if f.name == "repeat" else None) for r in rows] for f in schema}
         path = self.folder / f"{table}.parquet"
         pq.write_table(pa.table(cols, schema=schema), path)
         return path
 
     def write_run(self, run: dict[str, Any]) -> Path:
+        run = {"format_version": FORMAT_VERSION, **run}
         for name in TABLES:
             self.write_table(name)
         path = self.folder / "run.json"
@@ -179,6 +193,10 @@ class Results:
             self.run: dict[str, Any] = json.loads(run_file.read_text())
         except ValueError as exc:
             raise ResultsError(f"{run_file}: not valid JSON ({exc})") from None
+        version = self.run.get("format_version", 1)
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise ResultsError(f"{self.folder}: results format version {version!r} was written by a newer "
+                               f"layoutbench; this one reads up to version {FORMAT_VERSION}")
         self._cache: dict[str, pd.DataFrame] = {}
 
     @property
@@ -189,16 +207,32 @@ class Results:
     def engines(self) -> list[str]:
         return list(self.run.get("engines", {}))
 
-    def table(self, name: str) -> pd.DataFrame:
+    @property
+    def repeats(self) -> int:
+        """How many repetitions the run made (``--repeat``; 1 for folders written before it)."""
+        return int(self.run.get("repeat", 1) or 1)
+
+    def table(self, name: str, all_repeats: bool = False) -> pd.DataFrame:
+        """One results table; for ``commits``, ``maintenance`` and ``queries`` the first repetition
+        only unless ``all_repeats`` (timings pool every repetition; exact figures are the first's)."""
         if name not in TABLES:
             raise ResultsError(f"unknown results table {name!r}")
         if name not in self._cache:
             path = self.folder / f"{name}.parquet"
             if path.is_file():
-                self._cache[name] = pq.read_table(path).to_pandas()
+                df = pq.read_table(path).to_pandas()
             else:
-                self._cache[name] = TABLES[name].empty_table().to_pandas()
-        return self._cache[name]
+                df = TABLES[name].empty_table().to_pandas()
+            if "repeat" in TABLES[name].names and "repeat" not in df.columns:
+                df["repeat"] = 0  # written before --repeat: one repetition
+            self._cache[name] = df
+        df = self._cache[name]
+        if all_repeats or name not in REPEATED:
+            return df
+        key = f"{name}/first"
+        if key not in self._cache:
+            self._cache[key] = df[df["repeat"].fillna(0) == 0].reset_index(drop=True)
+        return self._cache[key]
 
 
 # -- sweeps (`layoutbench sweep`): a folder of its own -------------------------------------------

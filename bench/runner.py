@@ -29,7 +29,7 @@ from bench.isolation import IsolationProbe
 from bench.probe import HudiProbe, TableProbe, probe_of
 from bench.queries import SUITE, QueryParams, choose_params, run_query
 from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
-from bench.scenario import Scenario
+from bench.scenario import Scenario, ScenarioError
 from engines.base import Engine, MaintenanceResult
 from engines.spark.session import get_spark, resolve_master, warm_up
 from workloads.generator import batch_df, batch_table
@@ -66,6 +66,7 @@ class EngineState:
     maintenance_runs: int = 0
     isolation_runs: int = 0
     async_thread: threading.Thread | None = None
+    repeat: int = 0  # which repetition (--repeat) this engine's table belongs to
 
 
 @dataclass
@@ -116,7 +117,7 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
     with ctx.lock:
         st.seq += 1
         ctx.writer.add(
-            "commits", engine=st.engine.name, seq=st.seq, batch=batch, instant=instant, action=action,
+            "commits", engine=st.engine.name, repeat=st.repeat, seq=st.seq, batch=batch, instant=instant, action=action,
             operation=operation, kind=kind, duration_s=duration,
             records_written=sum(s.num_writes for s in stats),
             bytes_written=sum(int(s.total_write_bytes or s.file_size) for s in stats),
@@ -127,7 +128,8 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
 
 def record_maintenance(ctx: RunContext, st: EngineState, batch: int, res: MaintenanceResult, mode: str) -> None:
     with ctx.lock:
-        ctx.writer.add("maintenance", engine=st.engine.name, batch=batch, kind=res.kind, instant=res.instant,
+        ctx.writer.add("maintenance", engine=st.engine.name, repeat=st.repeat, batch=batch, kind=res.kind,
+                       instant=res.instant,
                        mode=mode, duration_s=res.duration_s, files_in=res.files_in, files_out=res.files_out,
                        bytes_read=res.bytes_read, bytes_written=res.bytes_written, records=res.records,
                        files_deleted=res.files_deleted, details=json.dumps(res.details, default=str))
@@ -148,7 +150,7 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
     instant = engine.schedule()
     probe = None
     iso = ctx.scenario.isolation
-    if iso.enabled and truth is not None and st.isolation_runs < iso.max_maintenance_runs:
+    if iso.enabled and truth is not None and st.repeat == 0 and st.isolation_runs < iso.max_maintenance_runs:
         st.isolation_runs += 1
         probe = IsolationProbe(ctx.spark, engine, truth, iso.queries, iso.readers,
                                ctx.scenario.workload.partition_column,
@@ -181,7 +183,7 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
     probe = probe_of(engine)
     snap = probe.snapshot()
     live = {s.path: s for s in snap}
-    for b in probe.physical_files():
+    for b in probe.physical_files() if st.repeat == 0 else ():
         s = live.get(b.path)
         ctx.writer.add("files", engine=engine.name, checkpoint=checkpoint, partition=b.partition, file_id=b.file_id,
                        path=b.path, size_bytes=b.size, rows=s.num_rows if s else None, live=s is not None)
@@ -198,7 +200,7 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
                                     f"{str(res.result)[:200]}, expected {str(expected)[:200]}")
             if res.error is not None:
                 ctx.failures.append(f"{engine.name}: query {name} failed: {res.error}")
-            ctx.writer.add("queries", engine=engine.name, checkpoint=checkpoint, query=name, run=run,
+            ctx.writer.add("queries", engine=engine.name, repeat=st.repeat, checkpoint=checkpoint, query=name, run=run,
                            latency_s=res.latency_s, files_total=res.files_total, files_scanned=res.files_scanned,
                            files_pruned=res.files_pruned, row_groups_total=res.row_groups_total if run == 0 else None,
                            row_groups_scanned=res.row_groups_scanned if run == 0 else None,
@@ -206,12 +208,38 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
                            verified=verified, error=res.error)
 
 
-def _derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int], own_bytes: frozenset[str] = frozenset()) -> None:
-    """WA and cumulative bytes per engine, computed after the run from the event rows. Engines in
-    ``own_bytes`` (another file format) divide by their own ingest bytes."""
-    by_engine: dict[str, list[dict[str, Any]]] = {}
+def _table_dir(run_dir: Path, engine: str, repeat: int) -> Path:
+    """Where an engine's table lives: ``tables/<engine>``, or ``tables/repeat<r>/<engine>`` for a repetition."""
+    return run_dir / "tables" / engine if repeat == 0 else run_dir / "tables" / f"repeat{repeat}" / engine
+
+
+DETERMINISTIC = ("kind", "records_written", "bytes_written", "files_written", "live_files", "physical_files")
+
+
+def repeat_mismatches(writer: ResultsWriter) -> list[str]:
+    """Deterministic commit figures of every repetition against the first's, one message per engine
+    and repetition that differs (same seed and batches must give the same layout)."""
+    runs: dict[tuple[str, int], list[tuple]] = {}
     for row in writer.rows["commits"]:
-        by_engine.setdefault(row["engine"], []).append(row)
+        runs.setdefault((row["engine"], row.get("repeat", 0)), []).append(
+            (row["seq"], *(row[k] for k in DETERMINISTIC)))
+    out = []
+    for (engine, r), rows in sorted(runs.items()):
+        first = sorted(runs.get((engine, 0), []))
+        mine = sorted(rows)
+        if r and mine != first:
+            diff = next((a for a, b in zip(mine, first, strict=False) if a != b), None)
+            out.append(f"{engine}: repetition {r} differs from repetition 0 "
+                       f"({len(mine)} vs {len(first)} commits; first difference at {diff})")
+    return out
+
+
+def _derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int], own_bytes: frozenset[str] = frozenset()) -> None:
+    """WA and cumulative bytes per engine (and repetition), computed after the run from the event
+    rows. Engines in ``own_bytes`` (another file format) divide by their own ingest bytes."""
+    by_engine: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in writer.rows["commits"]:
+        by_engine.setdefault((row["engine"], row.get("repeat", 0)), []).append(row)
     for rows in by_engine.values():
         rows.sort(key=lambda r: r["seq"])
         cum_w = cum_b = 0
@@ -241,9 +269,13 @@ def _async_loop(ctx: RunContext, st: EngineState, stop: threading.Event, truth_r
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str | None = None,
                  keep_tables: bool = True, progress: bool = True, run_id: str | None = None,
-                 scenario_path: str | Path | None = None) -> Path:
+                 scenario_path: str | Path | None = None, repeat: int | None = None) -> Path:
     """Run a scenario end to end and return its results folder (``scenario_path``: the YAML it was
-    loaded from, recorded in ``run.json``)."""
+    loaded from, recorded in ``run.json``; ``repeat``: repetitions of the timed parts, default the
+    scenario's ``repeat``)."""
+    repeats = scenario.repeat if repeat is None else repeat
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ScenarioError(f"repeat must be a whole number of at least 1, got {repeats!r}")
     wall0 = time.perf_counter()
     spec = scenario.workload
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
@@ -254,11 +286,13 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark)
     ctx.profile["spark_start"] = time.perf_counter() - t_session
-    engines: list[EngineState] = []
-    for es in scenario.engines:
-        table_path = str((run_dir / "tables" / es.name).resolve())
-        engines.append(EngineState(build_engine(es, scenario, table_path)))
-    reference_engine = next((e for e in engines if getattr(e.engine, "writes_batches_once", False)), None)
+    engines: list[EngineState] = []  # repetition 0's engines, then repetition 1's, ...: designs alternate
+    for r in range(repeats):
+        for es in scenario.engines:
+            table_path = str(_table_dir(run_dir, es.name, r).resolve())
+            engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r))
+    reference_engine = next((e for e in engines if e.repeat == 0 and getattr(e.engine, "writes_batches_once", False)),
+                            None)
     mode = scenario.maintenance.mode
     stop = threading.Event()
     if mode == "async":
@@ -282,7 +316,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
             with ctx.timed("ground_truth"):
                 truth_parts.append(batch_table(spec, b))
             for st in engines:
-                bar.update(task, description=f"{scenario.name} · batch {b + 1}/{n} · {st.engine.name}")
+                rep = f" (repetition {st.repeat + 1}/{repeats})" if repeats > 1 else ""
+                bar.update(task, description=f"{scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep}")
                 ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
                 t0 = time.perf_counter()
                 res = st.engine.ingest(df)
@@ -328,6 +363,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
             ctx.batch_bytes.update(_measure_batch_bytes(ctx, spec))
         _derive_cumulative(writer, ctx.batch_bytes,
                            frozenset(st.engine.name for st in engines if getattr(st.engine, "own_batch_bytes", False)))
+        if mode != "async":  # async maintenance races the batch loop: its layout is not reproducible
+            ctx.failures += repeat_mismatches(writer)
     wall = time.perf_counter() - wall0
     total_rows = sum(t.num_rows for t in truth_parts)
     run = {
@@ -335,9 +372,9 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         "scenario_path": str(scenario_path) if scenario_path is not None else None,
         "seed": spec.seed, "git": git_info(str(Path(__file__).resolve().parents[1])), "versions": {**package_versions(), **_jvm_packages(spark)},
         "machine": machine_info(), "spark_master": spark.sparkContext.master,
-        "engines": {st.engine.name: {"kind": es.kind, "table_path": str((run_dir / "tables" / es.name).resolve()),
-                                      "config": es.config}
-                    for st, es in zip(engines, scenario.engines, strict=True)},
+        "engines": {es.name: {"kind": es.kind, "table_path": str(_table_dir(run_dir, es.name, 0).resolve()),
+                              "config": es.config} for es in scenario.engines},
+        "repeat": repeats,
         "simulated": False, "wall_time_s": wall, "profile": run_profile(ctx, engines, wall), "harness_overhead_s": ctx.overhead_s,
         "harness_overhead_ratio": ctx.overhead_s / wall if wall else None,
         **_generation_figures(ctx.generation_s, [d for st in engines for d in st.ingest_latencies]),
@@ -364,9 +401,9 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
     it is reported beside the phases and not summed with them."""
     phases = {"spark_start": ctx.profile.get("spark_start", 0.0), "generation": sum(ctx.generation_s),
               "ground_truth": ctx.profile.get("ground_truth", 0.0)}
-    for st in engines:
+    for st in engines:  # every repetition of an engine adds to its phases
         name = st.engine.name
-        phases[f"ingest/{name}"] = sum(st.ingest_latencies)
+        phases[f"ingest/{name}"] = phases.get(f"ingest/{name}", 0.0) + sum(st.ingest_latencies)
         phases[f"maintenance/{name}"] = ctx.profile.get(f"maintenance/{name}", 0.0)
         phases[f"queries/{name}"] = ctx.profile.get(f"queries/{name}", 0.0)
     phases["finish"] = ctx.profile.get("finish", 0.0)

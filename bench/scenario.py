@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from workloads.spec import WorkloadSpec
 
-ENGINE_KINDS = ("cow_baseline", "append_compaction", "clustering", "delta_peer")
+ENGINE_KINDS = ("cow_baseline", "append_compaction", "clustering", "delta_peer", "hudi", "append_only")
 QUERY_NAMES = ("full_scan_by_level", "service_hours", "point_lookup", "recent_hour", "topn_latency")
 
 
@@ -30,7 +30,7 @@ class EngineSpec(_Strict):
     """One engine of the comparison; ``config`` keys are checked by the engine factory."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    kind: Literal["cow_baseline", "append_compaction", "clustering", "delta_peer", "hudi"]
+    kind: Literal["cow_baseline", "append_compaction", "clustering", "delta_peer", "hudi", "append_only"]
     config: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -108,6 +108,8 @@ class Scenario(_Strict):
     spark: SparkSpec = Field(default_factory=SparkSpec)
     output: str = "results"
     deterministic_instants: bool = True
+    # timed parts run this many times on fresh tables from the same batches (run --repeat overrides)
+    repeat: int = Field(1, ge=1, le=20)
 
     @field_validator("engines")
     @classmethod

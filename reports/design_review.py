@@ -1,13 +1,14 @@
 """The RFC-19 design review, answered from a run's numbers: decision table, findings, conditions.
 
 Every figure is computed from the results folder; a criterion whose figure is missing says so.
-Engines are grouped into design families by run.json ``engines[name].kind`` (cow_baseline →
-Baseline, append_compaction → Option 1, clustering → Option 2, delta_peer → Delta peer). Per
-family the decision table shows the *best* variant for each criterion (named in parentheses) and,
-when the family's variants differ, the worst one too — so Option 1's RFC-order reader failures are
-never hidden behind commit-before-delete's clean record. Timings within 25 % of each other are
-called a tie (one run with a few warm repetitions on a shared machine cannot separate them);
-counts and bytes are exact.
+Engines are grouped into designs by run.json ``engines[name].kind`` (reports.summary.FAMILIES).
+Only the RFC designs compete (baseline, Option 1, Option 2); the no-maintenance control, delta-rs
+and Apache Hudi are reference columns outside the tally. Per design the decision table shows the
+*best* variant for each criterion (named in parentheses) and, when the variants differ, the worst
+one too, so Option 1's RFC-order reader failures are never hidden behind commit-before-delete's
+clean record. Timings carry 95% bootstrap intervals over every repetition and win only when the
+intervals separate (:mod:`reports.uncertainty`); counts and bytes are exact. :func:`verdict` states
+the answer in a few sentences computed from the table and the correctness findings.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench.results import Results
-from reports.summary import EngineSummary, fmt, summarize
+from reports.summary import RFC_DESIGNS, EngineSummary, fmt, summarize
+from reports.uncertainty import timing_winner
 
-FAMILY_ORDER = ("Baseline", "Option 1", "Option 2", "Delta peer")
-TIMING_TIE = 1.25
+FAMILY_ORDER = ("Baseline", "Option 1", "Option 2", "No maintenance (control)", "Delta peer", "Apache Hudi")
 
 
 @dataclass
@@ -30,18 +31,23 @@ class Criterion:
     value: Callable[[EngineSummary], float | None]
     unit: str
     lower_is_better: bool = True
-    timing: bool = False
+    timing: str | None = None  # key of EngineSummary.timings: the figure has an interval
 
 
 def criteria(summaries: list[EngineSummary]) -> list[Criterion]:
-    """The decision criteria: fixed ones, then per query of the run (warm median, files scanned)."""
+    """The decision criteria: fixed ones, then per query of the run (warm median, and the scan cost
+    no engine's fixed cost can hide: files opened, row groups read, rows read after pruning)."""
+    def timed(key: str) -> Callable[[EngineSummary], float | None]:
+        return lambda s: s.timings[key].value if key in s.timings else None
+
     out = [
         Criterion("write amplification (final)", lambda s: s.wa, "x"),
-        Criterion("ingest latency p50", lambda s: s.ingest_p50_s, "s", timing=True),
-        Criterion("ingest latency p95", lambda s: s.ingest_p95_s, "s", timing=True),
-        Criterion("ingest throughput", lambda s: s.ingest_mb_s, "MB/s", lower_is_better=False, timing=True),
-        Criterion("maintenance time (total)", lambda s: s.maintenance_s if s.maintenance_runs else None, "s",
-                  timing=True),
+        Criterion("ingest latency p50", timed("ingest p50"), "s", timing="ingest p50"),
+        Criterion("ingest latency p95", timed("ingest p95"), "s", timing="ingest p95"),
+        Criterion("ingest throughput", timed("ingest throughput"), "MB/s", lower_is_better=False,
+                  timing="ingest throughput"),
+        Criterion("maintenance time (total)", lambda s: s.timings["maintenance total"].value
+                  if s.maintenance_runs and "maintenance total" in s.timings else None, "s", timing="maintenance total"),
         Criterion("live files (final)", lambda s: s.live_files, "files"),
         Criterion("physical files (peak)", lambda s: s.physical_files_peak, "files"),
         Criterion("space amplification (peak)", lambda s: s.space_amp_peak, "x"),
@@ -49,9 +55,10 @@ def criteria(summaries: list[EngineSummary]) -> list[Criterion]:
     ]
     queries = sorted({q for s in summaries for q in s.queries_warm_median_s})
     for q in queries:
-        out.append(Criterion(f"query {q} (warm median)", lambda s, q=q: s.queries_warm_median_s.get(q), "s",
-                             timing=True))
+        out.append(Criterion(f"query {q} (warm median)", timed(f"query {q}"), "s", timing=f"query {q}"))
         out.append(Criterion(f"query {q} files scanned", lambda s, q=q: s.queries_files_scanned.get(q), "files"))
+        out.append(Criterion(f"query {q} row groups read", lambda s, q=q: s.queries_row_groups.get(q), "row groups"))
+        out.append(Criterion(f"query {q} rows read after pruning", lambda s, q=q: s.queries_rows_read.get(q), "rows"))
     out += [
         Criterion("reader queries failed or wrong during maintenance",
                   lambda s: s.isolation_bad if s.isolation_total else None, "queries"),
@@ -67,44 +74,56 @@ def _ranked(members: list[EngineSummary], crit: Criterion) -> list[tuple[float, 
 
 
 def _margin(best: float, second: float, crit: Criterion) -> str | None:
-    """By how much the best beats the second best, or None for a tie."""
+    """By how much the best exact figure beats the second best, or None when they are equal."""
     if best == second:
         return None
     lo, hi = sorted((best, second))
     if lo > 0:
-        ratio = hi / lo
-        if crit.timing and ratio < TIMING_TIE:
-            return None
-        return f"{ratio:.2f}x"
+        return f"{hi / lo:.2f}x"
     return f"{abs(second - best):.3g} {crit.unit}"
 
 
+def _cell(s: EngineSummary, crit: Criterion, v: float) -> str:
+    if crit.timing and crit.timing in s.timings:
+        return s.timings[crit.timing].text()
+    return fmt(v)
+
+
 def decision_rows(summaries: list[EngineSummary]) -> list[dict[str, str]]:
-    """One row per criterion: the best (and worst) variant per family, the winner and by how much."""
+    """One row per criterion: the best (and worst) variant per design, the winner among the RFC
+    designs (the others are reference columns, outside the tally) and by how much. Timings win
+    only when their 95% intervals separate (reports.uncertainty)."""
     families = [f for f in FAMILY_ORDER if any(s.family == f for s in summaries)]
     families += sorted({s.family for s in summaries} - set(families))
     rows = []
     for crit in criteria(summaries):
         row = {"criterion": f"{crit.name} [{crit.unit}]"}
-        best: list[tuple[float, str]] = []
+        best: dict[str, tuple[float, EngineSummary]] = {}
         for fam in families:
-            ranked = _ranked([s for s in summaries if s.family == fam], crit)
+            members = [s for s in summaries if s.family == fam]
+            ranked = _ranked(members, crit)
             if not ranked:
                 row[fam] = "n/a (not measured)"
                 continue
+            by_name = {s.engine: s for s in members}
             (v, engine), (wv, wengine) = ranked[0], ranked[-1]
-            row[fam] = f"{fmt(v)} ({engine})" + (f"; worst {fmt(wv)} ({wengine})" if fmt(wv) != fmt(v) else "")
-            best.append((v, fam))
-        best.sort(reverse=not crit.lower_is_better)
+            row[fam] = f"{_cell(by_name[engine], crit, v)} ({engine})" + (
+                f"; worst {_cell(by_name[wengine], crit, wv)} ({wengine})" if fmt(wv) != fmt(v) else "")
+            if fam in RFC_DESIGNS:
+                best[fam] = (v, by_name[engine])
         if len(best) < 2:
-            row["winner"], row["by how much"] = "n/a", "n/a (fewer than two designs measured)"
+            row["winner"], row["by how much"] = "n/a", "n/a (fewer than two RFC designs measured)"
+        elif crit.timing:
+            figs = {fam: s.timings.get(crit.timing) for fam, (_, s) in best.items()}
+            winner, why = timing_winner(figs, crit.lower_is_better)  # type: ignore[arg-type]
+            row["winner"], row["by how much"] = (winner or "tie"), why
         else:
-            margin = _margin(best[0][0], best[1][0], crit)
+            ordered = sorted(best.items(), key=lambda kv: kv[1][0], reverse=not crit.lower_is_better)
+            margin = _margin(ordered[0][1][0], ordered[1][1][0], crit)
             if margin is None:
-                row["winner"] = "tie"
-                row["by how much"] = f"within {int((TIMING_TIE - 1) * 100)}%" if crit.timing else "equal"
+                row["winner"], row["by how much"] = "tie", "equal"
             else:
-                row["winner"], row["by how much"] = best[0][1], f"{margin} vs {best[1][1]}"
+                row["winner"], row["by how much"] = ordered[0][0], f"{margin} vs {ordered[1][0]}"
         rows.append(row)
     return rows
 
@@ -121,6 +140,142 @@ def answer(rows: list[dict[str, str]]) -> str:
             f"{len(rows) - decided - ties} could not be decided from this run. Counting wins weighs every criterion "
             "equally; correctness rows (reader failures, crash losses) are not a matter of degree — read the "
             "findings below.")
+
+
+def ruled_out(summaries: list[EngineSummary]) -> dict[str, str]:
+    """Variants of the RFC designs that a correctness result rules out, with the reason."""
+    out = {}
+    for s in summaries:
+        if s.family not in RFC_DESIGNS:
+            continue
+        why = []
+        if s.isolation_bad:
+            why.append(f"{s.isolation_bad} of {s.isolation_total} reader queries during maintenance failed or were wrong")
+        if s.crash_rows_lost:
+            why.append(f"{s.crash_rows_lost} rows lost in crash tests")
+        if s.crash_rows_duplicated:
+            why.append(f"{s.crash_rows_duplicated} rows duplicated in crash tests")
+        if s.verification != "ok":
+            why.append(f"data verification {s.verification}")
+        if why:
+            out[s.engine] = "; ".join(why)
+    return out
+
+
+CATEGORIES = (("write cost", ("write amplification", "ingest", "maintenance")),
+              ("small files", ("live files", "physical files", "space amplification")),
+              ("queries", ("query ",)))
+
+
+def _category(name: str) -> str | None:
+    for cat, prefixes in CATEGORIES:
+        if name.startswith(prefixes):
+            return cat
+    return None
+
+
+@dataclass
+class Duel:
+    """One criterion, design A's best usable variant against design B's."""
+
+    criterion: Criterion
+    category: str
+    winner: str | None  # a design, or None for a tie
+    ratio: float  # loser / winner (>= 1), 1.0 for a tie
+    cells: dict[str, str]
+
+
+def duels(summaries: list[EngineSummary], a: str, b: str, skip: set[str]) -> list[Duel]:
+    """Every cost criterion decided between designs ``a`` and ``b`` (variants in ``skip`` left out):
+    timings by their intervals, counts and bytes exactly."""
+    out = []
+    for crit in criteria(summaries):
+        cat = _category(crit.name)
+        if cat is None:
+            continue
+        best: dict[str, tuple[float, EngineSummary]] = {}
+        for fam in (a, b):
+            members = [s for s in summaries if s.family == fam and s.engine not in skip]
+            ranked = _ranked(members, crit)
+            if ranked:
+                best[fam] = (ranked[0][0], next(s for s in members if s.engine == ranked[0][1]))
+        if len(best) < 2:
+            continue
+        cells = {fam: f"{_cell(s, crit, v)} ({s.engine})" for fam, (v, s) in best.items()}
+        (va, sa), (vb, sb) = best[a], best[b]
+        if crit.timing:
+            winner, _ = timing_winner({a: sa.timings.get(crit.timing), b: sb.timings.get(crit.timing)},  # type: ignore[dict-item]
+                                      crit.lower_is_better)
+        elif va == vb:
+            winner = None
+        else:
+            winner = a if (va < vb) == crit.lower_is_better else b
+        lo, hi = sorted((abs(va), abs(vb)))
+        ratio = (hi / lo if lo else float("inf")) if winner else 1.0
+        out.append(Duel(crit, cat, winner, ratio, cells))
+    return out
+
+
+def _tally(ds: list[Duel], design: str) -> str:
+    parts = []
+    for cat, _ in CATEGORIES:
+        decided = [d for d in ds if d.category == cat and d.winner is not None]
+        if decided:
+            parts.append(f"{sum(d.winner == design for d in decided)} of {len(decided)} {cat} criteria")
+    return ", ".join(parts) or "no criterion"
+
+
+def _figure(d: Duel, first: str, second: str) -> str:
+    return f"{d.criterion.name} {d.cells[first]} vs {d.cells[second]}"
+
+
+def verdict(summaries: list[EngineSummary], rows: list[dict[str, str]], scenario: str) -> str:
+    """The answer in 3-6 sentences: Option 1 or Option 2 (the question), decided per criterion by
+    the same rules as the table between each design's best variant that no correctness result
+    rules out; the deciding figures; the baseline as the reference; what the choice costs; and
+    what correctness rules out."""
+    out_of = ruled_out(summaries)
+    skip = set(out_of)
+    present = {s.family for s in summaries if s.engine not in skip}
+    head = f"**Verdict ({scenario}):**"
+    tail = ("Ruled out by correctness: " + "; ".join(f"{e} ({why})" for e, why in out_of.items()) + "."
+            if out_of else "No RFC variant failed a correctness check in this run"
+            + ("" if any(s.crash_points for s in summaries) else " (no crash test attached: `report --crash RUN`)")
+            + ".")
+    if not {"Option 1", "Option 2"} <= present:
+        missing = sorted({"Option 1", "Option 2"} - present)
+        return f"{head} no answer: {' and '.join(missing)} has no usable variant in this run. {tail}"
+    ds = duels(summaries, "Option 1", "Option 2", skip)
+    wins = Counter(d.winner for d in ds if d.winner)
+    cats = Counter()
+    for cat, _ in CATEGORIES:
+        c = Counter(d.winner for d in ds if d.category == cat and d.winner)
+        if c and (top := c.most_common()) and (len(top) == 1 or top[0][1] > top[1][1]):
+            cats[top[0][0]] += 1
+    if not wins:
+        return f"{head} a tie: no criterion separates Option 1 from Option 2 (run more `--repeat`). {tail}"
+    ranked = sorted(("Option 1", "Option 2"), key=lambda f: (cats[f], wins[f]), reverse=True)
+    choice, other = ranked
+    if (cats[choice], wins[choice]) == (cats[other], wins[other]):
+        return (f"{head} a tie between Option 1 and Option 2: each wins {wins[choice]} criteria "
+                f"({_tally(ds, 'Option 1')} for Option 1). {tail}")
+    mine = sorted((d for d in ds if d.winner == choice), key=lambda d: -d.ratio)
+    theirs = sorted((d for d in ds if d.winner == other), key=lambda d: -d.ratio)
+    out = [f"{head} **choose {choice}** over {other}: it wins {_tally(ds, choice)}, "
+           f"{other} wins {_tally(ds, other)}; the rest are ties (timings whose 95% intervals overlap, or equal figures)."]
+    out.append("Deciding figures: " + "; ".join(_figure(d, choice, other) for d in mine[:3]) + ".")
+    if theirs:
+        out.append(f"What it costs against {other}: " + "; ".join(_figure(d, other, choice) for d in theirs[:2]) + ".")
+    if "Baseline" in present:
+        ref = duels(summaries, choice, "Baseline", skip)
+        better = [d for d in ref if d.winner == choice]
+        worse = [d for d in ref if d.winner == "Baseline"]
+        key = sorted(better, key=lambda d: -d.ratio)[:2]
+        out.append(f"Against the copy-on-write baseline, {choice} wins {len(better)} and loses {len(worse)} of "
+                   f"{len(ref)} criteria" + (": " + "; ".join(_figure(d, choice, "Baseline") for d in key) if key else "")
+                   + ".")
+    out.append(tail)
+    return " ".join(out)
 
 
 def _order(results: Results, engine: str) -> str:

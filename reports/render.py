@@ -13,11 +13,12 @@ from markdown_it import MarkdownIt
 from bench.results import Results
 from reports.delta_peer import NOTE as PEER_NOTE
 from reports.delta_peer import peer_rows
-from reports.design_review import answer, conditions, decision_rows, findings
+from reports.design_review import answer, conditions, decision_rows, findings, verdict
 from reports.hudi_fidelity import fidelity_rows
 from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import render_plots
 from reports.summary import summarize, summary_frame
+from reports.uncertainty import METHOD
 
 PLOT_CAPTIONS = {
     "live_files": "Live files in the snapshot after every instant.",
@@ -145,21 +146,27 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     would change"."""
     summaries = summarize(results)
     name = results.run.get("scenario", {}).get("name", "?")
-    parts = [f"# layoutbench report — {name}\n", "## Setup\n", setup_section(results),
+    parts = [f"# layoutbench report — {name}\n"]
+    rows = decision_rows(summaries) if design_review else []
+    if design_review:
+        parts += ["## The answer\n", verdict(summaries, rows, name) + "\n"]
+    parts += ["## Setup\n", setup_section(results),
              "## Summary per engine\n",
              "WA = data bytes written / batch bytes; space amplification = bytes on storage / live bytes; query "
              "cells are the warm-run median at the final checkpoint and, in parentheses, files scanned.\n",
              md_table(summary_frame(summaries))]
     if design_review:
-        rows = decision_rows(summaries)
         parts += ["## Design review: RFC-19 Option 1 vs Option 2\n",
                   "The question: for small-batch ingestion, should small files be fixed by Option 1 (APPEND into "
                   "the latest small file group, then compact base files) or by Option 2 (write new files, then "
                   "cluster them under snapshot isolation)? The COW baseline shows what either must beat.\n",
                   "Each cell is the best variant of the design for that criterion (engine in parentheses) and, "
-                  "when the design's variants differ, the worst one. *Winner* is the design with the best value; "
-                  "*by how much* is second-best / best (or the difference when the best is 0). Timings within "
-                  "25% are ties.\n", md_table(pd.DataFrame(rows)),
+                  "when the design's variants differ, the worst one. Only the baseline, Option 1 and Option 2 "
+                  "compete; the other columns are references. *Winner* is the RFC design with the best value; "
+                  "*by how much* is second-best / best (or the difference when the best is 0). "
+                  f"Timings are medians (or totals) with 95% intervals [lo, hi] ({METHOD}; "
+                  f"{results.repeats} repetition(s)); a timing is won only when the intervals separate, "
+                  "otherwise it is a tie. Counts and bytes are exact.\n", md_table(pd.DataFrame(rows)),
                   "\n" + answer(rows) + "\n",
                   "\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
                   "\n### When the answer would change\n",

@@ -9,9 +9,11 @@ from typing import Any
 import pandas as pd
 
 from bench.results import Results
+from reports.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
 
 FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2",
-            "delta_peer": "Delta peer"}
+            "delta_peer": "Delta peer", "hudi": "Apache Hudi", "append_only": "No maintenance (control)"}
+RFC_DESIGNS = ("Baseline", "Option 1", "Option 2")  # the designs that compete; the others are references
 MB = 1 << 20
 
 
@@ -49,6 +51,8 @@ class EngineSummary:
     ingest_batches: int = 0
     queries_warm_median_s: dict[str, float] = field(default_factory=dict)
     queries_files_scanned: dict[str, int] = field(default_factory=dict)
+    queries_row_groups: dict[str, int] = field(default_factory=dict)  # row groups read (cold run, final checkpoint)
+    queries_rows_read: dict[str, int] = field(default_factory=dict)  # rows in them: what a Parquet reader reads
     queries_verified: int = 0
     queries_total: int = 0
     isolation: dict[str, int] = field(default_factory=lambda: {"ok": 0, "failed": 0, "wrong": 0})
@@ -57,6 +61,10 @@ class EngineSummary:
     crash_rows_lost: int | None = None
     crash_rows_duplicated: int | None = None
     verification_failures: list[str] = field(default_factory=list)
+    # timing figures with their 95% interval over every repetition (reports.uncertainty):
+    # "ingest p50", "ingest p95", "ingest throughput", "maintenance total", "query <name>"
+    timings: dict[str, Interval] = field(default_factory=dict)
+    repeats: int = 1
 
     @property
     def verified(self) -> bool:
@@ -137,6 +145,10 @@ def summarize(results: Results) -> list[EngineSummary]:
                 cold = g[g.run == 0]
                 if len(cold):
                     s.queries_files_scanned[name] = int(cold.files_scanned.iloc[0])
+                    if _num(cold.row_groups_scanned.iloc[0]) is not None:
+                        s.queries_row_groups[name] = int(cold.row_groups_scanned.iloc[0])
+                    if _num(cold.rows_scanned.iloc[0]) is not None:
+                        s.queries_rows_read[name] = int(cold.rows_scanned.iloc[0])
             s.queries_verified, s.queries_total = int(q.verified.sum()), len(q)
         i = iso[iso.engine == engine]
         for outcome in ("ok", "failed", "wrong"):
@@ -145,6 +157,8 @@ def summarize(results: Results) -> list[EngineSummary]:
         missing = [m for m in (_missing_rows(e, g) for e, g in zip(wrong.expected, wrong.got, strict=True))
                    if m is not None]
         s.isolation_rows_missing_max = max(missing) if missing else None
+        s.repeats = results.repeats
+        s.timings = _timings(results, engine)
         k = crash[crash.engine == engine]
         s.crash_points = len(k)
         if len(k):
@@ -152,6 +166,29 @@ def summarize(results: Results) -> list[EngineSummary]:
             s.crash_rows_duplicated = int(k.rows_duplicated.clip(lower=0).sum())
         out.append(s)
     return out
+
+
+def _timings(results: Results, engine: str) -> dict[str, Interval]:
+    """The engine's timing figures pooled over every repetition, each with its bootstrap interval."""
+    out: dict[str, Interval | None] = {}
+    c = results.table("commits", all_repeats=True)
+    ing = c[(c.engine == engine) & (c.kind == "ingest")]
+    if len(ing):
+        out["ingest p50"] = interval(ing.duration_s.tolist())
+        out["ingest p95"] = interval(ing.duration_s.tolist(), p95)
+        out["ingest throughput"] = ratio_interval((ing.batch_bytes / MB).tolist(), ing.duration_s.tolist())
+    m = results.table("maintenance", all_repeats=True)
+    m = m[(m.engine == engine) & (m.kind != "clean")]
+    if len(m):
+        out["maintenance total"] = interval(m.duration_s.tolist(), total_per_repeat(results.repeats))
+    q = results.table("queries", all_repeats=True)
+    q = q[q.engine == engine]
+    if len(q):
+        final = q[q.checkpoint == q.checkpoint.max()]
+        for name, g in final.groupby("query"):
+            warm = g[g.run > 0].latency_s
+            out[f"query {name}"] = interval((warm if len(warm) else g.latency_s).tolist())
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def fmt(v: Any, digits: int = 3) -> str:

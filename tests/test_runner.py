@@ -12,7 +12,7 @@ import pytest
 
 from bench.results import Results
 from bench.runner import run_scenario
-from bench.scenario import load_scenario
+from bench.scenario import ScenarioError, load_scenario
 
 SMALL = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"
 
@@ -105,3 +105,47 @@ def test_spark_submit_launch_keeps_its_master_and_matches_local(small_run: Resul
     assert submitted.run["spark_master"] == "local[1]"
     assert submitted.run["verification"]["ok"], submitted.run["verification"]["failures"]
     assert deterministic_figures(submitted) == deterministic_figures(small_run)
+
+
+def test_repeat_runs_fresh_tables_and_gives_intervals(spark, tmp_path) -> None:
+    """--repeat 2: each engine twice on fresh tables from the same batches; exact figures are the
+    first repetition's and equal the second's (the run checks it); timings pool both, with
+    intervals; the control engine never maintains; the report opens with the verdict."""
+    from reports import render_report
+    from reports.summary import summarize
+
+    sc = load_scenario(SMALL).model_copy(update={"name": "repeat"})
+    sc = sc.model_copy(update={
+        "engines": [e for e in sc.engines if e.name in ("baseline", "option1_cbd", "option2_sorted")]
+        + [sc.engines[0].model_copy(update={"name": "append_only", "kind": "append_only"})],
+        "workload": sc.workload.model_copy(update={"num_batches": 4}),
+        "isolation": sc.isolation.model_copy(update={"enabled": False})})
+    res = Results(run_scenario(sc, out=tmp_path, progress=False, run_id="rep", repeat=2))
+    assert res.run["verification"]["ok"], res.run["verification"]["failures"]
+    assert res.repeats == 2 and res.run["format_version"] >= 2
+    assert (res.folder / "tables" / "repeat1" / "option2_sorted").is_dir()
+    every = res.table("commits", all_repeats=True)
+    assert sorted(every.repeat.unique()) == [0, 1]
+    assert len(res.table("commits")) * 2 == len(every)  # the default view is the first repetition
+    first, second = (every[every.repeat == r].sort_values(["engine", "seq"]) for r in (0, 1))
+    for col in ("bytes_written", "files_written", "live_files", "wa"):
+        assert first[col].tolist() == second[col].tolist(), col
+    by = {s.engine: s for s in summarize(res)}
+    assert by["append_only"].maintenance_runs == 0 and by["option2_sorted"].maintenance_runs > 0
+    p50 = by["option2_sorted"].timings["ingest p50"]
+    assert p50.n == 8 and p50.lo <= p50.value <= p50.hi  # 4 batches x 2 repetitions
+    assert by["append_only"].family == "No maintenance (control)"
+    md = render_report(res.folder, design_review=True)["report.md"].read_text()
+    assert md.index("## The answer") < md.index("## Setup")
+    assert "Verdict (repeat)" in md and "95% interval" in md
+
+
+def test_repeat_zero_is_refused(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from bench.cli import EXIT_BAD_INPUT, app
+
+    res = CliRunner().invoke(app, ["run", str(SMALL), "--repeat", "0", "--out", str(tmp_path)])
+    assert res.exit_code == EXIT_BAD_INPUT and "--repeat" in res.output
+    with pytest.raises(ScenarioError, match="repeat"):
+        run_scenario(load_scenario(SMALL), out=tmp_path, progress=False, repeat=-1)

@@ -47,7 +47,7 @@ from workloads.spec import WorkloadSpec
 EXACT_BATCHES = 2000
 # Simulated files keep their rows' query columns (exact pruning) up to this many generated rows.
 ROWS_LIMIT = 4_000_000
-SIMULATED_KINDS = ("cow_baseline", "append_compaction", "clustering")
+SIMULATED_KINDS = ("cow_baseline", "append_compaction", "clustering", "append_only")
 RECORD_KEY = "trace_id"
 
 
@@ -285,7 +285,7 @@ class Simulator:
         return _sorted_batch_rows(self.spec, self.batch, partition, order)
 
     def _ingest_order(self, e: SimEngine) -> list[str]:
-        cols = list(e.options.get("sort_columns", ())) if e.kind == "append_compaction" else []
+        cols = list(e.options.get("sort_columns", ())) if e.kind in ("append_compaction", "append_only") else []
         return cols or [RECORD_KEY]
 
     def _rewrite_rows(self, e: SimEngine, members: list[FileSlice], n_out: int) -> list[pa.Table] | None:
@@ -367,6 +367,8 @@ class Simulator:
                             bytes_read=0, bytes_written=0, records=0, files_deleted=deleted, details="{}")
 
     def maintain(self, e: SimEngine, b: int) -> None:
+        if e.kind == "append_only":  # the control: nothing is ever maintained
+            return
         candidates = list(e.live.values()) if self.exact else [
             s for p in sorted(e.dirty) for s in e.by_part.get(p, {}).values()]
         e.lists += len({s.partition for s in candidates})
