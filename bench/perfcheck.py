@@ -83,8 +83,17 @@ HIGHER_IS_BETTER = {"queries_verified", "queries_total"}
 
 
 def scenario_fingerprint(results: Results) -> str:
-    """A hash of the run's scenario: a baseline from another scenario is not comparable."""
-    blob = json.dumps(results.run.get("scenario", {}), sort_keys=True, default=str)
+    """A hash of the run's scenario without the keys left at their defaults: a baseline from another
+    scenario is not comparable, while a new scenario field whose default keeps today's behaviour
+    does not move it."""
+    from bench.scenario import Scenario
+
+    raw = results.run.get("scenario", {})
+    try:
+        doc = Scenario.model_validate(raw).model_dump(mode="json", exclude_defaults=True)
+    except ValueError:
+        doc = raw  # a scenario this version cannot read: hash it as recorded
+    blob = json.dumps(doc, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
