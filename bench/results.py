@@ -181,6 +181,29 @@ class ResultsWriter:
         return path
 
 
+def derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int], own_bytes: frozenset[str] = frozenset()) -> None:
+    """WA and cumulative bytes per engine (and repetition), computed after the run from the event
+    rows. Engines in ``own_bytes`` (another file format) divide by their own ingest bytes."""
+    by_engine: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in writer.rows["commits"]:
+        by_engine.setdefault((row["engine"], row.get("repeat", 0)), []).append(row)
+    for rows in by_engine.values():
+        rows.sort(key=lambda r: r["seq"])
+        cum_w = cum_b = 0
+        seen_batches: set[int] = set()
+        for r in rows:
+            cum_w += r["bytes_written"]
+            if r["kind"] == "ingest" and r["batch"] not in seen_batches:
+                seen_batches.add(r["batch"])
+                own = r["engine"] in own_bytes
+                r["batch_bytes"] = r["bytes_written"] if own else batch_bytes.get(r["batch"], 0)
+                cum_b += r["batch_bytes"]
+            else:
+                r["batch_bytes"] = 0
+            r["cum_bytes_written"], r["cum_batch_bytes"] = cum_w, cum_b
+            r["wa"] = cum_w / cum_b if cum_b else None
+
+
 class Results:
     """A results folder opened for reading."""
 

@@ -28,7 +28,14 @@ from bench.engine_factory import build_engine, spark_conf_for
 from bench.isolation import IsolationProbe
 from bench.probe import HudiProbe, TableProbe, probe_of
 from bench.queries import SUITE, QueryParams, choose_params, run_query
-from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
+from bench.results import (
+    ResultsWriter,
+    derive_cumulative,
+    git_info,
+    machine_info,
+    new_run_id,
+    package_versions,
+)
 from bench.scenario import Scenario, ScenarioError
 from engines.base import Engine, MaintenanceResult
 from engines.spark.session import get_spark, resolve_master, warm_up
@@ -234,29 +241,6 @@ def repeat_mismatches(writer: ResultsWriter) -> list[str]:
     return out
 
 
-def _derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int], own_bytes: frozenset[str] = frozenset()) -> None:
-    """WA and cumulative bytes per engine (and repetition), computed after the run from the event
-    rows. Engines in ``own_bytes`` (another file format) divide by their own ingest bytes."""
-    by_engine: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for row in writer.rows["commits"]:
-        by_engine.setdefault((row["engine"], row.get("repeat", 0)), []).append(row)
-    for rows in by_engine.values():
-        rows.sort(key=lambda r: r["seq"])
-        cum_w = cum_b = 0
-        seen_batches: set[int] = set()
-        for r in rows:
-            cum_w += r["bytes_written"]
-            if r["kind"] == "ingest" and r["batch"] not in seen_batches:
-                seen_batches.add(r["batch"])
-                own = r["engine"] in own_bytes
-                r["batch_bytes"] = r["bytes_written"] if own else batch_bytes.get(r["batch"], 0)
-                cum_b += r["batch_bytes"]
-            else:
-                r["batch_bytes"] = 0
-            r["cum_bytes_written"], r["cum_batch_bytes"] = cum_w, cum_b
-            r["wa"] = cum_w / cum_b if cum_b else None
-
-
 def _async_loop(ctx: RunContext, st: EngineState, stop: threading.Event, truth_ref: list) -> None:
     interval = ctx.scenario.maintenance.async_interval_s
     while not stop.wait(interval):
@@ -361,7 +345,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
             st.engine.close()
         if reference_engine is None:
             ctx.batch_bytes.update(_measure_batch_bytes(ctx, spec))
-        _derive_cumulative(writer, ctx.batch_bytes,
+        derive_cumulative(writer, ctx.batch_bytes,
                            frozenset(st.engine.name for st in engines if getattr(st.engine, "own_batch_bytes", False)))
         if mode != "async":  # async maintenance races the batch loop: its layout is not reproducible
             ctx.failures += repeat_mismatches(writer)

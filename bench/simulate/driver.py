@@ -31,7 +31,15 @@ import pyarrow.compute as pc
 
 from bench.engine_factory import MB, resolve_planner
 from bench.query_suite import PREDICATES, QueryParams, choose_params
-from bench.results import TABLES, ResultsWriter, git_info, machine_info, new_run_id, package_versions
+from bench.results import (
+    TABLES,
+    ResultsWriter,
+    derive_cumulative,
+    git_info,
+    machine_info,
+    new_run_id,
+    package_versions,
+)
 from bench.scenario import EngineSpec, Scenario
 from bench.simulate import rows as simrows
 from bench.simulate.costmodel import CostModel
@@ -543,13 +551,11 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
             for s in e.live.values():
                 writer.add("files", engine=e.name, checkpoint=sim.n - 1, partition=s.partition, file_id=s.file_id,
                            path=s.path, size_bytes=s.size_bytes, rows=s.num_rows, live=True)
-    from bench.runner import _derive_cumulative
-
     batch_bytes: dict[int, int] = {}
     for row in writer.rows["commits"]:
         if row["kind"] == "ingest" and row["batch"] not in batch_bytes:
             batch_bytes[row["batch"]] = row["batch_bytes"]
-    _derive_cumulative(writer, batch_bytes)
+    derive_cumulative(writer, batch_bytes)
     wall = time.perf_counter() - t0
     requests = {e.name: {"put": e.puts, "get": e.gets, "list": e.lists,
                          "usd": round(model.request_cost_usd(e.puts, e.gets, e.lists), 4)} for e in engines}

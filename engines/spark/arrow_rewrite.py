@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
 from engines.spark.splits import Key, Run, plan_cuts, search, sort_indices, sort_key, split_rows
-from engines.spark.writer import WriteSpec, _filesystem, run_write_job, write_partition_rows
+from engines.spark.writer import WriteSpec, filesystem_for, run_write_job, write_partition_rows
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat, commit_order
 from engines.table.storage import Storage
 
@@ -145,7 +145,7 @@ def rewrite_unsorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_o
     runs = split_rows(inputs.row_counts, num_outputs)
 
     def task(index: int, attempt: int) -> list[WriteStat]:
-        fs, root = _filesystem(spec.base_uri)
+        fs, root = filesystem_for(spec.base_uri)
         return write_partition_rows(spec, rebatch(read_run(fs, root, inputs, runs[index]), spec.row_group_rows),
                                     index, attempt)
 
@@ -173,7 +173,7 @@ def sorted_rows(fs: pafs.FileSystem, root: str, inputs: Inputs, run: Iterable[Ru
 def sort_run(spec: WriteSpec, inputs: Inputs, run: list[Run], keys: Sequence[str],
              path: str) -> list[tuple[Key, int]]:
     """Stage 1 task: sort ``run`` by ``keys`` into the IPC file ``path``; return its sampled keys."""
-    fs, root = _filesystem(spec.base_uri)
+    fs, root = filesystem_for(spec.base_uri)
     table = sorted_rows(fs, root, inputs, run, keys)
     fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
     with fs.open_output_stream(path) as sink, pa.ipc.new_file(sink, table.schema) as writer:
@@ -189,7 +189,7 @@ def merge_range(spec: WriteSpec, run_paths: Sequence[str], keys: Sequence[str], 
                 task: int, attempt: int) -> list[WriteStat]:
     """Stage 2 task: the rows of every sorted run between ``cuts[0]`` and ``cuts[-1]``, merged chunk by
     chunk, written as one file."""
-    fs, _ = _filesystem(spec.base_uri)
+    fs, _ = filesystem_for(spec.base_uri)
     tables = [_open_ipc(fs, p) for p in run_paths]
     positions = []
     for t in tables:
@@ -220,7 +220,7 @@ def sort_and_write(spec: WriteSpec, inputs: Inputs, keys: Sequence[str], num_out
     """Small inputs, one task: sort every row by ``keys``, cut into ``num_outputs`` near-equal row
     runs (disjoint, ascending key ranges: the record key makes keys unique) and write one file each,
     output ``i`` named as task ``i`` would name it."""
-    fs, root = _filesystem(spec.base_uri)
+    fs, root = filesystem_for(spec.base_uri)
     table = sorted_rows(fs, root, inputs, [(f, 0, n) for f, n in enumerate(inputs.row_counts)], keys)
     stats: list[WriteStat] = []
     for i, run in enumerate(split_rows([table.num_rows], num_outputs)):
@@ -241,7 +241,7 @@ def rewrite_sorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_out
     num_runs = parallelism * max(1, math.ceil(inputs.total_bytes / (parallelism * RUN_BYTES)))
     num_runs = max(1, min(num_runs, sum(inputs.row_counts)))
     runs = split_rows(inputs.row_counts, num_runs)
-    fs, root = _filesystem(spec.base_uri)
+    fs, root = filesystem_for(spec.base_uri)
     temp = f"{root}/{TEMP_DIR}/{spec.instant}/{spec.file_id_prefix or 'rewrite'}"
     run_paths = [f"{temp}/run-{i}.arrow" for i in range(num_runs)]
     try:

@@ -59,7 +59,8 @@ class WriteSpec:
         return f"{self.partition_column}={value}" if self.hive_style else value
 
 
-def _filesystem(base_uri: str) -> tuple[pafs.FileSystem, str]:
+def filesystem_for(base_uri: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow file system of a table's base URI (a local path or ``scheme://...``) and the root in it."""
     if "://" in base_uri:
         return pafs.FileSystem.from_uri(base_uri)
     return pafs.LocalFileSystem(), base_uri
@@ -156,7 +157,7 @@ def _with_meta_columns(batch: pa.Table, spec: WriteSpec, partition: str, file_na
 def write_partition_rows(spec: WriteSpec, batches: Iterable[pa.RecordBatch | pa.Table], task: int,
                          attempt: int) -> list[WriteStat]:
     """Write one task's rows; the pure-pyarrow core of the Spark write (also used by tests)."""
-    fs, root = _filesystem(spec.base_uri)
+    fs, root = filesystem_for(spec.base_uri)
     open_files: dict[str, _OpenFile] = {}
     counters: dict[str, int] = {}
     seqs: dict[str, int] = {}
@@ -224,7 +225,7 @@ def run_write_job(spec: WriteSpec, fault_point: str | None, job: Callable[[], T]
     (killed once the job's first output file is on storage)."""
 
     def first_output_written() -> bool:
-        fs, root = _filesystem(spec.base_uri)
+        fs, root = filesystem_for(spec.base_uri)
         infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
         return any(i.path.endswith(f"_{spec.instant}.parquet") for i in infos)
 
@@ -234,6 +235,6 @@ def run_write_job(spec: WriteSpec, fault_point: str | None, job: Callable[[], T]
 
 def write_empty_file(spec: WriteSpec, partition_value: str, data_schema: pa.Schema) -> WriteStat:
     """A 0-row base file (a new slice of ``spec.file_id_override`` whose rows were all deleted)."""
-    fs, root = _filesystem(spec.base_uri)
+    fs, root = filesystem_for(spec.base_uri)
     out_schema = _with_meta_columns(data_schema.empty_table(), spec, "", "", 0, 0).schema
     return _OpenFile(spec, fs, root, partition_value, 0, 0, 0, out_schema).close()
