@@ -122,6 +122,18 @@ class Scenario(_Strict):
             raise ValueError(f"engine names must be unique; repeated: {dupes}")
         return v
 
+    @model_validator(mode="after")
+    def _hoodie_keys(self) -> Scenario:
+        """Our engines' ``hoodie.*`` keys, through the one map; an unknown key is refused, named."""
+        from bench.hoodie_conf import KEYS, split_hoodie, translate
+
+        schedule = (self.maintenance.mode, self.maintenance.every_commits)
+        for e in self.engines:
+            hoodie, _ = split_hoodie(e.config)
+            if hoodie and e.kind in KEYS:
+                translate(e.kind, hoodie, f"engines.{e.name}", schedule=schedule)  # HoodieConfError: a ValueError
+        return self
+
     def select_engines(self, names: list[str]) -> Scenario:
         known = {e.name for e in self.engines}
         unknown = [n for n in names if n not in known]
