@@ -12,6 +12,7 @@ not, naming the missing capability, so a test can skip with that reason.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -95,10 +96,37 @@ def _must(proc: subprocess.CompletedProcess, what: str) -> None:
         raise RuntimeError(f"{what} failed: {proc.stderr.strip()}")
 
 
+def remove_orphans() -> list[str]:
+    """Delete the namespaces an earlier, killed process of this module left (``lb<pid>a|b`` whose
+    process is gone), with whatever still runs inside them; their names."""
+    listed = _ip("netns", "list")
+    removed = []
+    for line in listed.stdout.splitlines() if listed.returncode == 0 else []:
+        name = line.split()[0] if line.split() else ""
+        m = re.fullmatch(r"lb(\d+)[ab]", name)
+        if m is None or _alive(int(m.group(1))):
+            continue
+        _kill_everything_in(name)
+        _ip("netns", "del", name)
+        removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @contextmanager
 def two_hosts(tag: str | None = None) -> Iterator[tuple[Host, Host]]:
     """Create two namespaces joined by a veth pair (``SUBNET``.1 and .2 /30, loopbacks up); yield
     their hosts; afterwards kill whatever still runs inside them and delete both, even on failure."""
+    remove_orphans()
     tag = tag or str(os.getpid())
     a, b = Host(f"lb{tag}a", f"{SUBNET}.1"), Host(f"lb{tag}b", f"{SUBNET}.2")
     created: list[str] = []

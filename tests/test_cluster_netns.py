@@ -39,6 +39,31 @@ def hosts():
         yield pair
 
 
+def test_hosts_reach_each_other_and_are_removed_even_on_failure() -> None:
+    """A server on host A answers host B over the pair; after an error inside the block the
+    namespaces are gone and the process left inside them is killed."""
+    why = namespaces_unavailable()
+    if why:
+        pytest.skip(f"no network namespaces on this machine: {why}")
+    server = ("import socket; s = socket.create_server(('{addr}', 7077)); print('up', flush=True);"
+              "c, _ = s.accept(); c.sendall(b'hello from A'); c.close(); import time; time.sleep(300)")
+    client = "import socket; print(socket.create_connection(('{addr}', 7077), timeout=10).recv(64).decode())"
+    with pytest.raises(RuntimeError, match="boom"), two_hosts("selftest") as (a, b):
+        names = (a.netns, b.netns)
+        srv = subprocess.Popen(a.command([sys.executable, "-c", server.format(addr=a.address)]),
+                               stdout=subprocess.PIPE, text=True)
+        assert srv.stdout.readline().strip() == "up"
+        got = subprocess.run(b.command([sys.executable, "-c", client.format(addr=a.address)]),
+                             capture_output=True, text=True, timeout=30)
+        assert got.stdout.strip() == "hello from A", got.stderr
+        # B's own loopback is not A's: the address is reachable only over the pair
+        assert b.address != a.address
+        raise RuntimeError("boom")
+    assert srv.wait(timeout=10) == -9  # killed by the clean-up, not left running
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(n in listed.split() for n in names)
+
+
 @pytest.mark.slow
 def test_two_host_cluster_matches_local(hosts, small_run: Results, tmp_path) -> None:
     from bench.cluster import standalone_cluster
