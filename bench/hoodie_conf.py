@@ -197,3 +197,26 @@ def _check_schedule(key: str, value: Any, schedule: tuple[str, int], prefix: str
     if key == "hoodie.clustering.async.max.commits" and mode == "async":
         raise HoodieConfError(f"{prefix}{key}: the harness's async service runs every "
                               "maintenance.async_interval_s, not after a number of commits")
+
+
+def clustering_job_gates(conf: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    """For ``service --design clustering`` (HoodieClusteringJob): the scheduling keys as the gates
+    Hudi's ``ClusteringPlanActionExecutor`` applies to a schedule — with ``hoodie.clustering.inline``
+    or ``.async.enabled`` true, no plan until that many commits (``.inline.max.commits`` /
+    ``.async.max.commits``, default 4) followed the last clustering. ``.schedule.inline`` does not
+    gate a job's schedule. Returns (the other keys, {gating key: commits needed})."""
+    rest = {k: v for k, v in conf.items() if k not in SCHEDULE_KEYS}
+    try:
+        on = {flag: _bool(conf.get(flag, False)) for flag in ("hoodie.clustering.inline", "hoodie.clustering.async.enabled")}
+        counts = {k: _int(conf.get(k, 4)) for k in ("hoodie.clustering.inline.max.commits",
+                                                  "hoodie.clustering.async.max.commits")}
+        _bool(conf.get("hoodie.clustering.schedule.inline", False))
+    except ValueError as exc:
+        bad = next(k for k in SCHEDULE_KEYS if k in conf)
+        raise HoodieConfError(f"{bad}: {exc}") from None
+    gates = {}
+    if on["hoodie.clustering.inline"]:
+        gates["hoodie.clustering.inline.max.commits"] = counts["hoodie.clustering.inline.max.commits"]
+    if on["hoodie.clustering.async.enabled"]:
+        gates["hoodie.clustering.async.max.commits"] = counts["hoodie.clustering.async.max.commits"]
+    return rest, gates

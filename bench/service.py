@@ -4,7 +4,10 @@ Modes mirror ``HoodieClusteringJob --mode schedule | execute | scheduleAndExecut
 and ``rollback`` (of inflight instants). ``--design clustering`` (Option 2, the default, as
 HoodieClusteringJob) or ``compaction`` (Option 1's base-file compaction). Configuration comes in
 Hudi's own keys (``--hoodie-conf k=v``, repeatable, or ``--props FILE`` of ``k=v`` lines, the
-command line winning); a key this service does not implement is refused, naming it.
+command line winning), through the one map of :mod:`bench.hoodie_conf`; a key this service does
+not implement is refused, naming it. For clustering, the scheduling keys gate a schedule as
+HoodieClusteringJob's (``hoodie.clustering.async.enabled=true`` with ``.async.max.commits=N``:
+no plan before N commits followed the last clustering).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from bench.hoodie_conf import HoodieConfError, translate
+from bench.hoodie_conf import HoodieConfError, clustering_job_gates, translate
 from engines.append_compaction.config import CompactionConfig
 from engines.base import MaintenanceResult
 from engines.clustering.config import ClusteringConfig
@@ -64,6 +67,8 @@ class ServiceRequest:
 def build_service_engine(table: HudiTable, design: Design, conf: dict[str, str]) -> Any:
     """The design's engine over ``table``, configured from Hudi keys (an unknown key is refused, named)."""
     try:
+        if design == "clustering":
+            conf, _ = clustering_job_gates(conf)
         planner, engine = translate(DESIGN_KINDS[design], conf)
     except HoodieConfError as exc:
         raise ServiceError(f"--hoodie-conf {exc}") from None
@@ -79,6 +84,19 @@ def build_service_engine(table: HudiTable, design: Design, conf: dict[str, str])
         return AppendCompactionEngine(table, cfg1, name="service")
     except (TypeError, ValueError) as exc:
         raise ServiceError(f"{design} service config: {exc}") from None
+
+
+def _held_by_gate(table: HudiTable, conf: dict[str, str]) -> str | None:
+    """Why HoodieClusteringJob would not schedule now (too few commits since the last clustering
+    for a gate the scheduling keys set), or None."""
+    from engines.clustering.modes import commits_since_last_clustering
+
+    _, gates = clustering_job_gates(conf)
+    since = commits_since_last_clustering(table.refresh())
+    for key, needed in gates.items():
+        if since < needed:
+            return f"not scheduled: {since} commits since the last clustering, {key}={needed}"
+    return None
 
 
 def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
@@ -102,6 +120,10 @@ def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
                                "only a pending plan can be executed")
         if inst.action != action:
             raise ServiceError(f"--instant-time {req.instant_time}: a pending {inst.action}, not a {req.design} plan")
+    if req.mode in ("schedule", "scheduleAndExecute") and req.design == "clustering":
+        held = _held_by_gate(table, req.conf or {})
+        if held:
+            return [held]
     if req.mode == "schedule":
         instant = engine.schedule()
         return [instant] if instant is not None else []
