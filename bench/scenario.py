@@ -146,7 +146,7 @@ def _describe(exc: ValidationError, source: str) -> str:
     lines = [f"{source}: {exc.error_count()} problem(s)"]
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")  # our validators' messages say what is wrong
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         lines.append(f"  - {loc}: {msg}" + (f" (got {err['input']!r})" if err["type"] != "extra_forbidden"
