@@ -319,7 +319,7 @@ def simulate(
     except (ScenarioError, ResultsError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
         return
-    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon)
+    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True)
     _print_summary(Results(run_dir))
     if real is not None:
         checks = validate(real, Results(run_dir))

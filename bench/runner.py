@@ -356,6 +356,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         "scenario_path": str(scenario_path) if scenario_path is not None else None,
         "seed": spec.seed, "git": git_info(str(Path(__file__).resolve().parents[1])), "versions": {**package_versions(), **_jvm_packages(spark)},
         "machine": machine_info(), "spark_master": spark.sparkContext.master,
+        "spark_driver_host": spark.sparkContext.getConf().get("spark.driver.host"),
         "engines": {es.name: {"kind": es.kind, "table_path": str(_table_dir(run_dir, es.name, 0).resolve()),
                               "config": es.config} for es in scenario.engines},
         "repeat": repeats,
