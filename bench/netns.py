@@ -11,6 +11,7 @@ not, naming the missing capability, so a test can skip with that reason.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -56,9 +57,10 @@ def ensure_iproute2() -> str | None:
     return f"iproute2's `ip` is missing and apt-get could not install it: {proc.stderr.strip()[-300:]}"
 
 
+@functools.cache
 def namespaces_unavailable() -> str | None:
     """None when this process can create network namespaces with veth pairs; else the reason,
-    naming the missing capability or tool."""
+    naming the missing capability or tool (asked once per process)."""
     missing = ensure_iproute2()
     if missing:
         return missing
