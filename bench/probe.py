@@ -62,7 +62,7 @@ class HudiProbe:
         sizes = {e.path: e.size for e in self.storage.list("", recursive=True)
                  if not e.path.startswith(METAFOLDER + "/")}
         for inst in view.timeline.completed_data_instants():
-            for stat in view.commit_metadata(inst).write_stats:
+            for stat in view.timeline.commit_metadata(inst).write_stats:
                 on_disk = sizes.get(stat.path)
                 if on_disk is not None and on_disk != stat.file_size:
                     failures.append(f"{stat.path} is {on_disk} bytes on storage, {stat.file_size} in commit "

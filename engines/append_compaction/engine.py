@@ -41,10 +41,10 @@ from engines.base import MaintenanceResult, TableServiceModes, clean_result
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
-from engines.table import faults
+from engines.table import faults, plans
 from engines.table.model import FileSlice, WriteStat, parse_base_file_name
 from engines.table.table import HudiTable
-from engines.table.timeline import COMPACTION, Instant, State, TimelineError
+from engines.table.timeline import COMPACTION, Instant, State
 from engines.table.transaction import CommitResult, commit_write
 
 INGEST_STEPS = ("ingest.after_files_written", "ingest.before_complete")
@@ -111,7 +111,8 @@ class AppendCompactionEngine(TableServiceModes):
     # -- schedule -----------------------------------------------------------------------------
     def plan(self) -> BaseFileCompactionPlan | None:
         view = self.table.view()
-        return plan_base_file_compaction(view.snapshot(), self.config.compaction, view.pending_compaction_paths())
+        return plan_base_file_compaction(view.snapshot(), self.config.compaction,
+                                         plans.pending_paths(view.timeline, (COMPACTION,)))
 
     def schedule(self) -> str | None:
         """scheduleBaseFileCompaction: save the plan as ``<t>.basefilecompaction.requested``."""
@@ -130,11 +131,8 @@ class AppendCompactionEngine(TableServiceModes):
         return pending[0].timestamp if pending else None
 
     def load_plan(self, instant: str) -> BaseFileCompactionPlan:
-        inst = self.table.refresh().get(instant)
-        if inst is None or inst.action != COMPACTION:
-            raise TimelineError(f"{instant} is not a base-file compaction instant of {self.table.base_uri}")
-        return BaseFileCompactionPlan.decode(self.table.timeline.read(inst, State.REQUESTED),
-                                             f".hoodie/{instant}.basefilecompaction.requested")
+        """The compaction plan saved as ``instant`` (:func:`engines.table.plans.load_plan`)."""
+        return BaseFileCompactionPlan.from_avro(plans.load_plan(self.table.refresh(), instant, COMPACTION))
 
     # -- execute ------------------------------------------------------------------------------
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:

@@ -38,6 +38,7 @@ from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringPlan
 from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
+from engines.table import plans
 from engines.table.cleaner import run_clean
 from engines.table.model import FileSlice
 from engines.table.rollback import rollback_inflight as _rollback
@@ -180,7 +181,7 @@ class ClusteringEngine:
     def plan(self) -> ClusteringPlan | None:
         """The plan a schedule would save now (nothing written)."""
         view = self.table.view()
-        return plan_clustering(view.snapshot(), self.config.clustering, view.pending_clustering_file_groups())
+        return plan_clustering(view.snapshot(), self.config.clustering, plans.pending_file_groups(view.timeline, REPLACE))
 
     def schedule(self) -> str | None:
         with self._mutex:

@@ -37,7 +37,7 @@ from engines.clustering.planner import plan_clustering
 from engines.spark.insert import write_spec_for
 from engines.spark.rewrite import rewrite_files
 from engines.spark.session import get_spark
-from engines.table import faults
+from engines.table import faults, plans
 from engines.table.model import WriteStat
 from engines.table.rollback import rollback_inflight
 from engines.table.table import HudiTable
@@ -64,11 +64,8 @@ def pending_instants(table: HudiTable) -> list[Instant]:
 
 
 def load_plan(table: HudiTable, instant: str) -> ClusteringPlan:
-    inst = table.refresh().get(instant)
-    if inst is None or inst.action != REPLACE:
-        raise TimelineError(f"{instant} is not a clustering instant of {table.base_uri}")
-    return RequestedReplace.decode(table.timeline.read(inst, State.REQUESTED),
-                                   f".hoodie/{instant}.replacecommit.requested").plan
+    """The clustering plan saved as ``instant`` (:func:`engines.table.plans.load_plan`)."""
+    return RequestedReplace.from_avro(plans.load_plan(table.refresh(), instant, REPLACE)).plan
 
 
 def schedule(table: HudiTable, config: ClusteringConfig, ordering: str | None = None,
@@ -76,7 +73,7 @@ def schedule(table: HudiTable, config: ClusteringConfig, ordering: str | None = 
     """Plan from the current snapshot and save it as requested; None (no instant) when nothing qualifies."""
     with table.lock:
         view = table.view()
-        plan = plan_clustering(view.snapshot(), config, view.pending_clustering_file_groups())
+        plan = plan_clustering(view.snapshot(), config, plans.pending_file_groups(view.timeline, REPLACE))
         if plan is None:
             return None
         plan.extra_metadata["ordering"] = effective_ordering(ordering, plan.sort_columns)

@@ -22,7 +22,7 @@ from engines.hudi.config import HudiConfig, hoodie_options
 from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
 from engines.table.model import FileSlice
 from engines.table.table import HudiTable
-from engines.table.timeline import METAFOLDER, Instant
+from engines.table.timeline import Instant, State
 from engines.table.transaction import CommitResult, EmptyBatchError
 from engines.table.view import AsOfError
 
@@ -99,14 +99,15 @@ class HudiEngine:
         self._seen.update((i.timestamp, i.action) for i in new)
         return new
 
-    def _mtime(self, instant: Instant, suffix: str) -> float | None:
-        entry = self.table.storage.entry(f"{METAFOLDER}/{instant.timestamp}.{suffix}")
+    def _mtime(self, instant: Instant, state: State) -> float | None:
+        timeline = self.table.timeline
+        entry = self.table.storage.entry(f"{timeline.folder}/{timeline.file_name(instant, state)}")
         return entry.mtime_ns / 1e9 if entry is not None and entry.mtime_ns else None
 
     def _duration(self, instant: Instant) -> float:
         """Requested -> completed, from the instant files' modification times (work done inside a write)."""
-        start = self._mtime(instant, f"{instant.action}.requested")
-        end = self._mtime(instant, instant.action)
+        start = self._mtime(instant, State.REQUESTED)
+        end = self._mtime(instant, State.COMPLETED)
         return max(0.0, end - start) if start is not None and end is not None else 0.0
 
     def _maintenance_of(self, instant: Instant, duration: float | None = None) -> MaintenanceResult:

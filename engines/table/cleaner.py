@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engines.table import faults
+from engines.table import faults, plans
 from engines.table.avro import CLEAN_METADATA, encode_plan
 from engines.table.table import HudiTable
-from engines.table.timeline import CLEAN, REPLACE, State
+from engines.table.timeline import CLEAN
 from engines.table.view import BaseFile, FileSystemView
 
 CLEAN_STEPS = ("after_clean_requested", "after_file_deleted", "before_clean_complete")
@@ -52,18 +52,6 @@ class CleanResult:
     earliest_commit_to_retain: str | None
 
 
-def _pending_plan_inputs(view: FileSystemView) -> set[str]:
-    """Paths pending clustering / compaction plans will read."""
-    from engines.clustering.plan import RequestedReplace
-
-    paths = set(view.pending_compaction_paths())
-    for inst in view.timeline.pending([REPLACE]):
-        data = view.timeline.read(inst, State.REQUESTED)
-        plan = RequestedReplace.decode(data, f".hoodie/{inst.timestamp}.replacecommit.requested").plan
-        paths.update(s.path for g in plan.groups for s in g.slices)
-    return paths
-
-
 def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -> CleanPlan:
     """KEEP_LATEST_COMMITS over ``view`` (no I/O beyond what the view reads); see the module docstring."""
     instants = [i.timestamp for i in view.timeline.completed_data_instants()]
@@ -72,7 +60,7 @@ def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -
     if len(instants) <= retained:
         return CleanPlan(None)
     earliest = instants[len(instants) - retained]
-    replaced = view.replaced_file_groups()
+    replaced = view.timeline.replaced_file_groups()
     doomed: list[BaseFile] = []
     for key, files in sorted(view.file_groups().items()):
         committed = [f for f in files if view.is_committed(f.instant)]
@@ -86,7 +74,7 @@ def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -
         if older:
             keep.add(older[-1].path)
         doomed += [f for f in committed if f.instant < earliest and f.path not in keep]
-    protected = _pending_plan_inputs(view)
+    protected = plans.pending_paths(view.timeline)  # files pending clustering / compaction plans read
     return CleanPlan(earliest, [f for f in doomed if f.path not in protected])
 
 

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engines.table import faults
+from engines.table import faults, plans
 from engines.table.table import HudiTable
 from engines.table.timeline import CLEAN, COMMIT, COMPACTION, REPLACE, ROLLBACK, Instant, State, TimelineError
 
@@ -41,19 +41,6 @@ class RollbackResult:
     plan_kept: bool
     duration_s: float
     missing_inputs: list[str] = field(default_factory=list)
-
-
-def _plan_inputs(table: HudiTable, inst: Instant) -> list[str]:
-    """Relative paths of the files a pending plan reads."""
-    data = table.timeline.read(inst, State.REQUESTED)
-    source = f".hoodie/{inst.timestamp}.{inst.action}.requested"
-    if inst.action == COMPACTION:
-        from engines.append_compaction.plan import BaseFileCompactionPlan
-
-        return BaseFileCompactionPlan.decode(data, source).file_paths
-    from engines.clustering.plan import RequestedReplace
-
-    return [s.path for g in RequestedReplace.decode(data, source).plan.groups for s in g.slices]
 
 
 def rollback_inflight(table: HudiTable, instant: str | Instant, keep_plan: bool,
@@ -97,7 +84,9 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str],
         if keep_plan is None:
             keep_plan = target.action in (REPLACE, COMPACTION)
         if keep_plan and current is not None:
-            missing = [p for p in _plan_inputs(table, current) if not table.storage.exists(p)]
+            inputs = plans.plan_inputs(current.timestamp, current.action,
+                                       plans.load_plan(timeline, current, current.action)).paths
+            missing = [p for p in inputs if not table.storage.exists(p)]
             keep_plan = not missing
         if current is not None and not current.is_completed:
             if keep_plan:
