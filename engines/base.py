@@ -83,8 +83,8 @@ class TableServiceModes:
     """Inline / async / manual scheduling of an engine's table service (mixin).
 
     inline: ``after_commit`` schedules and executes once ``inline_every`` commits completed since
-    the last service instant; async: a daemon thread schedules and executes every
-    ``async_interval_s`` seconds beside ingestion; manual: only explicit calls.
+    the last service instant; async: :class:`engines.async_service.AsyncService` schedules and
+    executes every ``async_interval_s`` seconds beside ingestion; manual: only explicit calls.
     """
 
     name: str
@@ -92,18 +92,20 @@ class TableServiceModes:
     _service_actions: tuple[str, ...] = ()
 
     def _start_modes(self, mode: str, inline_every: int, async_interval_s: float) -> None:
-        import threading
+        from engines.async_service import AsyncService
 
         self._mode = mode
         self._inline_every = inline_every
-        self._async_interval_s = async_interval_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.async_results: list[MaintenanceResult] = []
-        self.async_errors: list[str] = []
-        if mode == "async":
-            self._thread = threading.Thread(target=self._async_loop, daemon=True, name=f"async-{self.name}")
-            self._thread.start()
+        self._service = (AsyncService(self.schedule_and_execute, f"async-{self.name}", async_interval_s)
+                         if mode == "async" else None)
+
+    @property
+    def async_results(self) -> list[MaintenanceResult]:
+        return self._service.results if self._service is not None else []
+
+    @property
+    def async_errors(self) -> list[str]:
+        return self._service.errors if self._service is not None else []
 
     def commits_since_last_service(self) -> int:
         timeline = self.table.refresh()
@@ -128,15 +130,6 @@ class TableServiceModes:
             out.append(cleaned)
         return out
 
-    def _async_loop(self) -> None:
-        while not self._stop.wait(self._async_interval_s):
-            try:
-                self.async_results += self.schedule_and_execute()
-            except Exception as exc:  # recorded; the service retries on its next round
-                self.async_errors.append(f"{type(exc).__name__}: {exc}")
-
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        if self._service is not None:
+            self._service.close()

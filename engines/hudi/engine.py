@@ -17,6 +17,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from engines.async_service import AsyncService
 from engines.base import MaintenanceResult
 from engines.hudi.config import HudiConfig, hoodie_options
 from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
@@ -71,13 +72,8 @@ class HudiEngine:
         self._seen: set[tuple[str, str]] = set()
         self._pending: list[MaintenanceResult] = []
         self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.async_results: list[MaintenanceResult] = []
-        self.async_errors: list[str] = []
-        if config.clustering and config.mode == "async":
-            self._thread = threading.Thread(target=self._async_loop, daemon=True, name=f"async-{name}")
-            self._thread.start()
+        self._service = (AsyncService(self._schedule_and_execute, f"async-{name}", config.async_interval_s)
+                         if config.clustering and config.mode == "async" else None)
 
     # -- the table, as engines/table reads it -------------------------------------------------
     @property
@@ -230,19 +226,20 @@ class HudiEngine:
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         return self.table.view().snapshot(as_of)
 
-    def _async_loop(self) -> None:
-        while not self._stop.wait(self.config.async_interval_s):
-            try:
-                instant = self.schedule()
-                if instant is not None:
-                    res = self.execute(instant)
-                    if res is not None:
-                        self.async_results.append(res)
-            except Exception as exc:  # recorded; retried next round
-                self.async_errors.append(f"{type(exc).__name__}: {exc}")
+    def _schedule_and_execute(self) -> list[MaintenanceResult]:
+        """One round of the async service: schedule a clustering and execute it."""
+        instant = self.schedule()
+        res = self.execute(instant) if instant is not None else None
+        return [res] if res is not None else []
+
+    @property
+    def async_results(self) -> list[MaintenanceResult]:
+        return self._service.results if self._service is not None else []
+
+    @property
+    def async_errors(self) -> list[str]:
+        return self._service.errors if self._service is not None else []
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        if self._service is not None:
+            self._service.close()

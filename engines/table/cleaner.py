@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engines.table import faults, plans
@@ -25,7 +24,7 @@ from engines.table.table import HudiTable
 from engines.table.timeline import CLEAN
 from engines.table.view import BaseFile, FileSystemView
 
-CLEAN_STEPS = ("after_clean_requested", "after_file_deleted", "before_clean_complete")
+CLEAN_STEPS = tuple(p for p in faults.POINTS["clean"] if p.startswith("clean."))
 DEFAULT_COMMITS_RETAINED = 10  # hoodie.cleaner.commits.retained
 
 
@@ -78,10 +77,11 @@ def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -
     return CleanPlan(earliest, [f for f in doomed if f.path not in protected])
 
 
-def run_clean(table: HudiTable, retained: int = DEFAULT_COMMITS_RETAINED, on_step: Callable[[str], None] | None = None) -> CleanResult:
-    """Plan and execute one clean; no instant is written when there is nothing to delete."""
+def run_clean(table: HudiTable, retained: int = DEFAULT_COMMITS_RETAINED,
+              on_step: faults.StepHook = None) -> CleanResult:
+    """Plan and execute one clean; no instant is written when there is nothing to delete. ``on_step``
+    observes the steps in :data:`CLEAN_STEPS` (the fault points' names)."""
     t0 = time.perf_counter()
-    step = on_step or (lambda name: None)
     with table.lock:
         plan = plan_clean(table.view(), retained)
         if not plan.files_to_delete:
@@ -89,13 +89,13 @@ def run_clean(table: HudiTable, retained: int = DEFAULT_COMMITS_RETAINED, on_ste
         body = {"earliestCommitToRetain": plan.earliest_commit_to_retain, "policy": "KEEP_LATEST_COMMITS",
                 "retained": retained, "filesToDelete": [f.path for f in plan.files_to_delete]}
         inst = table.start(CLEAN, content=json.dumps(body).encode())
-        _point("clean.after_clean_requested", step)
+        faults.step("clean.after_clean_requested", on_step)
         deleted = 0
         for f in plan.files_to_delete:
             if table.storage.delete(f.path, missing_ok=True):
                 deleted += 1
-            _point("clean.after_file_deleted", step)
-        _point("clean.before_clean_complete", step)
+            faults.step("clean.after_file_deleted", on_step)
+        faults.step("clean.before_clean_complete", on_step)
         table.refresh().complete(inst, clean_metadata(inst.timestamp, plan, deleted, t0))
     return CleanResult(inst.timestamp, deleted, plan.bytes, time.perf_counter() - t0, plan.earliest_commit_to_retain)
 
@@ -117,8 +117,3 @@ def clean_metadata(instant: str, plan: CleanPlan, deleted: int, t0: float) -> by
                               for p, names in sorted(per_partition.items())},
     }
     return encode_plan(CLEAN_METADATA, record)
-
-
-def _point(name: str, step: Callable[[str], None]) -> None:
-    step(name.split(".", 1)[1])
-    faults.point(name)
