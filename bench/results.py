@@ -181,6 +181,38 @@ class ResultsWriter:
         return path
 
 
+def commit_row(*, engine: str, seq: int, batch: int, instant: str, action: str, operation: str, kind: str,
+               duration_s: float, records_written: int, bytes_written: int, files_written: int, files_replaced: int,
+               live_files: int, physical_files: int, live_bytes: int, physical_bytes: int, small_files: int,
+               metadata_bytes: int, repeat: int = 0, batch_bytes: int | None = None) -> dict[str, Any]:
+    """One ``commits`` row (the one builder for real and simulated runs): what the instant wrote and
+    the table state after it; space amplification and mean file size derived here."""
+    return {
+        "engine": engine, "repeat": repeat, "seq": seq, "batch": batch, "instant": instant, "action": action,
+        "operation": operation, "kind": kind, "duration_s": duration_s, "records_written": records_written,
+        "bytes_written": bytes_written, "files_written": files_written, "files_replaced": files_replaced,
+        "batch_bytes": batch_bytes, "live_files": live_files, "physical_files": physical_files,
+        "live_bytes": live_bytes, "physical_bytes": physical_bytes,
+        "space_amp": physical_bytes / live_bytes if live_bytes else None, "small_files": small_files,
+        "mean_file_bytes": live_bytes / live_files if live_files else 0.0, "metadata_bytes": metadata_bytes,
+    }
+
+
+def run_record(*, run_id: str, scenario: Any, engines: dict[str, Any], simulated: bool, wall_time_s: float,
+               spark_master: str | None, overhead_s: float, failures: list[str], git_cwd: str | None = None,
+               versions: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """``run.json`` (the one builder for real and simulated runs): the run's identity, where it ran,
+    its engines and verification, plus the caller's own blocks (``extra``: profile, simulation, ...)."""
+    return {
+        "run_id": run_id, "created": datetime.now(UTC).isoformat(), "scenario": scenario.model_dump(mode="json"),
+        "seed": scenario.workload.seed, "git": git_info(git_cwd), "versions": versions or package_versions(),
+        "machine": machine_info(), "spark_master": spark_master, "engines": engines, "simulated": simulated,
+        "wall_time_s": wall_time_s, "harness_overhead_s": overhead_s,
+        "harness_overhead_ratio": overhead_s / wall_time_s if wall_time_s else None,
+        **extra, "verification": {"ok": not failures, "failures": failures},
+    }
+
+
 def derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int], own_bytes: frozenset[str] = frozenset()) -> None:
     """WA and cumulative bytes per engine (and repetition), computed after the run from the event
     rows. Engines in ``own_bytes`` (another file format) divide by their own ingest bytes."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from engines.table.model import FileSlice
+from engines.table.probe import HudiProbe, TableProbe
 from engines.table.table import HudiTable
 from engines.table.transaction import CommitResult
 
@@ -49,6 +50,8 @@ def clean_result(res: object) -> MaintenanceResult | None:
 class Engine(Protocol):
     name: str
     table: HudiTable
+    writes_batches_once: bool  # each batch is written once as new files: its bytes measure the batch
+    own_batch_bytes: bool  # write amplification against its own ingest bytes (another file format)
 
     def ingest(self, df: DataFrame) -> CommitResult:
         """Commit one batch."""
@@ -70,6 +73,14 @@ class Engine(Protocol):
         """Run the cleaner once."""
         ...
 
+    def pending_plan(self) -> str | None:
+        """The earliest pending plan's instant (what ``execute()`` without an instant picks), or None."""
+        ...
+
+    def probe(self) -> TableProbe:
+        """What the runner reads from the engine's table (snapshot, files, writes, audit)."""
+        ...
+
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         """The live file slices readers see."""
         ...
@@ -79,7 +90,41 @@ class Engine(Protocol):
         ...
 
 
-class TableServiceModes:
+class TableEngine:
+    """Defaults of an engine over one of our Hudi tables (a base class; a new engine overrides what
+    it does): no table service, cleaning none, its probe reads the table through the view."""
+
+    name: str
+    table: HudiTable
+    writes_batches_once = False
+    own_batch_bytes = False
+
+    def after_commit(self) -> list[MaintenanceResult]:
+        return []
+
+    def schedule(self) -> str | None:
+        return None
+
+    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+        return None
+
+    def clean(self) -> MaintenanceResult | None:
+        return None
+
+    def pending_plan(self) -> str | None:
+        return None
+
+    def probe(self) -> TableProbe:
+        return HudiProbe(self.table)
+
+    def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
+        return self.table.view().snapshot(as_of)
+
+    def close(self) -> None:
+        return None
+
+
+class TableServiceModes(TableEngine):
     """Inline / async / manual scheduling of an engine's table service (mixin).
 
     inline: ``after_commit`` schedules and executes once ``inline_every`` commits completed since

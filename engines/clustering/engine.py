@@ -31,7 +31,7 @@ from typing import Literal
 from pyspark.sql import DataFrame
 
 from engines.async_service import AsyncService
-from engines.base import MaintenanceResult, clean_result
+from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.clustering import executor, modes
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.ordering import effective_ordering
@@ -89,7 +89,7 @@ class Option2Config:
         return modes.hudi_configs(self.mode, self.inline_max_commits, self.async_max_commits)
 
 
-class ClusteringEngine(PlanExecutor):
+class ClusteringEngine(TableEngine, PlanExecutor):
     """Option 2 over one table; see the module docstring."""
 
     writes_batches_once = True

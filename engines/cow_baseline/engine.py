@@ -18,7 +18,7 @@ from typing import Literal
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from engines.base import MaintenanceResult, clean_result
+from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size
 from engines.cow_baseline.config import CowConfig
 from engines.spark.arrow_compat import arrow_schema_of
@@ -44,7 +44,7 @@ class CowEngineConfig:
     mode: str = "manual"
 
 
-class CowBaselineEngine:
+class CowBaselineEngine(TableEngine):
     """Baseline engine; its "table service" is the cleaner (the merge happens at ingest)."""
 
     writes_batches_once = False
@@ -55,9 +55,6 @@ class CowBaselineEngine:
         self.config = config
         self.name = name or ("baseline" if config.operation == "insert" else "baseline_bulk_insert")
         self.on_step = on_step
-
-    def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
-        return self.table.view().snapshot(as_of)
 
     def _avg_record_size(self) -> int:
         timeline = self.table.refresh()
@@ -129,16 +126,7 @@ class CowBaselineEngine:
         res = self.clean()
         return [res] if res is not None else []
 
-    def schedule(self) -> str | None:
-        return None
-
-    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
-        return None
-
     def clean(self) -> MaintenanceResult | None:
         res = run_clean(self.table, self.config.cleaner_commits_retained)
         return clean_result(res)
-
-    def close(self) -> None:
-        return None
 

@@ -18,7 +18,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from engines.async_service import AsyncService
-from engines.base import MaintenanceResult
+from engines.base import MaintenanceResult, TableEngine
 from engines.hudi.config import HudiConfig, hoodie_options
 from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
 from engines.table.model import FileSlice
@@ -55,7 +55,7 @@ def check_hudi_loaded(spark: Any) -> None:
                         f"(spark.jars.packages={HUDI_BUNDLE}) before building a hudi engine") from None
 
 
-class HudiEngine:
+class HudiEngine(TableEngine):
     """One table written and maintained by Apache Hudi {HUDI_VERSION}."""
 
     writes_batches_once = False
@@ -190,15 +190,20 @@ class HudiEngine:
             planned = self._with_client("schedule clustering", lambda c: c.scheduleClustering(empty))
             return str(planned.get()) if planned.isPresent() else None
 
+    def pending_plan(self) -> str | None:
+        """The earliest pending clustering instant."""
+        if not self.config.clustering or (self._table is None and not self._exists()):
+            return None
+        pending = self.table.refresh().pending([REPLACE])
+        return pending[0].timestamp if pending else None
+
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
         if not self.config.clustering:
             return None
         with self._lock:
+            instant = instant or self.pending_plan()
             if instant is None:
-                pending = self.table.refresh().pending([REPLACE])
-                if not pending:
-                    return None
-                instant = pending[0].timestamp
+                return None
             t0 = time.perf_counter()
             self._with_client(f"execute clustering {instant}", lambda c: c.cluster(instant, True))
             duration = time.perf_counter() - t0
