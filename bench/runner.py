@@ -28,7 +28,12 @@ from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_b
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.isolation import IsolationProbe
 from bench.queries import SUITE, QueryParams, choose_params, run_query
-from bench.results import (
+from bench.scenario import Scenario, ScenarioError, fingerprint
+from engines.async_service import AsyncService
+from engines.base import Engine, MaintenanceResult
+from engines.spark.session import get_spark, resolve_master, warm_up
+from engines.table.probe import TableProbe
+from runresults import (
     ResultsWriter,
     commit_row,
     derive_cumulative,
@@ -36,11 +41,6 @@ from bench.results import (
     package_versions,
     run_record,
 )
-from bench.scenario import Scenario, ScenarioError
-from engines.async_service import AsyncService
-from engines.base import Engine, MaintenanceResult
-from engines.spark.session import get_spark, resolve_master, warm_up
-from engines.table.probe import TableProbe
 from workloads.generator import batch_df, batch_table
 
 
@@ -387,7 +387,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         versions={**package_versions(), **_jvm_packages(spark)},
         engines={es.name: {"kind": es.kind, "table_path": str(_table_dir(run_dir, es.name, 0).resolve()),
                            "config": es.config} for es in scenario.engines},
-        scenario_path=str(scenario_path) if scenario_path is not None else None, repeat=repeats,
+        scenario_path=str(scenario_path) if scenario_path is not None else None,
+        scenario_fingerprint=fingerprint(scenario), repeat=repeats,
         profile=run_profile(ctx, engines, wall),
         **_generation_figures(ctx.generation_s, [d for st in engines for d in st.ingest_latencies]),
         ground_truth={"rows": total_rows, "batches": n,

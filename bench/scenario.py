@@ -161,3 +161,14 @@ def load_scenario(path: str | Path) -> Scenario:
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{p}: not valid YAML ({exc})") from None
     return parse_scenario(doc, str(p))
+
+
+def fingerprint(scenario: Scenario) -> str:
+    """A hash of the scenario without the keys left at their defaults (recorded in ``run.json``; the CI
+    gate refuses a baseline of another scenario), so a new field whose default keeps today's
+    behaviour does not move it."""
+    import hashlib
+    import json
+
+    doc = Scenario.model_validate(scenario.model_dump(mode="json")).model_dump(mode="json", exclude_defaults=True)
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]

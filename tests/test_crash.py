@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bench.crashtest import Prefixes, run_crashtest
-from bench.results import Results
 from reports.render import crash_section
+from runresults import Results
 
 CRASH = str(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "crash.yaml")
 

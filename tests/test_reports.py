@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from results_factory import make_results
 
-from bench.results import Results
 from reports import render_report
 from reports.design_review import decision_rows, findings
 from reports.summary import summarize
+from runresults import Results
 
 PNG = b"\x89PNG\r\n\x1a\n"
 PLOTS = {"live_files", "physical_files", "bytes_written", "write_amplification", "space_amplification",

@@ -32,15 +32,7 @@ import pyarrow.compute as pc
 from bench.driver import SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import MB, resolve_planner
 from bench.query_suite import PREDICATES, QueryParams, choose_params
-from bench.results import (
-    TABLES,
-    ResultsWriter,
-    commit_row,
-    derive_cumulative,
-    new_run_id,
-    run_record,
-)
-from bench.scenario import EngineSpec, Scenario
+from bench.scenario import EngineSpec, Scenario, fingerprint
 from bench.simulate import rows as simrows
 from bench.simulate.costmodel import CostModel
 from engines.append_compaction.planner import plan_base_file_compaction
@@ -49,6 +41,14 @@ from engines.cow_baseline.assign import assign_inserts
 from engines.table.model import FileSlice, commit_order
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
+from runresults import (
+    TABLES,
+    ResultsWriter,
+    commit_row,
+    derive_cumulative,
+    new_run_id,
+    run_record,
+)
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.spec import WorkloadSpec
 
@@ -579,7 +579,7 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
                          "usd": round(model.request_cost_usd(e.puts, e.gets, e.lists), 4)} for e in engines}
     run = run_record(
         run_id=run_dir.name, scenario=scenario, simulated=True, wall_time_s=wall, spark_master=None, overhead_s=0.0,
-        failures=[], engines={e.name: {"kind": e.kind, "table_path": None, "config": e.spec.config} for e in engines},
+        failures=[], scenario_fingerprint=fingerprint(scenario), engines={e.name: {"kind": e.kind, "table_path": None, "config": e.spec.config} for e in engines},
         simulation={"horizon_batches": sim.n, "exact_partition_counts": sim.exact,
                        "planning": "all partitions" if sim.exact else "partitions written since the last run",
                        "file_ranges": ("exact: each file keeps its rows' query columns" if sim.with_rows else

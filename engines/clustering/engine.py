@@ -40,9 +40,9 @@ from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
 from engines.service_executor import Committed, PlanExecutor
 from engines.table import faults, plans
+from engines.table import rollback as table_rollback
 from engines.table.cleaner import run_clean
 from engines.table.model import FileSlice, WriteStat
-from engines.table.rollback import rollback_inflight as _rollback
 from engines.table.table import HudiTable
 from engines.table.timeline import REPLACE, Instant, State
 from engines.table.transaction import CommitResult
@@ -249,7 +249,7 @@ class ClusteringEngine(TableEngine, PlanExecutor):
         with self._mutex:
             for inst in self.table.refresh().pending([REPLACE]):
                 if inst.state == State.INFLIGHT:
-                    _rollback(self.table, inst, keep_plan=True, on_step=self.on_step)
+                    table_rollback.rollback_inflight(self.table, inst, keep_plan=True, on_step=self.on_step)
                     out.append(inst.timestamp)
         return out
 
