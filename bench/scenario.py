@@ -43,7 +43,11 @@ class EngineSpec(_Strict):
 
 
 class MaintenanceSpec(_Strict):
-    """When table services run: inline every N commits, async on a thread, or semi-async."""
+    """When table services run (the one reading of ``mode`` is :class:`bench.driver.MaintenanceSchedule`):
+    ``inline`` schedules, executes and cleans every ``every_commits`` commits; ``schedule_inline``
+    (semi-async) schedules after every commit when no plan is pending and executes the pending plans
+    every ``every_commits`` commits; ``async`` maintains on a service thread every
+    ``async_interval_s`` seconds; ``none`` never. ``final``: one last maintenance after the last batch."""
 
     mode: Literal["inline", "async", "schedule_inline", "none"] = "inline"
     every_commits: int = Field(10, ge=1)

@@ -97,10 +97,6 @@ class PlanExecutor(ABC):
     def commit(self, plan: Any, inflight: Instant, stats: list[WriteStat]) -> Committed:
         """Complete the instant, in the design's order of deletes and commit point."""
 
-    def step(self, name: str) -> None:
-        """A step boundary of this engine (its ``on_step`` observer, then the fault point)."""
-        faults.step(name, self.on_step)
-
     def execute_plan(self, instant: str) -> MaintenanceResult:
         """Execute the pending plan ``instant`` and complete its instant (module docstring)."""
         if self.max_parallel < 1:
@@ -120,10 +116,10 @@ class PlanExecutor(ABC):
             if inst.state == State.INFLIGHT:  # a failed or killed attempt: roll back, keep the plan, re-run
                 rolled_back = rollback_inflight(self.table, inst, keep_plan=True, on_step=self.on_step)
             inflight = self.table.refresh().transition_to_inflight(Instant(instant, self.action, State.REQUESTED))
-        self.step(self.points.after_inflight)
+        faults.step(self.points.after_inflight, self.on_step)
         bytes_read = self.bytes_read(plan)
         stats = self._rewrite_all(plan, instant)
-        self.step(self.points.after_rewrite)
+        faults.step(self.points.after_rewrite, self.on_step)
         if not stats:
             raise TimelineError(f"{self.service_kind} plan {instant} produced 0 write stats; the instant stays inflight")
         with self.table.lock:
@@ -146,7 +142,7 @@ class PlanExecutor(ABC):
             try:
                 out = self.rewrite_unit(plan, instant, index, unit)
                 if self.points.after_unit is not None:
-                    self.step(self.points.after_unit)
+                    faults.step(self.points.after_unit, self.on_step)
             except BaseException:
                 failed.set()
                 raise

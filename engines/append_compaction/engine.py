@@ -117,7 +117,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
             timeline = self.table.refresh()
             ts = self.table.clock.next(timeline.last_timestamp())
             timeline.create_requested(ts, COMPACTION, plan.encode())
-        self.step("option1.after_plan_saved")
+        faults.step("option1.after_plan_saved", self.on_step)
         return ts
 
     def pending_plan(self) -> str | None:
@@ -159,14 +159,14 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         deleted_before = deleted_after = 0
         if self.config.order == "rfc":
             deleted_before = self._delete_old(plan)
-            self.step("option1.before_commit")
+            faults.step("option1.before_commit", self.on_step)
             commit_write(self.table, inflight, stats, "COMPACT", self.table.latest_schema(), extra=extra)
-            self.step("option1.after_commit")
+            faults.step("option1.after_commit", self.on_step)
         else:
-            self.step("option1.before_commit")
+            faults.step("option1.before_commit", self.on_step)
             commit_write(self.table, inflight, stats, "COMPACT", self.table.latest_schema(),
                          replaced=old_ids, extra=extra)
-            self.step("option1.after_commit")
+            faults.step("option1.after_commit", self.on_step)
             if self.config.cbd_delete == "immediate":
                 self._delete_old(plan)
                 deleted_after = len(plan.file_paths)
@@ -195,7 +195,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         for path in plan.file_paths:
             if self.table.storage.delete(path, missing_ok=True):
                 deleted += 1
-            self.step("option1.after_old_file_deleted")
+            faults.step("option1.after_old_file_deleted", self.on_step)
         return deleted
 
     def clean(self) -> MaintenanceResult | None:
