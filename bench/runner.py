@@ -388,6 +388,7 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         engines={es.name: {"kind": es.kind, "table_path": str(_table_dir(run_dir, es.name, 0).resolve()),
                            "config": es.config} for es in scenario.engines},
         scenario_path=str(scenario_path) if scenario_path is not None else None,
+        spark_driver_host=spark.sparkContext.getConf().get("spark.driver.host"),
         scenario_fingerprint=fingerprint(scenario), repeat=repeats,
         profile=run_profile(ctx, engines, wall),
         **_generation_figures(ctx.generation_s, [d for st in engines for d in st.ingest_latencies]),

@@ -19,6 +19,7 @@ import json
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
@@ -31,6 +32,7 @@ import pyarrow.compute as pc
 
 from bench.driver import SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import MB, resolve_planner
+from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario, fingerprint
 from bench.simulate import rows as simrows
@@ -57,6 +59,7 @@ EXACT_BATCHES = 2000
 ROWS_LIMIT = 4_000_000
 SIMULATED_KINDS = ("cow_baseline", "append_compaction", "clustering", "append_only")
 RECORD_KEY = "trace_id"
+PROGRESS_AFTER_S = 3.0  # `layoutbench simulate` shows a bar only for replays longer than this
 
 
 def _merge_stats(stats: list[Any]) -> dict:
@@ -487,9 +490,10 @@ class _SimSteps:
     """The simulator's part of the one batch loop (:func:`bench.driver.run_batches`). A simulated
     engine keeps no pending plans: a semi-async schedule plans when its execution is due."""
 
-    def __init__(self, sim: Simulator, engines: list[SimEngine]) -> None:
+    def __init__(self, sim: Simulator, engines: list[SimEngine], advance: Callable[[], None]) -> None:
         self.sim = sim
         self.engines = engines
+        self.advance = advance
         self.counts: dict[str, int] = {}
 
     def begin_batch(self, b: int) -> None:
@@ -503,7 +507,7 @@ class _SimSteps:
             self.sim.maintain(e, b)
 
     def end_batch(self, b: int) -> None:
-        return None
+        self.advance()
 
     def before_final(self, b: int) -> None:
         return None
@@ -536,9 +540,10 @@ class Simulation:
 
 
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
-                   sink: RowSink | ResultsWriter | None = None) -> Simulation:
+                   sink: RowSink | ResultsWriter | None = None, progress: bool = False) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
-    ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance)."""
+    ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
+    With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
     sim = Simulator(scenario, model, sink, horizon_batches)  # type: ignore[arg-type]
@@ -550,19 +555,22 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
     checkpoint_every = scenario.queries.checkpoint_every
     checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
-    run_batches(_SimSteps(sim, engines), engines, MaintenanceSchedule.of(scenario, threads=False), sim.n,
-                checkpoints=checkpoints)
+    with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
+                     enabled=None if progress else False) as bar:
+        run_batches(_SimSteps(sim, engines, bar.advance), engines, MaintenanceSchedule.of(scenario, threads=False),
+                    sim.n, checkpoints=checkpoints)
     return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
 
 
 def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None = None,
-             horizon_batches: int | None = None, run_id: str | None = None) -> Path:
-    """Simulate ``scenario`` and write a results folder of the same shape as a real run."""
+             horizon_batches: int | None = None, run_id: str | None = None, progress: bool = False) -> Path:
+    """Simulate ``scenario`` and write a results folder of the same shape as a real run (with
+    ``progress``, a bar on an interactive terminal when the replay runs long)."""
     t0 = time.perf_counter()
     model = CostModel.load(calibration_path) if calibration_path else CostModel()
     run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
     writer = ResultsWriter(run_dir)
-    done = run_simulation(scenario, model, horizon_batches, writer)
+    done = run_simulation(scenario, model, horizon_batches, writer, progress=progress)
     sim, engines, not_simulated = done.sim, done.engines, done.not_simulated
     for e in engines:
         if len(e.live) <= 200_000:
