@@ -1,7 +1,8 @@
 """The processes ``layoutbench crashtest`` kills, and the scenario loop it shares with them.
 
 ``python -m bench.crash_child run SCENARIO ENGINE TABLE MASTER [JAVA_OPTS]`` runs (or resumes) one
-engine's batches with the scenario's inline maintenance schedule; with ``LAYOUTBENCH_CRASH_AT``
+engine's batches through the one batch loop (:mod:`bench.driver`) with the scenario's maintenance
+schedule; with ``LAYOUTBENCH_CRASH_AT``
 set it SIGKILLs itself at that point. ``python -m bench.crash_child recover TABLE`` only recovers
 the table (rollback of failed instants, stale lock release) — no Spark — so a crash can be injected
 into the rollback itself. :func:`run_to_end` is the loop; the crashtest parent calls it in-process,
@@ -15,7 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.scenario import Scenario, load_scenario
+from engines.base import Engine
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
 
@@ -34,40 +37,86 @@ def recover_table(table_path: str) -> list[Any]:
     return recover(HudiTable.open(table_path))
 
 
+class _ChildSteps:
+    """The crash child's part of the batch loop (:func:`bench.driver.run_batches`): one engine,
+    ``on_boundary`` marked before every step, when no action is in flight."""
+
+    def __init__(self, spark: Any, scenario: Scenario, mark: Callable[[str], None]) -> None:
+        self.spark, self.scenario, self.mark = spark, scenario, mark
+
+    def begin_batch(self, b: int) -> None:
+        return None
+
+    def ingest(self, engine: Engine, b: int) -> None:
+        from workloads.generator import batch_df
+
+        self.mark(f"ingest:{b}")
+        engine.ingest(batch_df(self.spark, self.scenario.workload, b))
+        engine.after_commit()
+
+    def maintain(self, engine: Engine, b: int, step: str) -> None:
+        if step != SCHEDULE:  # a schedule alone is part of the ingest boundary, as Hudi's writer does it
+            self.mark(f"maintain:{b}")
+        maintain(engine, step)
+
+    def end_batch(self, b: int) -> None:
+        return None
+
+    def before_final(self, b: int) -> None:
+        return None
+
+    def checkpoint(self, b: int) -> None:
+        return None
+
+
+def maintain(engine: Engine, step: str) -> None:
+    """One maintenance step of :mod:`bench.driver`, without recording (the crash child's)."""
+    if step == SCHEDULE:
+        if engine.pending_plan() is None:
+            engine.schedule()
+        return
+    instant = (engine.schedule() if step == MAINTAIN else None) or engine.pending_plan()
+    executed: set[str] = set()
+    while instant is not None and instant not in executed:
+        executed.add(instant)
+        if engine.execute(instant) is None:
+            break
+        instant = engine.pending_plan() if step == EXECUTE else None
+    engine.clean()
+
+
 def run_to_end(scenario: Scenario, engine_name: str, table_path: str,
                on_boundary: Callable[[str], None] | None = None) -> int:
     """Recover the table, then run the engine's batches from the first uncommitted one to the end.
 
     ``on_boundary`` is called before every step (``ingest:<b>``, ``maintain:<b>``) and at the
     end (``end``), when no action is in flight. Returns the number of batches already committed
-    when it started.
+    when it started. The schedule is :class:`bench.driver.MaintenanceSchedule` without threads (a
+    crash child has no wall clock: async maintenance runs every N commits).
     """
     mark = on_boundary or (lambda label: None)
     from bench.engine_factory import build_engine
     from engines.spark.session import get_spark
-    from workloads.generator import batch_df
 
     spec = next(e for e in scenario.engines if e.name == engine_name)
     spark = get_spark()
     recover_table(table_path)
     engine = build_engine(spec, scenario, table_path)
+    schedule = MaintenanceSchedule.of(scenario, threads=False)
     try:
         start = completed_ingest_commits(engine.table)
-        every = scenario.maintenance.every_commits
-        if start > 0 and start % every == 0 and _maintenance_missing(engine.table):
-            mark(f"maintain:{start - 1}")
-            _maintain(engine)
+        due = schedule.after_commit(start - 1) if start > 0 else ()
+        if [s for s in due if s != SCHEDULE] and _maintenance_missing(engine.table):
+            mark(f"maintain:{start - 1}")  # the crash hit the maintenance after the last committed batch
+            for step in due:
+                maintain(engine, step)
         n = scenario.workload.num_batches
-        for b in range(start, n):
-            mark(f"ingest:{b}")
-            engine.ingest(batch_df(spark, scenario.workload, b))
-            engine.after_commit()
-            if scenario.maintenance.mode != "none" and (b + 1) % every == 0:
-                mark(f"maintain:{b}")
-                _maintain(engine)
-        if scenario.maintenance.final and n % every != 0:
+        if start < n:
+            run_batches(_ChildSteps(spark, scenario, mark), [engine], schedule, n, start)
+        elif schedule.final_steps(n):  # every batch committed: the crash hit the final maintenance
             mark(f"maintain:{n - 1}")
-            _maintain(engine)
+            for step in schedule.final_steps(n):
+                maintain(engine, step)
         mark("end")
     finally:
         engine.close()
@@ -78,16 +127,6 @@ def _maintenance_missing(table: HudiTable) -> bool:
     """True when the last instant is an ingest commit or pending (the crash hit the maintenance)."""
     instants = table.refresh().instants
     return bool(instants) and (instants[-1].action == COMMIT or not instants[-1].is_completed)
-
-
-def _maintain(engine: Any) -> None:
-    instant = engine.schedule()
-    if instant is None:
-        pending = getattr(engine, "pending_plan", None)
-        instant = pending() if callable(pending) else None
-    if instant is not None:
-        engine.execute(instant)
-    engine.clean()
 
 
 def main(argv: list[str]) -> int:

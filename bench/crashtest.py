@@ -233,8 +233,8 @@ def run_crashtest(scenario_path: str, out_dir: str | Path, engines: list[str] | 
                   parallel: int = 2, use_prefixes: bool = True) -> Path:
     """Every selected (engine, point) job; writes a results folder with the ``crash`` table."""
     from bench.child_jvm import child_java_options
-    from bench.results import ResultsWriter, git_info, machine_info, new_run_id, package_versions
     from engines.spark.session import get_spark
+    from runresults import ResultsWriter, git_info, machine_info, new_run_id, package_versions
 
     if faults.ENV in os.environ:
         raise ValueError(f"unset {faults.ENV} before running the crash test: it would kill this process")

@@ -1,4 +1,5 @@
-"""Build an engine from a scenario's engine entry: the only place that knows engine kinds.
+"""Build an engine from a scenario's engine entry, from its line in the registry of kinds
+(:mod:`bench.engine_kinds`).
 
 The scenario's shared ``sizing`` gives every engine the same small-file limit, target/max file
 size, row-group size and cleaner retention; an engine's own ``config`` may override its keys,
@@ -12,6 +13,7 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
+from bench.engine_kinds import KINDS
 from bench.hoodie_conf import KEYS as HOODIE_KINDS
 from bench.hoodie_conf import HoodieConfError, split_hoodie, translate
 from bench.scenario import EngineSpec, Scenario, ScenarioError
@@ -87,19 +89,8 @@ def _values(spec: EngineSpec, scenario: Scenario) -> tuple[dict[str, Any], dict[
 
 
 def _planner_class(kind: str) -> type | None:
-    if kind == "cow_baseline":
-        from engines.cow_baseline.config import CowConfig
-
-        return CowConfig
-    if kind in ("append_compaction", "append_only"):  # the control keeps Option 1's settings, unused
-        from engines.append_compaction.config import CompactionConfig
-
-        return CompactionConfig
-    if kind == "clustering":
-        from engines.clustering.config import ClusteringConfig
-
-        return ClusteringConfig
-    return None
+    entry = KINDS.get(kind)
+    return entry.load("planner") if entry is not None and entry.planner else None
 
 
 def resolve_planner(spec: EngineSpec, scenario: Scenario) -> tuple[Any, dict[str, Any]]:
@@ -121,41 +112,25 @@ def resolve_planner(spec: EngineSpec, scenario: Scenario) -> tuple[Any, dict[str
 
 
 def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engine:
-    """The engine of ``spec`` over a (new or existing) table at ``table_path``."""
+    """The engine of ``spec`` over a (new or existing) table at ``table_path``: generically from its
+    registry line (:mod:`bench.engine_kinds`) for kinds over our Hudi tables."""
     sizing = scenario.sizing
     where = f"engine {spec.name!r} ({spec.kind})"
+    entry = KINDS.get(spec.kind)
+    if entry is None:
+        raise ScenarioError(f"{where}: unknown engine kind; known: {', '.join(KINDS)}")
     common, config = _values(spec, scenario)
     if spec.kind == "delta_peer":
-        from engines.delta_peer.engine import DeltaPeerConfig, DeltaPeerEngine
-
-        cfg = _apply(DeltaPeerConfig, {**common, "partition_column": scenario.workload.partition_column}, config, where)
-        return DeltaPeerEngine(table_path, cfg, name=spec.name)
+        cfg = _apply(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
+                     config, where)
+        return entry.load("engine")(table_path, cfg, name=spec.name)
     if spec.kind == "hudi":  # Apache Hudi creates its table with the first write
-        from engines.hudi.config import HudiConfig, lift_hoodie_keys
-        from engines.hudi.engine import HudiEngine
+        from engines.hudi.config import lift_hoodie_keys
 
         hudi = {**common, "target_file_size": int(sizing.target_file_mb * MB), "mode": "manual"}
-        cfg = _apply(HudiConfig, hudi, lift_hoodie_keys(config), where)
-        return HudiEngine(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
-    if _planner_class(spec.kind) is None:
-        raise ScenarioError(f"{where}: unknown engine kind")
+        cfg = _apply(entry.load("config"), hudi, lift_hoodie_keys(config), where)
+        return entry.load("engine")(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
     planner, engine_over = resolve_planner(spec, scenario)
-    table = open_table(scenario, table_path, spec.name)
-    if spec.kind == "cow_baseline":
-        from engines.cow_baseline.engine import CowBaselineEngine, CowEngineConfig
-
-        cfg = _apply(CowEngineConfig, {**common, "planner": planner}, engine_over, where)
-        return CowBaselineEngine(table, cfg, name=spec.name)
-    if spec.kind in ("append_compaction", "append_only"):
-        from engines.append_compaction.engine import AppendCompactionEngine, Option1Config
-
-        cfg = _apply(Option1Config, {**common, "compaction": planner}, engine_over, where)
-        if spec.kind == "append_only":
-            from engines.append_only.engine import AppendOnlyEngine
-
-            return AppendOnlyEngine(table, cfg, name=spec.name)
-        return AppendCompactionEngine(table, cfg, name=spec.name)
-    from engines.clustering.engine import ClusteringEngine, Option2Config
-
-    cfg = _apply(Option2Config, {**common, "clustering": planner}, engine_over, where)
-    return ClusteringEngine(table, cfg, name=spec.name)
+    base = {**common, entry.planner_field: planner} if entry.planner_field else common
+    cfg = _apply(entry.load("config"), base, engine_over, where)
+    return entry.load("engine")(open_table(scenario, table_path, spec.name), cfg, name=spec.name)

@@ -1,5 +1,6 @@
-"""Named crash-injection points per engine kind: every step boundary the engines mark with
-:func:`engines.table.faults.point`, plus ``*.mid_write`` / ``clustering.mid_group`` inside a running
+"""Named crash-injection points per engine kind, from the one list of point names
+(:data:`engines.table.faults.POINTS`): every step boundary the engines mark with
+:func:`engines.table.faults.step`, plus ``*.mid_write`` / ``clustering.mid_group`` inside a running
 Spark write job (:func:`engines.table.faults.killed_mid_action`). ``name:n`` targets the n-th time a
 point is reached."""
 
@@ -7,22 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from engines.table.faults import POINTS
+
 # storage.before_rename: the 1st is hoodie.properties at table creation, the 3rd the first commit's
 # completed instant (after its inflight file): a crash between temp write and rename at both.
-INGEST = ["timeline.commit.after_requested", "ingest.mid_write", "ingest.after_files_written",
-          "ingest.before_complete", "storage.before_rename", "storage.before_rename:3"]
-CLEAN = ["timeline.clean.after_requested", "clean.after_clean_requested", "clean.after_file_deleted",
-         "clean.before_clean_complete"]
-# The plan is saved as the requested instant itself, so Option 1 has no separate after-requested step.
-OPTION1 = ["option1.after_plan_saved", "option1.after_inflight", "option1.mid_write",
-           "option1.after_new_files_written", "option1.after_old_file_deleted",
-           "option1.after_old_file_deleted:2", "option1.before_commit", "option1.after_commit"]
+INGEST = [*POINTS["ingest"], "storage.before_rename", "storage.before_rename:3"]
+CLEAN = list(POINTS["clean"])
+# Two deletes of Option 1's RFC order: the first and the second old file.
 OPTION1_DELETES = ("option1.after_old_file_deleted", "option1.after_old_file_deleted:2")
-OPTION2 = ["clustering.after_plan_saved", "clustering.after_inflight", "clustering.mid_group",
-           "clustering.after_group_written", "clustering.after_all_groups", "clustering.before_replacecommit",
-           "clustering.after_replacecommit"]
-ROLLBACK = ["rollback.after_rollback_requested", "rollback.after_partial_files_removed",
-            "rollback.before_rollback_complete"]
+OPTION1 = [q for p in POINTS["option1"] for q in (OPTION1_DELETES if p == OPTION1_DELETES[0] else (p,))]
+OPTION2 = list(POINTS["clustering"])
+ROLLBACK = [p for p in POINTS["rollback"] if p.startswith("rollback.")]
 
 
 def points_for_kind(kind: str, config: dict[str, Any] | None = None) -> list[str]:

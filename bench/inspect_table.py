@@ -50,7 +50,7 @@ def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = 1
         "small_file_limit": small_file_limit,
         "mean_file_bytes": int(live_bytes / len(snap)) if snap else 0,
         "snapshot_rows": sum(s.num_rows for s in snap),
-        "replaced_file_groups": len(view.replaced_file_groups(as_of)),
+        "replaced_file_groups": len(view.timeline.replaced_file_groups(as_of)),
         "pending_clustering_file_groups": len(view.pending_clustering_file_groups()),
         "pending_compaction_files": len(view.pending_compaction_paths()),
     }

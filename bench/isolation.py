@@ -10,7 +10,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from bench.probe import probe_of
 from bench.queries import SUITE, choose_params, run_query
 from engines.base import Engine
 
@@ -40,7 +39,7 @@ class IsolationProbe:
             started = time.perf_counter() - self._t0
             try:
                 slices = self.engine.snapshot()
-                res = run_query(self.spark, probe_of(self.engine).storage, slices, query, self.params,
+                res = run_query(self.spark, self.engine.probe().storage, slices, query, self.params,
                                 count_row_groups_too=False)
                 error = res.error
                 got = res.result

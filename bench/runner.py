@@ -24,21 +24,23 @@ from typing import Any
 import pyarrow as pa
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.isolation import IsolationProbe
-from bench.probe import HudiProbe, TableProbe, probe_of
 from bench.queries import SUITE, QueryParams, choose_params, run_query
-from bench.results import (
-    ResultsWriter,
-    derive_cumulative,
-    git_info,
-    machine_info,
-    new_run_id,
-    package_versions,
-)
-from bench.scenario import Scenario, ScenarioError
+from bench.scenario import Scenario, ScenarioError, fingerprint
+from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
 from engines.spark.session import get_spark, resolve_master, warm_up
+from engines.table.probe import TableProbe
+from runresults import (
+    ResultsWriter,
+    commit_row,
+    derive_cumulative,
+    new_run_id,
+    package_versions,
+    run_record,
+)
 from workloads.generator import batch_df, batch_table
 
 
@@ -72,7 +74,7 @@ class EngineState:
     ingest_latencies: list[float] = field(default_factory=list)
     maintenance_runs: int = 0
     isolation_runs: int = 0
-    async_thread: threading.Thread | None = None
+    service: AsyncService | None = None  # maintenance.mode async: the runner's service beside the loop
     repeat: int = 0  # which repetition (--repeat) this engine's table belongs to
 
 
@@ -102,17 +104,11 @@ class RunContext:
 
 
 def _table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
-    if isinstance(probe, HudiProbe):
-        slices, physical = probe.state()
-    else:
-        slices, physical = probe.snapshot(), probe.physical_files()
-    live_bytes = sum(s.size_bytes for s in slices)
-    phys_bytes = sum(b.size for b in physical)
+    slices, physical = probe.state()
     return {
-        "live_files": len(slices), "physical_files": len(physical), "live_bytes": live_bytes,
-        "physical_bytes": phys_bytes, "space_amp": (phys_bytes / live_bytes) if live_bytes else None,
-        "small_files": sum(1 for s in slices if s.size_bytes < small_limit),
-        "mean_file_bytes": (live_bytes / len(slices)) if slices else 0.0, "metadata_bytes": probe.metadata_bytes(),
+        "live_files": len(slices), "physical_files": len(physical), "live_bytes": sum(s.size_bytes for s in slices),
+        "physical_bytes": sum(b.size for b in physical),
+        "small_files": sum(1 for s in slices if s.size_bytes < small_limit), "metadata_bytes": probe.metadata_bytes(),
     }
 
 
@@ -120,16 +116,14 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
                    operation: str, duration: float, stats: list, replaced: int) -> None:
     """One commits row: what the instant wrote (from its metadata) and the table state after it."""
     t0 = time.perf_counter()
-    state = _table_state(probe_of(st.engine), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
+    state = _table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
     with ctx.lock:
         st.seq += 1
-        ctx.writer.add(
-            "commits", engine=st.engine.name, repeat=st.repeat, seq=st.seq, batch=batch, instant=instant, action=action,
-            operation=operation, kind=kind, duration_s=duration,
-            records_written=sum(s.num_writes for s in stats),
+        ctx.writer.add("commits", **commit_row(
+            engine=st.engine.name, repeat=st.repeat, seq=st.seq, batch=batch, instant=instant, action=action,
+            operation=operation, kind=kind, duration_s=duration, records_written=sum(s.num_writes for s in stats),
             bytes_written=sum(int(s.total_write_bytes or s.file_size) for s in stats),
-            files_written=len(stats), files_replaced=replaced, **state,
-        )
+            files_written=len(stats), files_replaced=replaced, **state))
         ctx.overhead_s += time.perf_counter() - t0
 
 
@@ -143,18 +137,27 @@ def record_maintenance(ctx: RunContext, st: EngineState, batch: int, res: Mainte
         st.maintenance_runs += 1
     if res.kind in ("clean", "rollback") or not res.instant:
         return
-    writes = probe_of(st.engine).instant_writes(res.instant)
+    writes = st.engine.probe().instant_writes(res.instant)
     if writes is None:
         return
     record_instant(ctx, st, batch, res.kind, res.instant, writes.action, writes.operation, res.duration_s,
                    writes.stats, writes.replaced or res.files_in)
 
 
-def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | None, mode: str) -> None:
-    """Schedule + execute + clean, with reader threads racing the first runs (every engine: for the
-    baseline, whose merge happens at ingest, the readers race its cleaner)."""
+def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | None, mode: str,
+             step: str = MAINTAIN) -> None:
+    """One maintenance step of :mod:`bench.driver`: ``MAINTAIN`` schedules, executes (the new plan,
+    else the earliest pending one) and cleans; ``SCHEDULE`` only schedules, when no plan is
+    pending; ``EXECUTE`` executes every pending plan, earliest first, and cleans. Reader threads
+    race the first runs (every engine: for the baseline, whose merge happens at ingest, the readers
+    race its cleaner)."""
     engine = st.engine
-    instant = engine.schedule()
+    if step == SCHEDULE:
+        if engine.pending_plan() is None:
+            engine.schedule()
+        return
+    instant = engine.schedule() if step == MAINTAIN else None
+    instant = instant or engine.pending_plan()
     probe = None
     iso = ctx.scenario.isolation
     if iso.enabled and truth is not None and st.repeat == 0 and st.isolation_runs < iso.max_maintenance_runs:
@@ -164,9 +167,14 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
                                window_hours=ctx.scenario.queries.service_window_hours)
         probe.start()
     try:
-        res = engine.execute(instant) if instant is not None else None
-        if res is not None:  # the table state right after the instant, before the cleaner runs
-            record_maintenance(ctx, st, batch, res, mode)
+        executed: set[str] = set()
+        while instant is not None and instant not in executed:
+            executed.add(instant)
+            res = engine.execute(instant)
+            if res is None:
+                break
+            record_maintenance(ctx, st, batch, res, mode)  # the table state right after the instant, before the cleaner
+            instant = engine.pending_plan() if step == EXECUTE else None
         cleaned = engine.clean()
     finally:
         if probe is not None:
@@ -179,7 +187,7 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
 def audit(ctx: RunContext, st: EngineState, truth_rows: int) -> None:
     """Metadata vs storage listing and rows vs ground truth; mismatches are reported as errors."""
     t0 = time.perf_counter()
-    ctx.failures += [f"{st.engine.name}: {f}" for f in probe_of(st.engine).audit(truth_rows)]
+    ctx.failures += [f"{st.engine.name}: {f}" for f in st.engine.probe().audit(truth_rows)]
     ctx.overhead_s += time.perf_counter() - t0
 
 
@@ -187,7 +195,7 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
     engine = st.engine
     audit(ctx, st, truth.num_rows)
     t0 = time.perf_counter()
-    probe = probe_of(engine)
+    probe = engine.probe()
     snap = probe.snapshot()
     live = {s.path: s for s in snap}
     for b in probe.physical_files() if st.repeat == 0 else ():
@@ -241,14 +249,86 @@ def repeat_mismatches(writer: ResultsWriter) -> list[str]:
     return out
 
 
-def _async_loop(ctx: RunContext, st: EngineState, stop: threading.Event, truth_ref: list) -> None:
-    interval = ctx.scenario.maintenance.async_interval_s
-    while not stop.wait(interval):
-        try:
-            with ctx.timed(f"async_maintenance/{st.engine.name}"):
-                maintain(ctx, st, -1, None, "async")
-        except Exception as exc:  # recorded, the run goes on
-            ctx.failures.append(f"{st.engine.name}: async maintenance failed: {type(exc).__name__}: {exc}")
+def _start_async(ctx: RunContext, st: EngineState) -> AsyncService:
+    """``maintenance.mode: async``: the one async service loop, maintaining ``st``'s engine beside
+    the batch loop; a failure is recorded and the run goes on."""
+    def work() -> None:
+        with ctx.timed(f"async_maintenance/{st.engine.name}"):
+            maintain(ctx, st, -1, None, "async")
+
+    def failed(exc: Exception) -> None:
+        ctx.failures.append(f"{st.engine.name}: async maintenance failed: {type(exc).__name__}: {exc}")
+
+    return AsyncService(work, f"async-{st.engine.name}", ctx.scenario.maintenance.async_interval_s, failed)
+
+
+class _RunSteps:
+    """The runner's part of the batch loop (:func:`bench.driver.run_batches`): one generated batch
+    into every engine, maintenance recorded, queries at checkpoints."""
+
+    def __init__(self, ctx: RunContext, engines: list[EngineState], bar: Progress, task: Any,
+                 reference: EngineState | None, repeats: int) -> None:
+        self.ctx, self.engines, self.bar, self.task = ctx, engines, bar, task
+        self.reference, self.repeats = reference, repeats
+        self.spec = ctx.scenario.workload
+        self.truth_parts: list[pa.Table] = []
+        self.df: Any = None
+        self.final = False
+
+    def begin_batch(self, b: int) -> None:
+        ctx = self.ctx
+        ctx.step = f"batch {b}, generation"
+        t0 = time.perf_counter()
+        self.df = batch_df(ctx.spark, self.spec, b).cache()
+        self.df.count()  # generated before any clock starts: no engine's ingest time includes generation
+        ctx.generation_s.append(time.perf_counter() - t0)
+        with ctx.timed("ground_truth"):
+            self.truth_parts.append(batch_table(self.spec, b))
+
+    def ingest(self, st: EngineState, b: int) -> None:
+        ctx, n = self.ctx, self.spec.num_batches
+        rep = f" (repetition {st.repeat + 1}/{self.repeats})" if self.repeats > 1 else ""
+        self.bar.update(self.task, description=f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep}")
+        ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
+        t0 = time.perf_counter()
+        res = st.engine.ingest(self.df)
+        dur = time.perf_counter() - t0
+        st.ingest_latencies.append(dur)
+        record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
+                       sum(len(v) for v in res.replaced.values()))
+        if st is self.reference:
+            ctx.batch_bytes[b] = res.bytes_written
+        ctx.step = f"engine {st.engine.name}, batch {b}, after-commit maintenance"
+        with ctx.timed(f"maintenance/{st.engine.name}"):
+            for m in st.engine.after_commit():
+                record_maintenance(ctx, st, b, m, "engine")
+
+    def maintain(self, st: EngineState, b: int, step: str) -> None:
+        ctx = self.ctx
+        mode = ctx.scenario.maintenance.mode
+        ctx.step = f"engine {st.engine.name}, batch {b}, {'final' if self.final else mode} maintenance"
+        with ctx.timed(f"maintenance/{st.engine.name}"):
+            maintain(ctx, st, b, pa.concat_tables(self.truth_parts), mode, step)
+
+    def end_batch(self, b: int) -> None:
+        self.df.unpersist()
+        self.bar.update(self.task, advance=1)
+
+    def before_final(self, b: int) -> None:
+        self.final = True
+        for st in self.engines:
+            if st.service is not None:
+                st.service.close()
+
+    def checkpoint(self, b: int) -> None:
+        ctx = self.ctx
+        truth = pa.concat_tables(self.truth_parts)
+        params = choose_params(truth, self.spec.partition_column, ctx.scenario.queries.service_window_hours)
+        for st in self.engines:
+            self.bar.update(self.task, description=f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
+            ctx.step = f"engine {st.engine.name}, batch {b}, queries"
+            with ctx.timed(f"queries/{st.engine.name}"):
+                run_checkpoint(ctx, st, b, truth, params)
 
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str | None = None,
@@ -275,99 +355,46 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         for es in scenario.engines:
             table_path = str(_table_dir(run_dir, es.name, r).resolve())
             engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r))
-    reference_engine = next((e for e in engines if e.repeat == 0 and getattr(e.engine, "writes_batches_once", False)),
-                            None)
-    mode = scenario.maintenance.mode
-    stop = threading.Event()
-    if mode == "async":
+    reference_engine = next((e for e in engines if e.repeat == 0 and e.engine.writes_batches_once), None)
+    schedule = MaintenanceSchedule.of(scenario)
+    if schedule.runs_async:
         for st in engines:
-            st.async_thread = threading.Thread(target=_async_loop, args=(ctx, st, stop, []), daemon=True,
-                                               name=f"async-{st.engine.name}")
-            st.async_thread.start()
-    truth_parts: list[pa.Table] = []
+            st.service = _start_async(ctx, st)
     n = spec.num_batches
     checkpoints = {b for b in range(n) if (b + 1) % scenario.queries.checkpoint_every == 0} | {n - 1}
     bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} batches"),
                    TimeElapsedColumn(), TimeRemainingColumn(), disable=not progress, transient=False)
     with bar, _steps_named(ctx):
         task = bar.add_task(f"{scenario.name}", total=n)
-        for b in range(n):
-            ctx.step = f"batch {b}, generation"
-            t0 = time.perf_counter()
-            df = batch_df(spark, spec, b).cache()
-            df.count()  # generated before any clock starts: no engine's ingest time includes generation
-            ctx.generation_s.append(time.perf_counter() - t0)
-            with ctx.timed("ground_truth"):
-                truth_parts.append(batch_table(spec, b))
-            for st in engines:
-                rep = f" (repetition {st.repeat + 1}/{repeats})" if repeats > 1 else ""
-                bar.update(task, description=f"{scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep}")
-                ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
-                t0 = time.perf_counter()
-                res = st.engine.ingest(df)
-                dur = time.perf_counter() - t0
-                st.ingest_latencies.append(dur)
-                record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
-                               sum(len(v) for v in res.replaced.values()))
-                if st is reference_engine:
-                    ctx.batch_bytes[b] = res.bytes_written
-                ctx.step = f"engine {st.engine.name}, batch {b}, after-commit maintenance"
-                with ctx.timed(f"maintenance/{st.engine.name}"):
-                    for m in st.engine.after_commit():
-                        record_maintenance(ctx, st, b, m, "engine")
-                    if mode == "inline" and (b + 1) % scenario.maintenance.every_commits == 0:
-                        ctx.step = f"engine {st.engine.name}, batch {b}, inline maintenance"
-                        maintain(ctx, st, b, pa.concat_tables(truth_parts), "inline")
-            df.unpersist()
-            if b in checkpoints:
-                if b == n - 1 and scenario.maintenance.final and mode != "none":
-                    stop.set()
-                    for st in engines:
-                        if st.async_thread is not None:
-                            st.async_thread.join()
-                        if mode != "inline" or (b + 1) % scenario.maintenance.every_commits != 0:
-                            ctx.step = f"engine {st.engine.name}, batch {b}, final maintenance"
-                            with ctx.timed(f"maintenance/{st.engine.name}"):
-                                maintain(ctx, st, b, pa.concat_tables(truth_parts), mode)
-                truth = pa.concat_tables(truth_parts)
-                params = choose_params(truth, spec.partition_column, scenario.queries.service_window_hours)
-                for st in engines:
-                    bar.update(task, description=f"{scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
-                    ctx.step = f"engine {st.engine.name}, batch {b}, queries"
-                    with ctx.timed(f"queries/{st.engine.name}"):
-                        run_checkpoint(ctx, st, b, truth, params)
-            bar.update(task, advance=1)
-    stop.set()
+        steps = _RunSteps(ctx, engines, bar, task, reference_engine, repeats)
+        run_batches(steps, engines, schedule, n, checkpoints=checkpoints)
+    truth_parts = steps.truth_parts
     with ctx.timed("finish"):  # engines closed, batch bytes measured when no engine wrote them once, WA derived
         for st in engines:
-            if st.async_thread is not None:
-                st.async_thread.join()
+            if st.service is not None:
+                st.service.close()
             st.engine.close()
         if reference_engine is None:
             ctx.batch_bytes.update(_measure_batch_bytes(ctx, spec))
-        derive_cumulative(writer, ctx.batch_bytes,
-                           frozenset(st.engine.name for st in engines if getattr(st.engine, "own_batch_bytes", False)))
-        if mode != "async":  # async maintenance races the batch loop: its layout is not reproducible
+        derive_cumulative(writer, ctx.batch_bytes, frozenset(st.engine.name for st in engines if st.engine.own_batch_bytes))
+        if not schedule.runs_async:  # async maintenance races the batch loop: its layout is not reproducible
             ctx.failures += repeat_mismatches(writer)
     wall = time.perf_counter() - wall0
     total_rows = sum(t.num_rows for t in truth_parts)
-    run = {
-        "run_id": run_dir.name, "created": datetime.now(UTC).isoformat(), "scenario": scenario.model_dump(mode="json"),
-        "scenario_path": str(scenario_path) if scenario_path is not None else None,
-        "seed": spec.seed, "git": git_info(str(Path(__file__).resolve().parents[1])), "versions": {**package_versions(), **_jvm_packages(spark)},
-        "machine": machine_info(), "spark_master": spark.sparkContext.master,
-        "spark_driver_host": spark.sparkContext.getConf().get("spark.driver.host"),
-        "engines": {es.name: {"kind": es.kind, "table_path": str(_table_dir(run_dir, es.name, 0).resolve()),
-                              "config": es.config} for es in scenario.engines},
-        "repeat": repeats,
-        "simulated": False, "wall_time_s": wall, "profile": run_profile(ctx, engines, wall), "harness_overhead_s": ctx.overhead_s,
-        "harness_overhead_ratio": ctx.overhead_s / wall if wall else None,
+    run = run_record(
+        run_id=run_dir.name, scenario=scenario, simulated=False, wall_time_s=wall, spark_master=spark.sparkContext.master,
+        overhead_s=ctx.overhead_s, failures=ctx.failures, git_cwd=str(Path(__file__).resolve().parents[1]),
+        versions={**package_versions(), **_jvm_packages(spark)},
+        engines={es.name: {"kind": es.kind, "table_path": str(_table_dir(run_dir, es.name, 0).resolve()),
+                           "config": es.config} for es in scenario.engines},
+        scenario_path=str(scenario_path) if scenario_path is not None else None,
+        spark_driver_host=spark.sparkContext.getConf().get("spark.driver.host"),
+        scenario_fingerprint=fingerprint(scenario), repeat=repeats,
+        profile=run_profile(ctx, engines, wall),
         **_generation_figures(ctx.generation_s, [d for st in engines for d in st.ingest_latencies]),
-        "ground_truth": {"rows": total_rows, "batches": n,
-                         "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
-        "verification": {"ok": not ctx.failures, "failures": ctx.failures},
-        "tables_kept": keep_tables,
-    }
+        ground_truth={"rows": total_rows, "batches": n,
+                      "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
+        tables_kept=keep_tables)
     writer.write_run(run)
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from engines.table.model import FileSlice
+from engines.table.probe import HudiProbe, TableProbe
 from engines.table.table import HudiTable
 from engines.table.transaction import CommitResult
 
@@ -49,6 +50,8 @@ def clean_result(res: object) -> MaintenanceResult | None:
 class Engine(Protocol):
     name: str
     table: HudiTable
+    writes_batches_once: bool  # each batch is written once as new files: its bytes measure the batch
+    own_batch_bytes: bool  # write amplification against its own ingest bytes (another file format)
 
     def ingest(self, df: DataFrame) -> CommitResult:
         """Commit one batch."""
@@ -70,6 +73,14 @@ class Engine(Protocol):
         """Run the cleaner once."""
         ...
 
+    def pending_plan(self) -> str | None:
+        """The earliest pending plan's instant (what ``execute()`` without an instant picks), or None."""
+        ...
+
+    def probe(self) -> TableProbe:
+        """What the runner reads from the engine's table (snapshot, files, writes, audit)."""
+        ...
+
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         """The live file slices readers see."""
         ...
@@ -79,12 +90,46 @@ class Engine(Protocol):
         ...
 
 
-class TableServiceModes:
+class TableEngine:
+    """Defaults of an engine over one of our Hudi tables (a base class; a new engine overrides what
+    it does): no table service, cleaning none, its probe reads the table through the view."""
+
+    name: str
+    table: HudiTable
+    writes_batches_once = False
+    own_batch_bytes = False
+
+    def after_commit(self) -> list[MaintenanceResult]:
+        return []
+
+    def schedule(self) -> str | None:
+        return None
+
+    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+        return None
+
+    def clean(self) -> MaintenanceResult | None:
+        return None
+
+    def pending_plan(self) -> str | None:
+        return None
+
+    def probe(self) -> TableProbe:
+        return HudiProbe(self.table)
+
+    def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
+        return self.table.view().snapshot(as_of)
+
+    def close(self) -> None:
+        return None
+
+
+class TableServiceModes(TableEngine):
     """Inline / async / manual scheduling of an engine's table service (mixin).
 
     inline: ``after_commit`` schedules and executes once ``inline_every`` commits completed since
-    the last service instant; async: a daemon thread schedules and executes every
-    ``async_interval_s`` seconds beside ingestion; manual: only explicit calls.
+    the last service instant; async: :class:`engines.async_service.AsyncService` schedules and
+    executes every ``async_interval_s`` seconds beside ingestion; manual: only explicit calls.
     """
 
     name: str
@@ -92,18 +137,20 @@ class TableServiceModes:
     _service_actions: tuple[str, ...] = ()
 
     def _start_modes(self, mode: str, inline_every: int, async_interval_s: float) -> None:
-        import threading
+        from engines.async_service import AsyncService
 
         self._mode = mode
         self._inline_every = inline_every
-        self._async_interval_s = async_interval_s
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.async_results: list[MaintenanceResult] = []
-        self.async_errors: list[str] = []
-        if mode == "async":
-            self._thread = threading.Thread(target=self._async_loop, daemon=True, name=f"async-{self.name}")
-            self._thread.start()
+        self._service = (AsyncService(self.schedule_and_execute, f"async-{self.name}", async_interval_s)
+                         if mode == "async" else None)
+
+    @property
+    def async_results(self) -> list[MaintenanceResult]:
+        return self._service.results if self._service is not None else []
+
+    @property
+    def async_errors(self) -> list[str]:
+        return self._service.errors if self._service is not None else []
 
     def commits_since_last_service(self) -> int:
         timeline = self.table.refresh()
@@ -128,15 +175,6 @@ class TableServiceModes:
             out.append(cleaned)
         return out
 
-    def _async_loop(self) -> None:
-        while not self._stop.wait(self._async_interval_s):
-            try:
-                self.async_results += self.schedule_and_execute()
-            except Exception as exc:  # recorded; the service retries on its next round
-                self.async_errors.append(f"{type(exc).__name__}: {exc}")
-
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        if self._service is not None:
+            self._service.close()

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.results import Results
 from reports.summary import EngineSummary, summarize
+from runresults import Results
 
 VERDICTS = ("improved", "same", "regressed")
 Getter = Callable[[EngineSummary], Any]

@@ -21,9 +21,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
-from bench.results import SWEEP_CRITERIA as CRITERIA  # noqa: E402
-from bench.results import SWEEP_RUN, SWEEP_TABLE  # noqa: E402
 from reports.map_winners import Winner, along, crossovers, shares, winners  # noqa: E402
+from runresults import SWEEP_CRITERIA as CRITERIA  # noqa: E402
+from runresults import SWEEP_RUN, SWEEP_TABLE  # noqa: E402
 
 DESIGNS = ["Baseline", "Option 1", "Option 2", "Baseline = Option 1", "Baseline = Option 2", "Option 1 = Option 2",
            "Baseline = Option 1 = Option 2"]

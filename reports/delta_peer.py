@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.results import Results
 from reports.summary import EngineSummary, fmt
+from runresults import Results
 
 SELECTIVE_QUERY = "service_hours"
 

@@ -18,9 +18,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bench.results import Results
 from reports.summary import RFC_DESIGNS, EngineSummary, fmt, summarize
 from reports.uncertainty import timing_winner
+from runresults import Results
 
 FAMILY_ORDER = ("Baseline", "Option 1", "Option 2", "No maintenance (control)", "Delta peer", "Apache Hudi")
 

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from bench.results import Results  # noqa: E402
+from runresults import Results  # noqa: E402
 
 MB = 1 << 20
 DPI = 90

@@ -10,7 +10,6 @@ from typing import Any
 import pandas as pd
 from markdown_it import MarkdownIt
 
-from bench.results import Results, ResultsError
 from reports.delta_peer import NOTE as PEER_NOTE
 from reports.delta_peer import peer_rows
 from reports.design_review import answer, conditions, decision_rows, findings, verdict
@@ -19,6 +18,7 @@ from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import render_plots
 from reports.summary import summarize, summary_frame
 from reports.uncertainty import METHOD
+from runresults import Results, ResultsError
 
 PLOT_CAPTIONS = {
     "live_files": "Live files in the snapshot after every instant.",

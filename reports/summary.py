@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from bench.results import Results
 from reports.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
+from runresults import Results
 
 FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2",
             "delta_peer": "Delta peer", "hudi": "Apache Hudi", "append_only": "No maintenance (control)"}

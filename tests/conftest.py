@@ -30,9 +30,9 @@ SMALL_SCENARIO = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "
 @pytest.fixture(scope="session")
 def small_run(spark, tmp_path_factory):
     """One real run of the small scenario, shared by the runner and report tests."""
-    from bench.results import Results
     from bench.runner import run_scenario
     from bench.scenario import load_scenario
+    from runresults import Results
 
     out = tmp_path_factory.mktemp("results")
     return Results(run_scenario(load_scenario(SMALL_SCENARIO), out=out, progress=False, run_id="first",

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.results import TABLES, ResultsWriter
+from runresults import TABLES, ResultsWriter
 
 MB = 1 << 20
 ENGINES: dict[str, dict[str, Any]] = {

@@ -34,7 +34,7 @@ def test_replaced_groups_deleted_only_after_retained_commits(spark, tmp_path) ->
     steps: list[str] = []
     out = run_clean(e.table, 3, on_step=steps.append)
     assert out.files_deleted == len(replaced) and out.bytes_freed == plan.bytes
-    assert steps[0] == CLEAN_STEPS[0] and steps.count("after_file_deleted") == len(replaced)
+    assert steps[0] == CLEAN_STEPS[0] and steps.count("clean.after_file_deleted") == len(replaced)
     assert len(e.table.refresh().completed([CLEAN])) == 1
     commits = e.table.refresh().completed([COMMIT])
     for i, c in enumerate(commits):  # every retained instant still reads exactly its rows

@@ -10,8 +10,8 @@ import yaml
 from typer.testing import CliRunner
 
 from bench.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, app
-from bench.results import git_info
 from engines.spark.session import on_loopback, resolve_master
+from runresults import git_info
 
 REPO = Path(__file__).resolve().parents[1]
 cli = CliRunner()

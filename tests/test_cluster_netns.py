@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from bench.netns import namespaces_unavailable, two_hosts
-from bench.perfcheck import extract_figures
-from bench.results import Results
+from reports.perfcheck import extract_figures
+from runresults import Results
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "bench" / "scenarios" / "small.yaml"

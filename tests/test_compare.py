@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from results_factory import make_results, worsen
 
-from bench.perfcheck import (
-    BASELINE,
+from bench.perfcheck import BASELINE
+from reports import compare_runs
+from reports.compare import timing_verdict
+from reports.perfcheck import (
     RATIO_TOLERANCE,
     best_of,
     check,
@@ -19,9 +21,7 @@ from bench.perfcheck import (
     perf_check,
     write_baseline,
 )
-from bench.results import Results
-from reports import compare_runs
-from reports.compare import timing_verdict
+from runresults import Results
 
 
 @pytest.fixture(scope="module")

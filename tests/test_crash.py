@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bench.crashtest import Prefixes, run_crashtest
-from bench.results import Results
 from reports.render import crash_section
+from runresults import Results
 
 CRASH = str(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "crash.yaml")
 
@@ -35,7 +35,7 @@ import sys, time
 from pathlib import Path
 from engines.table import faults
 d = Path(sys.argv[1])
-with faults.killed_mid_action("job.mid", lambda: (d / "first").exists()):
+with faults.killed_mid_action("ingest.mid_write", lambda: (d / "first").exists()):
     (d / "first").write_text("1")  # the job's first output is on storage ...
     time.sleep(5)
     (d / "second").write_text("2")  # ... and it is killed before the rest
@@ -43,13 +43,13 @@ with faults.killed_mid_action("job.mid", lambda: (d / "first").exists()):
 """
 
 
-@pytest.mark.parametrize("target", ["job.mid", "other.point"])
+@pytest.mark.parametrize("target", ["ingest.mid_write", "other.point"])
 def test_killed_mid_action_kills_while_the_action_runs(tmp_path, target) -> None:
     env = {**os.environ, "LAYOUTBENCH_CRASH_AT": target}
     rc = subprocess.run([sys.executable, "-c", KILLED_MID_ACTION, str(tmp_path)], env=env, timeout=60,
                         cwd=Path(__file__).resolve().parents[1]).returncode
     written = sorted(p.name for p in tmp_path.iterdir())
-    if target == "job.mid":
+    if target == "ingest.mid_write":
         assert (rc, written) == (-9, ["first"])
     else:
         assert (rc, written) == (0, ["after", "first", "second"])

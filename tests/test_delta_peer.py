@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.results import Results
 from bench.runner import run_scenario
 from bench.scenario import load_scenario
 from engines.delta_peer.engine import DeltaPeerConfig, DeltaPeerEngine
 from engines.delta_peer.log import DeltaLog
 from engines.table.storage import Storage
+from runresults import Results
 
 SMALL_SCENARIO = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"
 

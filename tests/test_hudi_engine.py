@@ -51,8 +51,8 @@ def test_hoodie_keys_pass_through_unchanged(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def hudi_run(spark, tmp_path_factory):
-    from bench.results import Results
     from bench.runner import run_scenario
+    from runresults import Results
 
     out = tmp_path_factory.mktemp("hudi")
     return Results(run_scenario(load_scenario(HUDI_SMALL), out=out, progress=False, run_id="hudi"))

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from results_factory import make_results
 
-from bench.results import Results
 from reports import render_report
 from reports.design_review import decision_rows, findings
 from reports.summary import summarize
+from runresults import Results
 
 PNG = b"\x89PNG\r\n\x1a\n"
 PLOTS = {"live_files", "physical_files", "bytes_written", "write_amplification", "space_amplification",
@@ -121,7 +121,7 @@ def test_crash_run_attached_with_report_crash(tmp_path: Path) -> None:
     got = {s.engine: s.crash_points for s in summarize(Results(run), Results(crash_run))}
     assert got == expected and any(got.values())
     assert "no crash test attached" not in md.split("## Setup", 1)[0]
-    from bench.results import ResultsError
+    from runresults import ResultsError
 
     with pytest.raises(ResultsError, match="no crash rows"):
         render_report(run, design_review=True, crash_dir=run)

@@ -16,7 +16,7 @@ class Crash(Exception):
 
 
 def crash_after_first_delete(step: str) -> None:
-    if step == "after_file_deleted":
+    if step == "clean.after_file_deleted":
         raise Crash(step)
 
 

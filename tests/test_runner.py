@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench.netns import namespaces_unavailable
-from bench.results import Results
 from bench.runner import run_scenario
 from bench.scenario import ScenarioError, load_scenario
+from runresults import Results
 
 SMALL = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"
 

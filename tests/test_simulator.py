@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.results import Results
 from bench.simulate import calibrate, replace_metadata_scaling, simulate
 from bench.simulate.driver import analytic_partition_counts
 from bench.simulate.validate import render, validate
+from runresults import Results
 from workloads.generator import batch_partition_counts
 from workloads.spec import WorkloadSpec
 

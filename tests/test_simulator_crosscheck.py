@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from bench.results import Results
 from bench.scenario import Scenario
 from bench.simulate import simulate
 from bench.simulate.costmodel import MB, CostModel
+from runresults import Results
 
 BPR = 1024  # bytes per record; equal to Hudi's record-size estimate so insert "room" is exact
 

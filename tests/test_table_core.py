@@ -394,7 +394,7 @@ def test_base_file_names() -> None:
 
 
 def test_probe_audit_compares_commit_sizes_with_storage(tmp_path) -> None:
-    from bench.probe import HudiProbe
+    from engines.table.probe import HudiProbe
 
     table = make_table(tmp_path)
     commit_files(table, [("dt=a", "f1"), ("dt=a", "f2")])

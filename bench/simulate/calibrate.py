@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import nnls
 
-from bench.results import Results
 from bench.simulate.costmodel import MB, CostModel
+from runresults import Results
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:

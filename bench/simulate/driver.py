@@ -19,6 +19,7 @@ import json
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
@@ -29,19 +30,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bench.driver import SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import MB, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
-from bench.results import (
-    TABLES,
-    ResultsWriter,
-    derive_cumulative,
-    git_info,
-    machine_info,
-    new_run_id,
-    package_versions,
-)
-from bench.scenario import EngineSpec, Scenario
+from bench.scenario import EngineSpec, Scenario, fingerprint
 from bench.simulate import rows as simrows
 from bench.simulate.costmodel import CostModel
 from engines.append_compaction.planner import plan_base_file_compaction
@@ -50,6 +43,14 @@ from engines.cow_baseline.assign import assign_inserts
 from engines.table.model import FileSlice, commit_order
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
+from runresults import (
+    TABLES,
+    ResultsWriter,
+    commit_row,
+    derive_cumulative,
+    new_run_id,
+    run_record,
+)
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.spec import WorkloadSpec
 
@@ -259,14 +260,12 @@ class Simulator:
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
-        self.writer.add("commits", engine=e.name, seq=e.seq, batch=batch, instant=instant,
-                        action="replacecommit" if kind == "clustering" else "commit", operation=kind.upper(),
-                        kind=kind, duration_s=duration, records_written=sum(s.num_rows for s in written),
-                        bytes_written=sum(s.size_bytes for s in written), files_written=len(written),
-                        files_replaced=replaced, batch_bytes=batch_bytes, live_files=live_n,
-                        physical_files=len(e.physical), live_bytes=live_bytes, physical_bytes=phys_bytes,
-                        space_amp=phys_bytes / live_bytes if live_bytes else None, small_files=e.small,
-                        mean_file_bytes=live_bytes / live_n if live_n else 0.0, metadata_bytes=0)
+        self.writer.add("commits", **commit_row(
+            engine=e.name, seq=e.seq, batch=batch, instant=instant,
+            action="replacecommit" if kind == "clustering" else "commit", operation=kind.upper(), kind=kind,
+            duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
+            files_replaced=replaced, batch_bytes=batch_bytes, live_files=live_n, physical_files=len(e.physical),
+            live_bytes=live_bytes, physical_bytes=phys_bytes, small_files=e.small, metadata_bytes=0))
 
     # -- what a file holds (bench.simulate.rows) ----------------------------------------------
     def begin_batch(self, b: int) -> dict[str, int]:
@@ -487,6 +486,38 @@ class Simulator:
                             row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None)
 
 
+class _SimSteps:
+    """The simulator's part of the one batch loop (:func:`bench.driver.run_batches`). A simulated
+    engine keeps no pending plans: a semi-async schedule plans when its execution is due."""
+
+    def __init__(self, sim: Simulator, engines: list[SimEngine], advance: Callable[[], None]) -> None:
+        self.sim = sim
+        self.engines = engines
+        self.advance = advance
+        self.counts: dict[str, int] = {}
+
+    def begin_batch(self, b: int) -> None:
+        self.counts = self.sim.begin_batch(b)
+
+    def ingest(self, e: SimEngine, b: int) -> None:
+        self.sim.ingest(e, b, self.counts)
+
+    def maintain(self, e: SimEngine, b: int, step: str) -> None:
+        if step != SCHEDULE:
+            self.sim.maintain(e, b)
+
+    def end_batch(self, b: int) -> None:
+        self.advance()
+
+    def before_final(self, b: int) -> None:
+        return None
+
+    def checkpoint(self, b: int) -> None:
+        params = self.sim.query_params()
+        for e in self.engines:
+            self.sim.queries(e, b, params)
+
+
 class RowSink:
     """Result rows kept in memory (a sweep's grid points write no folder)."""
 
@@ -522,23 +553,12 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
             planner, options = resolve_planner(es, scenario)
             engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options))
     not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
-    every = scenario.maintenance.every_commits
     checkpoint_every = scenario.queries.checkpoint_every
+    checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
                      enabled=None if progress else False) as bar:
-        for b in range(sim.n):
-            counts = sim.begin_batch(b)
-            for e in engines:
-                sim.ingest(e, b, counts)
-                if scenario.maintenance.mode != "none" and (b + 1) % every == 0:
-                    sim.maintain(e, b)
-            if (b + 1) % checkpoint_every == 0 or b == sim.n - 1:
-                params = sim.query_params()
-                for e in engines:
-                    if b == sim.n - 1 and scenario.maintenance.final and (b + 1) % every != 0:
-                        sim.maintain(e, b)
-                    sim.queries(e, b, params)
-            bar.advance()
+        run_batches(_SimSteps(sim, engines, bar.advance), engines, MaintenanceSchedule.of(scenario, threads=False),
+                    sim.n, checkpoints=checkpoints)
     return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
 
 
@@ -552,7 +572,6 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
     writer = ResultsWriter(run_dir)
     done = run_simulation(scenario, model, horizon_batches, writer, progress=progress)
     sim, engines, not_simulated = done.sim, done.engines, done.not_simulated
-    spec = sim.spec
     for e in engines:
         if len(e.live) <= 200_000:
             for s in e.live.values():
@@ -566,22 +585,15 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
     wall = time.perf_counter() - t0
     requests = {e.name: {"put": e.puts, "get": e.gets, "list": e.lists,
                          "usd": round(model.request_cost_usd(e.puts, e.gets, e.lists), 4)} for e in engines}
-    run: dict[str, Any] = {
-        "run_id": run_dir.name, "created": None, "scenario": scenario.model_dump(mode="json"), "seed": spec.seed,
-        "git": git_info(), "versions": package_versions(), "machine": machine_info(), "spark_master": None,
-        "engines": {e.name: {"kind": e.kind, "table_path": None, "config": e.spec.config} for e in engines},
-        "simulated": True, "wall_time_s": wall, "harness_overhead_s": 0.0, "harness_overhead_ratio": 0.0,
-        "verification": {"ok": True, "failures": []},
-        "simulation": {"horizon_batches": sim.n, "exact_partition_counts": sim.exact,
+    run = run_record(
+        run_id=run_dir.name, scenario=scenario, simulated=True, wall_time_s=wall, spark_master=None, overhead_s=0.0,
+        failures=[], scenario_fingerprint=fingerprint(scenario), engines={e.name: {"kind": e.kind, "table_path": None, "config": e.spec.config} for e in engines},
+        simulation={"horizon_batches": sim.n, "exact_partition_counts": sim.exact,
                        "planning": "all partitions" if sim.exact else "partitions written since the last run",
                        "file_ranges": ("exact: each file keeps its rows' query columns" if sim.with_rows else
                                        "estimated from the generator's distributions"),
                        "not_simulated": not_simulated,
                        "bytes_per_record": sim.bpr, "cost_model": model.__dict__, "requests": requests,
-                       "elapsed_s": wall},
-    }
-    from datetime import UTC, datetime
-
-    run["created"] = datetime.now(UTC).isoformat()
+                       "elapsed_s": wall})
     writer.write_run(run)
     return run_dir

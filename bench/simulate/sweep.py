@@ -4,7 +4,7 @@ parameters, and which RFC design wins each criterion at each grid point.
 A sweep file names a base scenario and, per parameter, the values to try (a list, or
 ``{from, to, steps, scale}``). Each grid point is the base scenario with those values applied
 (validated like any scenario), simulated in memory (:func:`bench.simulate.driver.run_simulation`).
-Per point and engine the figures of :data:`bench.results.SWEEP_CRITERIA` are kept;
+Per point and engine the figures of :data:`runresults.SWEEP_CRITERIA` are kept;
 :mod:`reports.map_winners` turns them into winners and crossovers.
 """
 
@@ -23,11 +23,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from bench.results import SWEEP_CRITERIA as CRITERIA
-from bench.results import SWEEP_RUN, SWEEP_TABLE
 from bench.scenario import Scenario, ScenarioError, load_scenario
 from bench.simulate.costmodel import CostModel
 from bench.simulate.driver import RowSink, run_simulation
+from runresults import SWEEP_CRITERIA as CRITERIA
+from runresults import SWEEP_RUN, SWEEP_TABLE
 
 
 class SweepError(ValueError):
@@ -290,7 +290,7 @@ def write_sweep(grid: Grid, rows: list[dict[str, Any]], wall_s: float, out_dir: 
 
     import pandas as pd
 
-    from bench.results import git_info, machine_info, new_run_id
+    from runresults import git_info, machine_info, new_run_id
 
     folder = Path(out_dir) / (run_id or new_run_id(f"sweep-{grid.spec.name}"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -328,10 +328,10 @@ def validate_corners(grid: Grid, out_dir: str | Path, progress: bool = False) ->
 
     Per corner: the checks of :func:`bench.simulate.validate.validate` (file counts and files
     scanned exact, WA within 10%), counted, with the largest WA error."""
-    from bench.results import Results
     from bench.runner import run_scenario
     from bench.simulate.driver import simulate
     from bench.simulate.validate import validate
+    from runresults import Results
 
     out = []
     for i, point in enumerate(corners(grid)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from bench.results import Results
+from runresults import Results
 
 WA_TOLERANCE = 0.10
 

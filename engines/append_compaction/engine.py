@@ -21,14 +21,14 @@ Decisions where the RFC is silent, taken as a Hudi committer would:
 - Each operation is one rewrite (:mod:`engines.spark.rewrite`) into ``ceil(total/target)``
   evenly sized files, one Spark task each, streaming its rows (bounded memory): contiguous runs
   of the input files without sort columns, disjoint sorted key ranges with them.
-- Operations run concurrently on a thread pool of ``max_parallel_operations`` Spark jobs.
+- Operations run concurrently on a thread pool of ``max_parallel_operations`` Spark jobs; execution
+  is the shared skeleton of :mod:`engines.service_executor` (this engine supplies an operation's
+  merge and the commit order).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -38,22 +38,17 @@ from engines.append_compaction.config import CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
+from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
-from engines.table import faults
+from engines.table import faults, plans
 from engines.table.model import FileSlice, WriteStat, parse_base_file_name
 from engines.table.table import HudiTable
-from engines.table.timeline import COMPACTION, Instant, State, TimelineError
+from engines.table.timeline import COMPACTION, Instant
 from engines.table.transaction import CommitResult, commit_write
 
-INGEST_STEPS = ("ingest.after_files_written", "ingest.before_complete")
-EXECUTE_STEPS = ("option1.after_plan_saved", "option1.after_inflight", "option1.after_new_files_written",
-                 "option1.after_old_file_deleted", "option1.before_commit", "option1.after_commit")
-
-
-class MissingPlanInputError(RuntimeError):
-    """A compaction plan whose input files are gone (e.g. deleted before a crash)."""
+__all__ = ["AppendCompactionEngine", "MissingPlanInputError", "Option1Config"]
 
 
 @dataclass
@@ -78,24 +73,23 @@ class Option1Config:
             raise ValueError("max_parallel_operations and inline_every must be at least 1")
 
 
-class AppendCompactionEngine(TableServiceModes):
+class AppendCompactionEngine(TableServiceModes, PlanExecutor):
     """Option 1 over one table; see the module docstring for the decisions."""
 
     _service_actions = (COMPACTION,)
     writes_batches_once = True
+    service_kind = "compaction"
+    action = COMPACTION
+    points = ServicePoints(after_inflight="option1.after_inflight", after_rewrite="option1.after_new_files_written")
 
     def __init__(self, table: HudiTable, config: Option1Config, name: str | None = None,
-                 on_step: Callable[[str], None] | None = None) -> None:
+                 on_step: faults.StepHook = None) -> None:
         self.table = table
         self.config = config
         self.name = name or ("option1_rfc" if config.order == "rfc" else "option1_cbd")
         self.on_step = on_step
+        self._mutex = threading.RLock()
         self._start_modes(config.mode, config.inline_every, config.async_interval_s)
-
-    def _step(self, name: str) -> None:
-        if self.on_step is not None:
-            self.on_step(name)
-        faults.point(name)
 
     # -- ingest -------------------------------------------------------------------------------
     def ingest(self, df: DataFrame) -> CommitResult:
@@ -103,7 +97,7 @@ class AppendCompactionEngine(TableServiceModes):
         return insert_new_file_groups(
             self.table, df, operation="INSERT", target_file_bytes=self.config.max_file_size,
             row_group_rows=self.config.row_group_rows, sort_columns=list(self.config.sort_columns) or None,
-            extra={"writeMode": "APPEND"}, on_step=self._step)
+            extra={"writeMode": "APPEND"}, on_step=self.on_step)
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         return self.table.view().snapshot(as_of)
@@ -111,18 +105,19 @@ class AppendCompactionEngine(TableServiceModes):
     # -- schedule -----------------------------------------------------------------------------
     def plan(self) -> BaseFileCompactionPlan | None:
         view = self.table.view()
-        return plan_base_file_compaction(view.snapshot(), self.config.compaction, view.pending_compaction_paths())
+        return plan_base_file_compaction(view.snapshot(), self.config.compaction,
+                                         plans.pending_paths(view.timeline, (COMPACTION,)))
 
     def schedule(self) -> str | None:
         """scheduleBaseFileCompaction: save the plan as ``<t>.basefilecompaction.requested``."""
-        with self.table.lock:
+        with self._mutex, self.table.lock:
             plan = self.plan()
             if plan is None:
                 return None
             timeline = self.table.refresh()
             ts = self.table.clock.next(timeline.last_timestamp())
             timeline.create_requested(ts, COMPACTION, plan.encode())
-        self._step("option1.after_plan_saved")
+        faults.step("option1.after_plan_saved", self.on_step)
         return ts
 
     def pending_plan(self) -> str | None:
@@ -130,65 +125,54 @@ class AppendCompactionEngine(TableServiceModes):
         return pending[0].timestamp if pending else None
 
     def load_plan(self, instant: str) -> BaseFileCompactionPlan:
-        inst = self.table.refresh().get(instant)
-        if inst is None or inst.action != COMPACTION:
-            raise TimelineError(f"{instant} is not a base-file compaction instant of {self.table.base_uri}")
-        return BaseFileCompactionPlan.decode(self.table.timeline.read(inst, State.REQUESTED),
-                                             f".hoodie/{instant}.basefilecompaction.requested")
+        """The compaction plan saved as ``instant`` (:func:`engines.table.plans.load_plan`)."""
+        return BaseFileCompactionPlan.from_avro(plans.load_plan(self.table.refresh(), instant, COMPACTION))
 
-    # -- execute ------------------------------------------------------------------------------
+    # -- execute (the shared skeleton of engines.service_executor) -----------------------------
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
         """compactBaseFile: inflight → merge each operation → delete old + commit (in the configured order)."""
         instant = instant or self.pending_plan()
-        if instant is None:
-            return None
-        t0 = time.perf_counter()
-        with self.table.lock:
-            plan = self.load_plan(instant)
-            missing = [p for p in plan.file_paths if not self.table.storage.exists(p)]
-            if missing:
-                raise MissingPlanInputError(
-                    f"compaction plan {instant} references {len(missing)} file(s) that no longer exist "
-                    f"(first: {missing[0]}); it cannot be executed")
-            inst = self.table.refresh().get(instant)
-            assert inst is not None
-            if inst.state == State.INFLIGHT:
-                from engines.table.rollback import rollback_instant
+        return self.execute_plan(instant) if instant is not None else None
 
-                rollback_instant(self.table, inst)
-                plan = self.load_plan(instant)
-            inflight = self.table.refresh().transition_to_inflight(Instant(instant, COMPACTION, State.REQUESTED))
-            self._step("option1.after_inflight")
-            sizes = {p: self.table.storage.size(p) for p in plan.file_paths}
-            with ThreadPoolExecutor(max_workers=self.config.max_parallel_operations) as pool:
-                results = list(pool.map(lambda iop: self._merge(iop[1], instant, iop[0]),
-                                        enumerate(plan.operations)))
-            stats = [s for r in results for s in r]
-            self._step("option1.after_new_files_written")
-            old_ids = {op.partition_path: [p.rsplit("/", 1)[-1].split("_", 1)[0] for p in op.base_file_paths]
-                       for op in plan.operations}
-            extra = {"order": self.config.order, "writeMode": "BASE_FILE_COMPACTION"}
-            if self.config.order == "rfc":
-                deleted_before = self._delete_old(plan)
-                self._step("option1.before_commit")
-                commit_write(self.table, inflight, stats, "COMPACT", self.table.latest_schema(), extra=extra)
-                self._step("option1.after_commit")
-            else:
-                self._step("option1.before_commit")
-                commit_write(self.table, inflight, stats, "COMPACT", self.table.latest_schema(),
-                             replaced=old_ids, extra=extra)
-                self._step("option1.after_commit")
-                deleted_before = 0
-                if self.config.cbd_delete == "immediate":
-                    self._delete_old(plan)
-        return MaintenanceResult(
-            kind="compaction", instant=instant, duration_s=time.perf_counter() - t0,
-            files_in=len(plan.file_paths), files_out=len(stats), bytes_read=sum(sizes.values()),
-            bytes_written=sum(s.file_size for s in stats), records=sum(s.num_writes for s in stats),
-            files_deleted=deleted_before if self.config.order == "rfc" or self.config.cbd_delete == "cleaner"
-            else len(plan.file_paths),
-            details={"order": self.config.order, "operations": len(plan.operations),
-                     "deleted_before_commit": deleted_before, "cbd_delete": self.config.cbd_delete})
+    @property
+    def max_parallel(self) -> int:
+        return self.config.max_parallel_operations
+
+    def plan_inputs(self, plan: BaseFileCompactionPlan) -> list[str]:
+        return plan.file_paths
+
+    def plan_units(self, plan: BaseFileCompactionPlan) -> tuple[BaseFileCompactionOperation, ...]:
+        return plan.operations
+
+    def bytes_read(self, plan: BaseFileCompactionPlan) -> int:
+        return sum(self.table.storage.size(p) for p in plan.file_paths)
+
+    def rewrite_unit(self, plan: BaseFileCompactionPlan, instant: str, index: int,
+                     unit: BaseFileCompactionOperation) -> list[WriteStat]:
+        return self._merge(unit, instant, index)
+
+    def commit(self, plan: BaseFileCompactionPlan, inflight: Instant, stats: list[WriteStat]) -> Committed:
+        """The RFC's order (delete the old files, then commit) or commit-before-delete."""
+        old_ids = {op.partition_path: [p.rsplit("/", 1)[-1].split("_", 1)[0] for p in op.base_file_paths]
+                   for op in plan.operations}
+        extra = {"order": self.config.order, "writeMode": "BASE_FILE_COMPACTION"}
+        deleted_before = deleted_after = 0
+        if self.config.order == "rfc":
+            deleted_before = self._delete_old(plan)
+            faults.step("option1.before_commit", self.on_step)
+            commit_write(self.table, inflight, stats, "COMPACT", self.table.latest_schema(), extra=extra)
+            faults.step("option1.after_commit", self.on_step)
+        else:
+            faults.step("option1.before_commit", self.on_step)
+            commit_write(self.table, inflight, stats, "COMPACT", self.table.latest_schema(),
+                         replaced=old_ids, extra=extra)
+            faults.step("option1.after_commit", self.on_step)
+            if self.config.cbd_delete == "immediate":
+                self._delete_old(plan)
+                deleted_after = len(plan.file_paths)
+        return Committed(deleted_before + deleted_after,
+                         {"order": self.config.order, "operations": len(plan.operations),
+                          "deleted_before_commit": deleted_before, "cbd_delete": self.config.cbd_delete})
 
     def _merge(self, op: BaseFileCompactionOperation, instant: str, index: int) -> list[WriteStat]:
         spark = get_spark()
@@ -211,7 +195,7 @@ class AppendCompactionEngine(TableServiceModes):
         for path in plan.file_paths:
             if self.table.storage.delete(path, missing_ok=True):
                 deleted += 1
-            self._step("option1.after_old_file_deleted")
+            faults.step("option1.after_old_file_deleted", self.on_step)
         return deleted
 
     def clean(self) -> MaintenanceResult | None:

@@ -14,9 +14,10 @@ The engine wires the pieces together; each has its own module and docstring:
 - ``modes``: inline / async / schedule_inline / manual with Hudi's gates; ``schedule``,
   ``execute`` and ``schedule_and_execute`` are HoodieClusteringJob's three modes.
 
-Decisions: ``on_step`` receives qualified step names (``clustering.<step>`` of
-``executor.STEPS``, ``clean.<step>``, ``rollback.<step>``, ``ingest.<step>``) — the same strings as
-the fault-injection points. Instant-creating calls of this engine are serialised by an
+Decisions: ``on_step`` observes every step by its fault point's name (``clustering.*``,
+``clean.*``, ``rollback.*``, ``ingest.*``: :data:`engines.table.faults.POINTS`). Execution is the
+shared skeleton of :mod:`engines.service_executor`; this engine supplies a group's rewrite and the
+replacecommit. Instant-creating calls of this engine are serialised by an
 in-process mutex so an async service thread and the ingesting thread never race for instant
 times (the table's writer lock is re-entrant across threads of one process).
 """
@@ -24,28 +25,29 @@ times (the table's writer lock is re-entrant across threads of one process).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pyspark.sql import DataFrame
 
-from engines.base import MaintenanceResult, clean_result
+from engines.async_service import AsyncService
+from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.clustering import executor, modes
 from engines.clustering.config import ClusteringConfig
-from engines.clustering.executor import POINTS as EXECUTE_STEPS
 from engines.clustering.ordering import effective_ordering
-from engines.clustering.plan import ClusteringPlan
+from engines.clustering.plan import ClusteringGroup, ClusteringPlan
 from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
+from engines.service_executor import Committed, PlanExecutor
+from engines.table import faults, plans
+from engines.table import rollback as table_rollback
 from engines.table.cleaner import run_clean
-from engines.table.model import FileSlice
-from engines.table.rollback import rollback_inflight as _rollback
+from engines.table.model import FileSlice, WriteStat
 from engines.table.table import HudiTable
-from engines.table.timeline import REPLACE, State
+from engines.table.timeline import REPLACE, Instant, State
 from engines.table.transaction import CommitResult
 
-__all__ = ["ClusteringEngine", "ClusteringUpdateConflictError", "EXECUTE_STEPS", "Option2Config"]
+__all__ = ["ClusteringEngine", "ClusteringUpdateConflictError", "Option2Config"]
 
 
 @dataclass
@@ -87,50 +89,40 @@ class Option2Config:
         return modes.hudi_configs(self.mode, self.inline_max_commits, self.async_max_commits)
 
 
-class ClusteringEngine:
+class ClusteringEngine(TableEngine, PlanExecutor):
     """Option 2 over one table; see the module docstring."""
 
     writes_batches_once = True
+    service_kind = "clustering"
+    action = REPLACE
+    points = executor.SHARED_POINTS
 
     def __init__(self, table: HudiTable, config: Option2Config, name: str | None = None,
-                 on_step: Callable[[str], None] | None = None) -> None:
+                 on_step: faults.StepHook = None) -> None:
         self.table = table
         self.config = config
         self.name = name or ("option2_sorted" if config.clustering.sort_columns else "option2")
         self.on_step = on_step
         self._mutex = threading.RLock()
-        self._service: modes.AsyncClusteringService | None = None
+        self._service: AsyncService | None = None
         if config.mode == "async":
-            self._service = modes.AsyncClusteringService(self.run_pending, name=f"async-{self.name}",
-                                                         poll_s=config.async_interval_s)
-
-    # -- hooks ----------------------------------------------------------------------------------
-    def _hook(self, prefix: str) -> Callable[[str], None] | None:
-        """A bare-name hook for a module (which raises its own fault points) forwarding qualified names."""
-        return (lambda s: self.on_step(f"{prefix}.{s}") if self.on_step else None)
-
-    def _ingest_hook(self, name: str) -> None:
-        if self.on_step is not None:
-            self.on_step(name)
-        from engines.table import faults
-
-        faults.point(name)
+            self._service = AsyncService(self.run_pending, f"async-{self.name}", config.async_interval_s)
 
     # -- writes ---------------------------------------------------------------------------------
     def ingest(self, df: DataFrame) -> CommitResult:
         """Insert with small-file limit 0: new file groups only; never blocked by pending clustering."""
         with self._mutex:
-            return insert(self.table, df, self.config.max_file_size, self.config.row_group_rows, self._ingest_hook)
+            return insert(self.table, df, self.config.max_file_size, self.config.row_group_rows, self.on_step)
 
     def upsert(self, df: DataFrame) -> CommitResult:
         with self._mutex:
             return merge_write(self.table, df, None, "UPSERT", self.config.update_strategy,
-                               self.config.row_group_rows, self.config.max_file_size, self._ingest_hook)
+                               self.config.row_group_rows, self.config.max_file_size, self.on_step)
 
     def delete(self, keys_df: DataFrame) -> CommitResult:
         with self._mutex:
             return merge_write(self.table, None, keys_df, "DELETE", self.config.update_strategy,
-                               self.config.row_group_rows, self.config.max_file_size, self._ingest_hook)
+                               self.config.row_group_rows, self.config.max_file_size, self.on_step)
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         return self.table.view().snapshot(as_of)
@@ -180,12 +172,12 @@ class ClusteringEngine:
     def plan(self) -> ClusteringPlan | None:
         """The plan a schedule would save now (nothing written)."""
         view = self.table.view()
-        return plan_clustering(view.snapshot(), self.config.clustering, view.pending_clustering_file_groups())
+        return plan_clustering(view.snapshot(), self.config.clustering, plans.pending_file_groups(view.timeline, REPLACE))
 
     def schedule(self) -> str | None:
         with self._mutex:
             return executor.schedule(self.table, self.config.clustering, self.config.effective_ordering,
-                                     self._hook("clustering"))
+                                     self.on_step)
 
     def pending_plan(self) -> str | None:
         """The earliest pending clustering instant (what ``execute()`` without an instant picks)."""
@@ -199,13 +191,34 @@ class ClusteringEngine:
         instant = instant or self.pending_plan()
         if instant is None:
             return None
-        with self._mutex:  # a killed earlier attempt is rolled back here: a rollback instant is created
-            inst = self.table.refresh().get(instant)
-            if inst is not None and inst.action == REPLACE and inst.state == State.INFLIGHT:
-                _rollback(self.table, inst, keep_plan=True, on_step=self._hook("rollback"))
-        return executor.execute(self.table, instant, self.config.effective_ordering, self.config.max_parallel_groups,
-                                self.config.row_group_rows, self.config.preserve_commit_metadata,
-                                self._hook("clustering"))
+        return self.execute_plan(instant)
+
+    # -- the parts of the shared execute skeleton (engines.service_executor) -------------------
+    @property
+    def max_parallel(self) -> int:
+        return self.config.max_parallel_groups
+
+    def plan_inputs(self, plan: ClusteringPlan) -> list[str]:
+        return [s.path for g in plan.groups for s in g.slices]
+
+    def plan_units(self, plan: ClusteringPlan) -> list[ClusteringGroup]:
+        return plan.groups
+
+    def bytes_read(self, plan: ClusteringPlan) -> int:
+        return sum(g.total_bytes for g in plan.groups)
+
+    def _ordering(self, plan: ClusteringPlan) -> str:
+        """The ordering the plan was saved with (a re-execution sorts the same way)."""
+        return plan.extra_metadata.get("ordering") or effective_ordering(self.config.effective_ordering,
+                                                                         plan.sort_columns)
+
+    def rewrite_unit(self, plan: ClusteringPlan, instant: str, index: int, unit: ClusteringGroup) -> list[WriteStat]:
+        return executor.cluster_group(self.table, unit, plan, instant, index, self._ordering(plan),
+                                      self.config.row_group_rows, self.config.preserve_commit_metadata)
+
+    def commit(self, plan: ClusteringPlan, inflight: Instant, stats: list[WriteStat]) -> Committed:
+        return executor.commit(self.table, plan, inflight, stats, self._ordering(plan),
+                               self.config.preserve_commit_metadata, self.on_step)
 
     def run_pending(self) -> list[MaintenanceResult]:
         """Execute every pending clustering plan, earliest first."""
@@ -236,7 +249,7 @@ class ClusteringEngine:
         with self._mutex:
             for inst in self.table.refresh().pending([REPLACE]):
                 if inst.state == State.INFLIGHT:
-                    _rollback(self.table, inst, keep_plan=True, on_step=self._hook("rollback"))
+                    table_rollback.rollback_inflight(self.table, inst, keep_plan=True, on_step=self.on_step)
                     out.append(inst.timestamp)
         return out
 
@@ -244,5 +257,5 @@ class ClusteringEngine:
         if not self.config.auto_clean:
             return None
         with self._mutex:
-            res = run_clean(self.table, self.config.cleaner_commits_retained, on_step=self._hook("clean"))
+            res = run_clean(self.table, self.config.cleaner_commits_retained, on_step=self.on_step)
         return clean_result(res)

@@ -3,7 +3,7 @@
 | mode | Hudi configs | schedules | executes |
 | --- | --- | --- | --- |
 | ``inline`` | ``hoodie.clustering.inline=true``, ``inline.max.commits`` | writer, after a commit, once ``inline.max.commits`` commits completed since the last clustering instant | writer, synchronously, after first running any pending plan |
-| ``async`` | ``hoodie.clustering.async.enabled=true``, ``async.max.commits`` | writer, after a commit, once ``async.max.commits`` commits completed; *not* blocked by pending plans (their file groups are excluded) | :class:`AsyncClusteringService`, a thread beside ingestion |
+| ``async`` | ``hoodie.clustering.async.enabled=true``, ``async.max.commits`` | writer, after a commit, once ``async.max.commits`` commits completed; *not* blocked by pending plans (their file groups are excluded) | :class:`engines.async_service.AsyncService`, a thread beside ingestion |
 | ``schedule_inline`` | ``hoodie.clustering.schedule.inline=true`` | writer, after *every* commit, only if no clustering is pending (no commit gate in 0.12.1) | an explicit ``execute`` (HoodieClusteringJob) |
 | ``manual`` | none (HoodieClusteringJob) | ``schedule`` (no commit gate) | ``execute`` / ``schedule_and_execute`` |
 
@@ -13,19 +13,16 @@ Decisions:
   not include the replacecommit itself and restarts at a pending plan.
 - After a commit the writer first cleans (``hoodie.clean.automatic``: Hudi's ``postCommit``
   cleans before inline table services), then runs the mode's clustering.
-- The async service executes pending plans earliest first when woken (after a plan is scheduled)
-  or every ``poll_s`` seconds; failures are recorded and the plan stays pending (the next
-  execution rolls the inflight attempt back and re-runs it). ``close`` lets the running
-  execution finish.
+- The async service (:class:`engines.async_service.AsyncService`) executes pending plans earliest
+  first when woken (after a plan is scheduled) or every ``async_interval_s`` seconds; failures are
+  recorded and the plan stays pending (the next execution rolls the inflight attempt back and
+  re-runs it). ``close`` lets the running execution finish.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from typing import Literal
 
-from engines.base import MaintenanceResult
 from engines.table.timeline import REPLACE, Timeline
 
 Mode = Literal["inline", "async", "schedule_inline", "manual"]
@@ -68,48 +65,3 @@ def may_schedule(mode: str, timeline: Timeline, inline_max_commits: int, async_m
     if mode == "manual":
         return True
     raise ValueError(f"unknown clustering mode {mode!r}; expected one of {MODES}")
-
-
-class AsyncClusteringService:
-    """Hudi's ``AsyncClusteringService``: a daemon thread executing pending clustering plans."""
-
-    def __init__(self, run_pending: Callable[[], list[MaintenanceResult]], name: str = "async-clustering",
-                 poll_s: float = 1.0) -> None:
-        self._run_pending = run_pending
-        self._poll_s = poll_s
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._idle = threading.Event()
-        self._idle.set()
-        self.results: list[MaintenanceResult] = []
-        self.errors: list[str] = []
-        self._thread = threading.Thread(target=self._loop, daemon=True, name=name)
-        self._thread.start()
-
-    def notify(self) -> None:
-        """A plan was scheduled: execute it now."""
-        self._idle.clear()
-        self._wake.set()
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self._wake.wait(self._poll_s)
-            self._wake.clear()
-            if self._stop.is_set():
-                break
-            try:
-                self.results += self._run_pending()
-            except Exception as exc:  # recorded; the plan stays pending and is retried
-                self.errors.append(f"{type(exc).__name__}: {exc}")
-            finally:
-                if not self._wake.is_set():
-                    self._idle.set()
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until the service has no queued work (True) or ``timeout`` passes (False)."""
-        return self._idle.wait(timeout)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        self._thread.join()

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engines.table.avro import REQUESTED_REPLACE, decode_plan, encode_plan
+from engines.table.avro import REQUESTED_REPLACE, PlanFileError, decode_plan, encode_plan
 from engines.table.model import FileSlice
+from engines.table.plans import SLICES_KEY
 
-SLICES_KEY = "layoutbench.groupSlices"
+__all__ = ["SLICES_KEY", "ClusteringGroup", "ClusteringPlan", "RequestedReplace", "group_metrics"]
 RANGES_KEY = "layoutbench.stringRanges"
 
 
@@ -134,8 +135,11 @@ class RequestedReplace:
     def decode(cls, data: bytes, source: str) -> RequestedReplace:
         d = decode_plan(REQUESTED_REPLACE, data, source)
         if not d.get("clusteringPlan"):
-            from engines.table.avro import PlanFileError
-
             raise PlanFileError(f"{source} holds no clustering plan")
+        return cls.from_avro(d)
+
+    @classmethod
+    def from_avro(cls, d: dict[str, Any]) -> RequestedReplace:
+        """From a decoded record (:func:`engines.table.plans.load_plan`)."""
         return cls(ClusteringPlan.from_avro(d["clusteringPlan"]), d.get("operationType") or "CLUSTER",
                    dict(d.get("extraMetadata") or {}))

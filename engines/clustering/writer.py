@@ -19,7 +19,6 @@ Decisions:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Literal
 
 from pyspark.sql import DataFrame
@@ -30,14 +29,14 @@ from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import read_files, rewrite
 from engines.spark.session import get_spark
 from engines.spark.writer import write_dataframe, write_empty_file
+from engines.table import faults
 from engines.table.model import FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
-from engines.table.transaction import CommitResult, commit_write, fire
+from engines.table.transaction import CommitResult, commit_write
 
 UpdateStrategy = Literal["reject", "allow"]
-WRITE_STEPS = ("ingest.after_files_written", "ingest.before_complete")
 
 
 class ClusteringUpdateConflictError(RuntimeError):
@@ -56,7 +55,7 @@ class ClusteringUpdateConflictError(RuntimeError):
 
 
 def insert(table: HudiTable, df: DataFrame, max_file_size: int, row_group_rows: int,
-           on_step: Callable[[str], None] | None = None) -> CommitResult:
+           on_step: faults.StepHook = None) -> CommitResult:
     """Insert with small-file limit 0: new file groups only."""
     return insert_new_file_groups(table, df, operation="INSERT", target_file_bytes=max_file_size,
                                   row_group_rows=row_group_rows, on_step=on_step)
@@ -89,7 +88,7 @@ def find_conflicts(touched: list[FileSlice], pending: dict[tuple[str, str], str]
 
 def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame | None, operation: str,
                 update_strategy: UpdateStrategy = "reject", row_group_rows: int = 65_536,
-                max_file_size: int = 120 << 20, on_step: Callable[[str], None] | None = None) -> CommitResult:
+                max_file_size: int = 120 << 20, on_step: faults.StepHook = None) -> CommitResult:
     """Upsert (``updates``) or delete (``deletes``: key + partition columns) through the simple index."""
     if (updates is None) == (deletes is None):
         raise ValueError("merge_write takes either updates or deletes")
@@ -146,8 +145,8 @@ def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame 
                                   file_id_prefix="upsert-inserts")
             n = max(1, len(partitions))
             stats += write_dataframe(fresh.repartition(n, F.col(part_col)).sortWithinPartitions(part_col, key), spec)
-        fire("ingest.after_files_written", on_step)
-        fire("ingest.before_complete", on_step)
+        faults.step("ingest.after_files_written", on_step)
+        faults.step("ingest.before_complete", on_step)
         schema = avro_schema_string(arrow_schema_of(updates)) if updates is not None else table.latest_schema()
         extra = {"conflictingFileGroups": ",".join(f"{p}/{f}" for p, f in sorted(conflicts))} if conflicts else None
         return commit_write(table, instant, stats, operation, schema, extra=extra)

@@ -12,14 +12,13 @@ the choice of rows is deterministic here). Older slices stay for the cleaner
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from engines.base import MaintenanceResult, clean_result
+from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size
 from engines.cow_baseline.config import CowConfig
 from engines.spark.arrow_compat import arrow_schema_of
@@ -32,7 +31,7 @@ from engines.table.model import FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT, REPLACE
-from engines.table.transaction import CommitResult, commit_write, fire
+from engines.table.transaction import CommitResult, commit_write
 
 
 @dataclass
@@ -45,25 +44,17 @@ class CowEngineConfig:
     mode: str = "manual"
 
 
-class CowBaselineEngine:
+class CowBaselineEngine(TableEngine):
     """Baseline engine; its "table service" is the cleaner (the merge happens at ingest)."""
 
     writes_batches_once = False
 
     def __init__(self, table: HudiTable, config: CowEngineConfig, name: str | None = None,
-                 on_step: Callable[[str], None] | None = None) -> None:
+                 on_step: faults.StepHook = None) -> None:
         self.table = table
         self.config = config
         self.name = name or ("baseline" if config.operation == "insert" else "baseline_bulk_insert")
         self.on_step = on_step
-
-    def _step(self, name: str) -> None:
-        if self.on_step is not None:
-            self.on_step(name)
-        faults.point(name)
-
-    def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
-        return self.table.view().snapshot(as_of)
 
     def _avg_record_size(self) -> int:
         timeline = self.table.refresh()
@@ -77,7 +68,7 @@ class CowBaselineEngine:
         cfg = self.config.planner
         if self.config.operation == "bulk_insert":
             return insert_new_file_groups(self.table, df, operation="BULK_INSERT", target_file_bytes=cfg.max_file_size,
-                                          row_group_rows=self.config.row_group_rows, on_step=self._step)
+                                          row_group_rows=self.config.row_group_rows, on_step=self.on_step)
         table = self.table
         schema = arrow_schema_of(df)
         check_compatible(table.latest_schema(), schema, "the batch")
@@ -110,8 +101,8 @@ class CowBaselineEngine:
                                     & (F.col("_rk") < lo + b.num_records)).drop("_rk")
                 stats += self._write_bucket(spark, b, rows, instant.timestamp, stats_columns, i)
             ranked.unpersist()
-            fire("ingest.after_files_written", self._step)
-            fire("ingest.before_complete", self._step)
+            faults.step("ingest.after_files_written", self.on_step)
+            faults.step("ingest.before_complete", self.on_step)
             return commit_write(table, instant, stats, "INSERT", avro_schema_string(schema))
 
     def _write_bucket(self, spark: object, bucket: InsertBucket, rows: DataFrame, instant: str,
@@ -135,16 +126,7 @@ class CowBaselineEngine:
         res = self.clean()
         return [res] if res is not None else []
 
-    def schedule(self) -> str | None:
-        return None
-
-    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
-        return None
-
     def clean(self) -> MaintenanceResult | None:
         res = run_clean(self.table, self.config.cleaner_commits_retained)
         return clean_result(res)
-
-    def close(self) -> None:
-        return None
 

@@ -65,6 +65,9 @@ class DeltaProbe:
     def snapshot(self) -> list[FileSlice]:
         return self.engine.snapshot()
 
+    def state(self) -> tuple[list[FileSlice], list[PhysicalFile]]:
+        return self.snapshot(), self.physical_files()
+
     def physical_files(self) -> list[PhysicalFile]:
         out = []
         for e in self.storage.list("", recursive=True):
@@ -120,6 +123,10 @@ class DeltaPeerEngine:
 
     def probe(self) -> DeltaProbe:
         return DeltaProbe(self)
+
+    def pending_plan(self) -> str | None:
+        """The token of a scheduled OPTIMIZE not yet executed (Delta keeps no plans in its log)."""
+        return "planned" if self._pending else None
 
     def ingest(self, df: DataFrame) -> CommitResult:
         data = to_arrow(df)

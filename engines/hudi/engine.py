@@ -17,12 +17,13 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from engines.base import MaintenanceResult
+from engines.async_service import AsyncService
+from engines.base import MaintenanceResult, TableEngine
 from engines.hudi.config import HudiConfig, hoodie_options
 from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
 from engines.table.model import FileSlice
 from engines.table.table import HudiTable
-from engines.table.timeline import METAFOLDER, Instant
+from engines.table.timeline import Instant, State
 from engines.table.transaction import CommitResult, EmptyBatchError
 from engines.table.view import AsOfError
 
@@ -54,7 +55,7 @@ def check_hudi_loaded(spark: Any) -> None:
                         f"(spark.jars.packages={HUDI_BUNDLE}) before building a hudi engine") from None
 
 
-class HudiEngine:
+class HudiEngine(TableEngine):
     """One table written and maintained by Apache Hudi {HUDI_VERSION}."""
 
     writes_batches_once = False
@@ -71,13 +72,8 @@ class HudiEngine:
         self._seen: set[tuple[str, str]] = set()
         self._pending: list[MaintenanceResult] = []
         self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.async_results: list[MaintenanceResult] = []
-        self.async_errors: list[str] = []
-        if config.clustering and config.mode == "async":
-            self._thread = threading.Thread(target=self._async_loop, daemon=True, name=f"async-{name}")
-            self._thread.start()
+        self._service = (AsyncService(self._schedule_and_execute, f"async-{name}", config.async_interval_s)
+                         if config.clustering and config.mode == "async" else None)
 
     # -- the table, as engines/table reads it -------------------------------------------------
     @property
@@ -99,14 +95,15 @@ class HudiEngine:
         self._seen.update((i.timestamp, i.action) for i in new)
         return new
 
-    def _mtime(self, instant: Instant, suffix: str) -> float | None:
-        entry = self.table.storage.entry(f"{METAFOLDER}/{instant.timestamp}.{suffix}")
+    def _mtime(self, instant: Instant, state: State) -> float | None:
+        timeline = self.table.timeline
+        entry = self.table.storage.entry(f"{timeline.folder}/{timeline.file_name(instant, state)}")
         return entry.mtime_ns / 1e9 if entry is not None and entry.mtime_ns else None
 
     def _duration(self, instant: Instant) -> float:
         """Requested -> completed, from the instant files' modification times (work done inside a write)."""
-        start = self._mtime(instant, f"{instant.action}.requested")
-        end = self._mtime(instant, instant.action)
+        start = self._mtime(instant, State.REQUESTED)
+        end = self._mtime(instant, State.COMPLETED)
         return max(0.0, end - start) if start is not None and end is not None else 0.0
 
     def _maintenance_of(self, instant: Instant, duration: float | None = None) -> MaintenanceResult:
@@ -193,15 +190,20 @@ class HudiEngine:
             planned = self._with_client("schedule clustering", lambda c: c.scheduleClustering(empty))
             return str(planned.get()) if planned.isPresent() else None
 
+    def pending_plan(self) -> str | None:
+        """The earliest pending clustering instant."""
+        if not self.config.clustering or (self._table is None and not self._exists()):
+            return None
+        pending = self.table.refresh().pending([REPLACE])
+        return pending[0].timestamp if pending else None
+
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
         if not self.config.clustering:
             return None
         with self._lock:
+            instant = instant or self.pending_plan()
             if instant is None:
-                pending = self.table.refresh().pending([REPLACE])
-                if not pending:
-                    return None
-                instant = pending[0].timestamp
+                return None
             t0 = time.perf_counter()
             self._with_client(f"execute clustering {instant}", lambda c: c.cluster(instant, True))
             duration = time.perf_counter() - t0
@@ -229,19 +231,20 @@ class HudiEngine:
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         return self.table.view().snapshot(as_of)
 
-    def _async_loop(self) -> None:
-        while not self._stop.wait(self.config.async_interval_s):
-            try:
-                instant = self.schedule()
-                if instant is not None:
-                    res = self.execute(instant)
-                    if res is not None:
-                        self.async_results.append(res)
-            except Exception as exc:  # recorded; retried next round
-                self.async_errors.append(f"{type(exc).__name__}: {exc}")
+    def _schedule_and_execute(self) -> list[MaintenanceResult]:
+        """One round of the async service: schedule a clustering and execute it."""
+        instant = self.schedule()
+        res = self.execute(instant) if instant is not None else None
+        return [res] if res is not None else []
+
+    @property
+    def async_results(self) -> list[MaintenanceResult]:
+        return self._service.results if self._service is not None else []
+
+    @property
+    def async_errors(self) -> list[str]:
+        return self._service.errors if self._service is not None else []
 
     def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        if self._service is not None:
+            self._service.close()

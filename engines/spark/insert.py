@@ -3,17 +3,16 @@ transaction itself (commit point, leftovers) is ``engines.table.transaction``.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.spark.arrow_compat import arrow_schema_of
 from engines.spark.writer import WriteSpec, write_dataframe
+from engines.table import faults
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
-from engines.table.transaction import CommitResult, EmptyBatchError, commit_write, fire
+from engines.table.transaction import CommitResult, EmptyBatchError, commit_write
 
 
 def write_spec_for(table: HudiTable, instant: str, **overrides: object) -> WriteSpec:
@@ -39,7 +38,7 @@ def insert_new_file_groups(
     stats_columns: list[str] | None = None,
     num_tasks: int | None = None,
     extra: dict[str, str] | None = None,
-    on_step: Callable[[str], None] | None = None,
+    on_step: faults.StepHook = None,
 ) -> CommitResult:
     """Write ``df`` as new file groups (one per partition value per task, rolled at target size)."""
     table.check_writable()
@@ -59,6 +58,6 @@ def insert_new_file_groups(
         if not stats:
             table.refresh().delete_pending(instant)
             raise EmptyBatchError("the batch is empty: nothing to insert (the started instant was removed)")
-        fire("ingest.after_files_written", on_step)
-        fire("ingest.before_complete", on_step)
+        faults.step("ingest.after_files_written", on_step)
+        faults.step("ingest.before_complete", on_step)
         return commit_write(table, instant, stats, operation, avro_schema_string(schema), extra=extra)

@@ -70,7 +70,7 @@ def plan_archive(view: FileSystemView, keep_min: int = DEFAULT_KEEP_MIN, keep_ma
         before = [i.timestamp for i in data if i.timestamp < pending[0].timestamp]
         bounds["earliest pending instant"] = before[-1] if before else pending[0].timestamp
     replaces = [i for i in data if i.action == REPLACE
-                or (i.action == COMPACTION and view.commit_metadata(i).replaced_file_ids)]
+                or (i.action == COMPACTION and timeline.commit_metadata(i).replaced_file_ids)]
     if respect_clean and replaces:
         retained = view.earliest_retained_by_cleaner()
         uncleaned = [i.timestamp for i in replaces if retained is None or i.timestamp >= retained[0]]

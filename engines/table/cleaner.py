@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engines.table import faults
+from engines.table import faults, plans
 from engines.table.avro import CLEAN_METADATA, encode_plan
 from engines.table.table import HudiTable
-from engines.table.timeline import CLEAN, REPLACE, State
+from engines.table.timeline import CLEAN
 from engines.table.view import BaseFile, FileSystemView
 
-CLEAN_STEPS = ("after_clean_requested", "after_file_deleted", "before_clean_complete")
+CLEAN_STEPS = tuple(p for p in faults.POINTS["clean"] if p.startswith("clean."))
 DEFAULT_COMMITS_RETAINED = 10  # hoodie.cleaner.commits.retained
 
 
@@ -52,18 +51,6 @@ class CleanResult:
     earliest_commit_to_retain: str | None
 
 
-def _pending_plan_inputs(view: FileSystemView) -> set[str]:
-    """Paths pending clustering / compaction plans will read."""
-    from engines.clustering.plan import RequestedReplace
-
-    paths = set(view.pending_compaction_paths())
-    for inst in view.timeline.pending([REPLACE]):
-        data = view.timeline.read(inst, State.REQUESTED)
-        plan = RequestedReplace.decode(data, f".hoodie/{inst.timestamp}.replacecommit.requested").plan
-        paths.update(s.path for g in plan.groups for s in g.slices)
-    return paths
-
-
 def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -> CleanPlan:
     """KEEP_LATEST_COMMITS over ``view`` (no I/O beyond what the view reads); see the module docstring."""
     instants = [i.timestamp for i in view.timeline.completed_data_instants()]
@@ -72,7 +59,7 @@ def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -
     if len(instants) <= retained:
         return CleanPlan(None)
     earliest = instants[len(instants) - retained]
-    replaced = view.replaced_file_groups()
+    replaced = view.timeline.replaced_file_groups()
     doomed: list[BaseFile] = []
     for key, files in sorted(view.file_groups().items()):
         committed = [f for f in files if view.is_committed(f.instant)]
@@ -86,14 +73,15 @@ def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -
         if older:
             keep.add(older[-1].path)
         doomed += [f for f in committed if f.instant < earliest and f.path not in keep]
-    protected = _pending_plan_inputs(view)
+    protected = plans.pending_paths(view.timeline)  # files pending clustering / compaction plans read
     return CleanPlan(earliest, [f for f in doomed if f.path not in protected])
 
 
-def run_clean(table: HudiTable, retained: int = DEFAULT_COMMITS_RETAINED, on_step: Callable[[str], None] | None = None) -> CleanResult:
-    """Plan and execute one clean; no instant is written when there is nothing to delete."""
+def run_clean(table: HudiTable, retained: int = DEFAULT_COMMITS_RETAINED,
+              on_step: faults.StepHook = None) -> CleanResult:
+    """Plan and execute one clean; no instant is written when there is nothing to delete. ``on_step``
+    observes the steps in :data:`CLEAN_STEPS` (the fault points' names)."""
     t0 = time.perf_counter()
-    step = on_step or (lambda name: None)
     with table.lock:
         plan = plan_clean(table.view(), retained)
         if not plan.files_to_delete:
@@ -101,13 +89,13 @@ def run_clean(table: HudiTable, retained: int = DEFAULT_COMMITS_RETAINED, on_ste
         body = {"earliestCommitToRetain": plan.earliest_commit_to_retain, "policy": "KEEP_LATEST_COMMITS",
                 "retained": retained, "filesToDelete": [f.path for f in plan.files_to_delete]}
         inst = table.start(CLEAN, content=json.dumps(body).encode())
-        _point("clean.after_clean_requested", step)
+        faults.step("clean.after_clean_requested", on_step)
         deleted = 0
         for f in plan.files_to_delete:
             if table.storage.delete(f.path, missing_ok=True):
                 deleted += 1
-            _point("clean.after_file_deleted", step)
-        _point("clean.before_clean_complete", step)
+            faults.step("clean.after_file_deleted", on_step)
+        faults.step("clean.before_clean_complete", on_step)
         table.refresh().complete(inst, clean_metadata(inst.timestamp, plan, deleted, t0))
     return CleanResult(inst.timestamp, deleted, plan.bytes, time.perf_counter() - t0, plan.earliest_commit_to_retain)
 
@@ -129,8 +117,3 @@ def clean_metadata(instant: str, plan: CleanPlan, deleted: int, t0: float) -> by
                               for p, names in sorted(per_partition.items())},
     }
     return encode_plan(CLEAN_METADATA, record)
-
-
-def _point(name: str, step: Callable[[str], None]) -> None:
-    step(name.split(".", 1)[1])
-    faults.point(name)

@@ -10,8 +10,8 @@ RFC's order risks.
 
 ``rollback_inflight(table, instant, keep_plan)`` is the explicit form: ``keep_plan=True`` reverts
 a clustering / compaction to requested (re-executable), ``False`` removes the pending instant
-(an ingest commit, or a plan given up, as Hudi's rollback-on-conflict does). ``on_step`` receives
-the bare names in :data:`ROLLBACK_STEPS`; the fault point is ``rollback.<step>``.
+(an ingest commit, or a plan given up, as Hudi's rollback-on-conflict does). ``on_step`` observes
+the steps in :data:`ROLLBACK_STEPS`, the fault points' names.
 
 ``recover`` runs on open after a crash: it releases a stale lock, finishes interrupted rollbacks
 and cleans, and rolls back every inflight write (ingest commits removed; clustering and base-file
@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engines.table import faults
+from engines.table import faults, plans
 from engines.table.table import HudiTable
 from engines.table.timeline import CLEAN, COMMIT, COMPACTION, REPLACE, ROLLBACK, Instant, State, TimelineError
 
-ROLLBACK_STEPS = ("after_rollback_requested", "after_partial_files_removed", "before_rollback_complete")
+ROLLBACK_STEPS = tuple(p for p in faults.POINTS["rollback"] if p.startswith("rollback."))
 
 
 @dataclass
@@ -43,21 +42,8 @@ class RollbackResult:
     missing_inputs: list[str] = field(default_factory=list)
 
 
-def _plan_inputs(table: HudiTable, inst: Instant) -> list[str]:
-    """Relative paths of the files a pending plan reads."""
-    data = table.timeline.read(inst, State.REQUESTED)
-    source = f".hoodie/{inst.timestamp}.{inst.action}.requested"
-    if inst.action == COMPACTION:
-        from engines.append_compaction.plan import BaseFileCompactionPlan
-
-        return BaseFileCompactionPlan.decode(data, source).file_paths
-    from engines.clustering.plan import RequestedReplace
-
-    return [s.path for g in RequestedReplace.decode(data, source).plan.groups for s in g.slices]
-
-
 def rollback_inflight(table: HudiTable, instant: str | Instant, keep_plan: bool,
-                      on_step: Callable[[str], None] | None = None) -> RollbackResult:
+                      on_step: faults.StepHook = None) -> RollbackResult:
     """Roll back the failed or killed pending instant ``instant``; see the module docstring."""
     timeline = table.refresh()
     ts = instant.timestamp if isinstance(instant, Instant) else instant
@@ -69,18 +55,17 @@ def rollback_inflight(table: HudiTable, instant: str | Instant, keep_plan: bool,
     return rollback_instant(table, target, on_step=on_step, keep_plan=keep_plan)
 
 
-def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str], None] | None = None,
+def rollback_instant(table: HudiTable, target: Instant, on_step: faults.StepHook = None,
                      resume: Instant | None = None, keep_plan: bool | None = None) -> RollbackResult:
     """Roll back one pending write instant; ``keep_plan`` None: keep plans of clustering/compaction."""
     t0 = time.perf_counter()
-    step = on_step or (lambda name: None)
     with table.lock:
         if resume is None:
             body = {"instantToRollback": target.timestamp, "action": target.action}
             rb = table.start(ROLLBACK, content=json.dumps(body).encode())
         else:
             rb = resume if resume.state == State.INFLIGHT else table.refresh().transition_to_inflight(resume)
-        _point("rollback.after_rollback_requested", step)
+        faults.step("rollback.after_rollback_requested", on_step)
         deleted = []
         for entry in table.storage.list("", recursive=True, sizes=False):
             if entry.path.startswith(".hoodie/"):
@@ -90,21 +75,23 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: Callable[[str],
                 table.storage.delete(entry.path, missing_ok=True)
                 deleted.append(entry.path)
         table.storage.delete_dir(f".hoodie/.temp/{target.timestamp}")  # sorted runs of a killed rewrite
-        _point("rollback.after_partial_files_removed", step)
+        faults.step("rollback.after_partial_files_removed", on_step)
         timeline = table.refresh()
         current = timeline.get(target.timestamp)
         missing: list[str] = []
         if keep_plan is None:
             keep_plan = target.action in (REPLACE, COMPACTION)
         if keep_plan and current is not None:
-            missing = [p for p in _plan_inputs(table, current) if not table.storage.exists(p)]
+            inputs = plans.plan_inputs(current.timestamp, current.action,
+                                       plans.load_plan(timeline, current, current.action)).paths
+            missing = [p for p in inputs if not table.storage.exists(p)]
             keep_plan = not missing
         if current is not None and not current.is_completed:
             if keep_plan:
                 timeline.revert_to_requested(current)
             else:
                 timeline.delete_pending(current)
-        _point("rollback.before_rollback_complete", step)
+        faults.step("rollback.before_rollback_complete", on_step)
         done = {"instantToRollback": target.timestamp, "action": target.action, "deletedFiles": deleted,
                 "planKept": keep_plan, "missingPlanInputs": missing}
         table.refresh().complete(rb, json.dumps(done).encode())
@@ -134,8 +121,3 @@ def recover(table: HudiTable) -> list[RollbackResult]:
             continue  # a scheduled plan that never started: keep it for execution
         results.append(rollback_instant(table, inst))
     return results
-
-
-def _point(name: str, step: Callable[[str], None]) -> None:
-    step(name.split(".", 1)[1])
-    faults.point(name)

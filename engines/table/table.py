@@ -140,9 +140,8 @@ class HudiTable:
         return self.clock.next(self.refresh().last_timestamp())
 
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        timeline = self.timeline
-        data = timeline.read(instant, State.COMPLETED)
-        return CommitMetadata.from_json(data, source=f"{timeline.folder}/{timeline.file_name(instant, State.COMPLETED)}")
+        """The completed instant's metadata (read through the timeline)."""
+        return self.timeline.commit_metadata(instant)
 
     def latest_schema(self) -> str | None:
         for inst in reversed(self.refresh().completed_data_instants()):

@@ -19,7 +19,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
+from engines.table.metadata import CommitMetadata
+from engines.table.model import ColumnStats
 from engines.table.storage import Storage
 
 METAFOLDER = ".hoodie"
@@ -37,6 +40,15 @@ DATA_ACTIONS = (COMMIT, REPLACE, COMPACTION, "deltacommit")
 
 _NAME = re.compile(r"^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?(?:\.([a-z]+))?(?:\.(requested|inflight))?$")
 LAYOUT2_FOLDER = f"{METAFOLDER}/timeline"  # Hudi 1.x (table versions 8/9), read-only
+
+
+class WrittenFiles(NamedTuple):
+    """The write stats of every completed data instant, column by column, behind one path index."""
+
+    index: dict[str, int]  # path -> position in the columns
+    rows: list[int]
+    column_stats: list[ColumnStats]
+    sizes: list[int | None]
 
 
 class TimelineError(RuntimeError):
@@ -123,6 +135,8 @@ class Timeline:
         self.folder = folder
         self.completed_files = completed_files or {}
         self._by_ts = {i.timestamp: i for i in instants}
+        self._metadata: dict[str, CommitMetadata] = {}
+        self._written: WrittenFiles | None = None
 
     @property
     def layout(self) -> int:
@@ -183,6 +197,55 @@ class Timeline:
             return self.storage.read_bytes(f"{self.folder}/{name}")
         except OSError as exc:
             raise TimelineError(f"cannot read instant file {self.folder}/{name}: {exc}") from exc
+
+    # -- commit metadata (what the view is handed: it reads no commit metadata itself) ----------
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """The completed instant's metadata, parsed once per timeline."""
+        if instant.timestamp not in self._metadata:
+            self._metadata[instant.timestamp] = self._read_metadata(instant)
+        return self._metadata[instant.timestamp]
+
+    def _read_metadata(self, instant: Instant) -> CommitMetadata:
+        return CommitMetadata.from_json(self.read(instant, State.COMPLETED),
+                                        source=f"{self.folder}/{self.file_name(instant, State.COMPLETED)}")
+
+    def written_files(self) -> WrittenFiles:
+        """The write stats of every completed data instant, by path (the latest instant's when several)."""
+        if self._written is None:
+            paths: list[str] = []
+            rows: list[int] = []
+            column_stats: list[ColumnStats] = []
+            sizes: list[int | None] = []
+            for inst in self.completed_data_instants():
+                # A commit's parsed JSON is dropped once read (unless a replace's ids need it again):
+                # kept, its objects would stay for every garbage-collection pass to walk.
+                meta = self._metadata.get(inst.timestamp)
+                if meta is None:
+                    meta = self._read_metadata(inst)
+                    if inst.action in (REPLACE, COMPACTION):
+                        self._metadata[inst.timestamp] = meta
+                p, r, c, s = meta.written_columns()
+                paths += p
+                rows += r
+                column_stats += c
+                sizes += s
+            self._written = WrittenFiles(dict(zip(paths, range(len(paths)), strict=True)), rows, column_stats, sizes)
+        return self._written
+
+    def replaced_file_groups(self, as_of: str | None = None) -> dict[tuple[str, str], str]:
+        """(partition, fileId) -> replacing instant, for completed replaces (replacecommits, and
+        base-file compactions that recorded replaced file groups) at or before ``as_of``: the file
+        groups a snapshot excludes (hudi-rs ``Timeline::get_replaced_file_groups_as_of``)."""
+        out: dict[tuple[str, str], str] = {}
+        for inst in self.completed_data_instants():
+            if inst.action not in (REPLACE, COMPACTION):
+                continue
+            if as_of is not None and inst.timestamp > as_of:
+                continue
+            for partition, ids in self.commit_metadata(inst).replaced_file_ids.items():
+                for fid in ids:
+                    out[(partition, fid)] = inst.timestamp
+        return out
 
     # -- transitions ------------------------------------------------------------------------
     def _path(self, ts: str, action: str, state: State) -> str:

@@ -8,10 +8,8 @@ markers) → ``<t>.commit`` written atomically. Nothing is visible before the la
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from engines.table import faults
 from engines.table.metadata import CommitMetadata
 from engines.table.model import WriteStat, parse_base_file_name
 from engines.table.table import HudiTable
@@ -63,11 +61,3 @@ def commit_write(table: HudiTable, instant: Instant, stats: list[WriteStat], ope
                           replaced_file_ids=replaced or {}, extra=extra or {})
     table.complete(instant, meta, replace=instant.action == REPLACE or bool(replaced))
     return CommitResult(instant.timestamp, instant.action, operation, stats, replaced or {})
-
-
-def fire(step: str, on_step: Callable[[str], None] | None) -> None:
-    """A step boundary: the engine's hook (which raises the fault point) or the fault point itself."""
-    if on_step is not None:
-        on_step(step)
-    else:
-        faults.point(step)

@@ -10,6 +10,12 @@ On a local file system the listing stats no file: a base file's size is the ``fi
 the completed commit that wrote it recorded (base files never change once committed), and only
 files no write stat describes (pending, failed or archived writes; other files) are stat-ed.
 
+The view reads no commit metadata: the timeline hands it the write stats
+(:meth:`Timeline.written_files`) and the file groups a snapshot excludes
+(:meth:`Timeline.replaced_file_groups`), as hudi-rs's table hands its file-system view the
+replaced file groups (``get_file_slices_internal``); pending plans are read by
+:mod:`engines.table.plans`.
+
 A view may cover 100,000s of files, so it keeps them column by column per partition folder
 (lists of file ids, instants, paths, sizes) and the write stats behind one path index, and
 works on whole columns where it can: file names are parsed with one regular-expression pass per
@@ -31,13 +37,9 @@ from typing import NamedTuple
 
 import fastavro
 
-from engines.table.avro import (
-    BASE_FILE_COMPACTION_PLAN,
-    REQUESTED_REPLACE,
-    decode_plan,
-)
-from engines.table.metadata import CommitMetadata, MetadataError
-from engines.table.model import ColumnStats, FileSlice, file_slices, parse_base_file_name
+from engines.table import plans
+from engines.table.metadata import MetadataError
+from engines.table.model import FileSlice, file_slices, parse_base_file_name
 from engines.table.parquet_stats import column_stats_from_footer
 from engines.table.storage import FileEntry, Storage
 from engines.table.timeline import (
@@ -46,11 +48,10 @@ from engines.table.timeline import (
     DATA_ACTIONS,
     METAFOLDER,
     REPLACE,
-    Instant,
     State,
     Timeline,
     TimelineError,
-    state_file,
+    WrittenFiles,
 )
 
 
@@ -77,16 +78,7 @@ class _Folder(NamedTuple):
     instants: list[str]
     paths: list[str]
     sizes: list[int]
-    written: list[int | None] | None  # the index of each one's write stat in _Written, if looked up
-
-
-class _Written(NamedTuple):
-    """The write stats of every completed data instant, by path (the latest instant's when several)."""
-
-    index: dict[str, int]  # path -> position in the columns
-    rows: list[int]
-    column_stats: list[ColumnStats]
-    sizes: list[int | None]
+    written: list[int | None] | None  # the index of each one's write stat in WrittenFiles, if looked up
 
 
 # <fileId>_<writeToken>_<instant>.parquet, or any other name; each followed by "/" (parse_base_file_names)
@@ -137,7 +129,6 @@ class FileSystemView:
         self.storage = storage
         self.timeline = timeline
         self.read_footers = read_footers
-        self._metadata: dict[str, CommitMetadata] = {}
         self._data_instants = {i.timestamp: i for i in timeline.completed_data_instants()}
         # Hudi's rule (containsOrBeforeTimelineStarts): a slice is committed by an archived instant
         # when older than the first *write* instant of the active timeline. Hudi 1.2 archives commits
@@ -146,7 +137,6 @@ class FileSystemView:
         first = writes[0] if writes else (timeline.instants[0].timestamp if timeline.instants else None)
         self._pending_ts = {i.timestamp for i in timeline.pending()}
         self._timeline_start = first
-        self._files_written: _Written | None = None
         self.other_files: list[FileEntry] = []
         self._folders: list[_Folder] = []  # sorted by partition
         with _gc_paused():
@@ -169,7 +159,7 @@ class FileSystemView:
         self.other_files.sort(key=_PATH)
 
     def _add_folder(self, prefix: str, names: list[str], entries: list[FileEntry] | None,
-                    written: _Written | None) -> None:
+                    written: WrittenFiles | None) -> None:
         """The files of one folder (``prefix`` ends with "/" but at the base).
 
         ``entries`` when the listing has sizes, else the sizes come from ``written`` (None when some
@@ -222,7 +212,7 @@ class FileSystemView:
             self._folders.append(_Folder(prefix[:-1], file_ids, instants, paths, sizes,
                                          None if stat_ids is None else kept_ids))
 
-    def _recorded(self) -> _Written | None:
+    def _recorded(self) -> WrittenFiles | None:
         """:meth:`_written_files`, or None when some commit metadata cannot be read.
 
         Then every file is stat-ed and :meth:`snapshot` reports the unreadable instant, as before.
@@ -232,40 +222,9 @@ class FileSystemView:
         except (MetadataError, TimelineError):
             return None
 
-    # -- commit metadata --------------------------------------------------------------------
-    def commit_metadata(self, instant: Instant) -> CommitMetadata:
-        """The completed instant's metadata, parsed once per view."""
-        if instant.timestamp not in self._metadata:
-            self._metadata[instant.timestamp] = self._read_metadata(instant)
-        return self._metadata[instant.timestamp]
-
-    def _read_metadata(self, instant: Instant) -> CommitMetadata:
-        name = self.timeline.file_name(instant, State.COMPLETED)
-        return CommitMetadata.from_json(self.timeline.read(instant, State.COMPLETED),
-                                        source=f"{self.timeline.folder}/{name}")
-
-    def _written_files(self) -> _Written:
-        """The write stats of every completed data instant."""
-        if self._files_written is None:
-            paths: list[str] = []
-            rows: list[int] = []
-            column_stats: list[ColumnStats] = []
-            sizes: list[int | None] = []
-            for inst in self._data_instants.values():
-                # A commit's parsed JSON is dropped once read (unless a replace's ids need it again):
-                # kept, its objects would stay for every garbage-collection pass to walk.
-                meta = self._metadata.get(inst.timestamp)
-                if meta is None:
-                    meta = self._read_metadata(inst)
-                    if inst.action in (REPLACE, COMPACTION):
-                        self._metadata[inst.timestamp] = meta
-                p, r, c, s = meta.written_columns()
-                paths += p
-                rows += r
-                column_stats += c
-                sizes += s
-            self._files_written = _Written(dict(zip(paths, range(len(paths)), strict=True)), rows, column_stats, sizes)
-        return self._files_written
+    def _written_files(self) -> WrittenFiles:
+        """The write stats of every completed data instant, as the timeline hands them over."""
+        return self.timeline.written_files()
 
     # -- visibility -------------------------------------------------------------------------
     def is_committed(self, instant: str, as_of: str | None = None) -> bool:
@@ -279,19 +238,6 @@ class FileSystemView:
             and self._timeline_start is not None
             and instant < self._timeline_start
         )
-
-    def replaced_file_groups(self, as_of: str | None = None) -> dict[tuple[str, str], str]:
-        """(partition, fileId) -> replacing instant, for completed replaces at or before ``as_of``."""
-        out: dict[tuple[str, str], str] = {}
-        for inst in self._data_instants.values():
-            if inst.action not in (REPLACE, COMPACTION):
-                continue
-            if as_of is not None and inst.timestamp > as_of:
-                continue
-            for partition, ids in self.commit_metadata(inst).replaced_file_ids.items():
-                for fid in ids:
-                    out[(partition, fid)] = inst.timestamp
-        return out
 
     def resolve_as_of(self, as_of: str | None) -> str | None:
         """``as_of`` if a reader can be served at it; :class:`AsOfError` naming why not otherwise."""
@@ -353,7 +299,7 @@ class FileSystemView:
         as_of = self.resolve_as_of(as_of)
         with _gc_paused():
             replaced: dict[str, set[str]] = {}
-            for partition, file_id in self.replaced_file_groups(as_of):
+            for partition, file_id in self.timeline.replaced_file_groups(as_of):
                 replaced.setdefault(partition, set()).add(file_id)
             written = self._written_files()
             committed: dict[str, bool] = {}  # instant -> committed as of as_of
@@ -365,7 +311,7 @@ class FileSystemView:
         return out
 
     def _latest_slices(self, folder: _Folder, committed: dict[str, bool], replaced: set[str] | None,
-                       written: _Written) -> list[FileSlice]:
+                       written: WrittenFiles) -> list[FileSlice]:
         """The latest committed slice of each file group of ``folder`` not ``replaced``, sorted by fileId."""
         file_ids, instants = folder.file_ids, folder.instants
         if replaced is None and len(set(file_ids)) == len(file_ids) and all(map(committed.__getitem__, instants)):
@@ -408,37 +354,11 @@ class FileSystemView:
     # -- pending table services -------------------------------------------------------------
     def pending_clustering_file_groups(self) -> dict[tuple[str, str], str]:
         """(partition, fileId) -> instant for every file group in a pending clustering plan."""
-        out: dict[tuple[str, str], str] = {}
-        for inst in self.timeline.pending([REPLACE]):
-            record = decode_plan(
-                REQUESTED_REPLACE,
-                self.timeline.read(inst, State.REQUESTED),
-                f".hoodie/{state_file(inst.timestamp, inst.action, State.REQUESTED)}",
-            )
-            plan = record.get("clusteringPlan") or {}
-            for group in plan.get("clusteringGroups") or []:
-                for fid in group.get("fileIds") or []:
-                    key = (group.get("partitionPath") or "", fid)
-                    if key in out:
-                        raise TimelineError(
-                            f"file group {key} is in two pending clustering plans: {out[key]} and {inst.timestamp}"
-                        )
-                    out[key] = inst.timestamp
-        return out
+        return plans.pending_file_groups(self.timeline, REPLACE)
 
     def pending_compaction_paths(self) -> dict[str, str]:
         """Base file path -> instant for every file in a pending base-file compaction plan."""
-        out: dict[str, str] = {}
-        for inst in self.timeline.pending([COMPACTION]):
-            record = decode_plan(
-                BASE_FILE_COMPACTION_PLAN,
-                self.timeline.read(inst, State.REQUESTED),
-                f".hoodie/{state_file(inst.timestamp, inst.action, State.REQUESTED)}",
-            )
-            for op in record.get("operations") or []:
-                for path in op.get("baseFilePaths") or []:
-                    out[path] = inst.timestamp
-        return out
+        return plans.pending_paths(self.timeline, (COMPACTION,))
 
     def uncommitted_files(self) -> list[BaseFile]:
         """Base files whose instant is not completed (pending or failed writes)."""

@@ -1,6 +1,7 @@
 """What the runner reads from a table: the snapshot, the physical files, what an instant wrote,
 and an audit of the table's metadata against a storage listing. Hudi tables are read through our
-view; other formats (the Delta peer) provide their own probe with the same methods."""
+view; other formats (the Delta peer) provide their own probe with the same methods. An engine
+hands out its probe through the Engine protocol (``engine.probe()``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ class TableProbe(Protocol):
     storage: Storage
 
     def snapshot(self) -> list[FileSlice]: ...
+
+    def state(self) -> tuple[list[FileSlice], list[PhysicalFile]]:
+        """(snapshot, physical files), from one reading of the table where the format allows."""
+        ...
 
     def physical_files(self) -> list[PhysicalFile]: ...
 
@@ -34,6 +39,7 @@ class HudiProbe:
         self.storage = table.storage
 
     def state(self) -> tuple[list[FileSlice], list[PhysicalFile]]:
+        """Snapshot and physical files from one view."""
         view = self.table.view()
         return view.snapshot(), [PhysicalFile(b.partition, b.file_id, b.path, b.size) for b in view.base_files]
 
@@ -62,7 +68,7 @@ class HudiProbe:
         sizes = {e.path: e.size for e in self.storage.list("", recursive=True)
                  if not e.path.startswith(METAFOLDER + "/")}
         for inst in view.timeline.completed_data_instants():
-            for stat in view.commit_metadata(inst).write_stats:
+            for stat in view.timeline.commit_metadata(inst).write_stats:
                 on_disk = sizes.get(stat.path)
                 if on_disk is not None and on_disk != stat.file_size:
                     failures.append(f"{stat.path} is {on_disk} bytes on storage, {stat.file_size} in commit "
@@ -73,11 +79,3 @@ class HudiProbe:
         if rows != expected_rows:
             failures.append(f"snapshot has {rows} rows by commit metadata, ground truth {expected_rows}")
         return failures
-
-
-def probe_of(engine: object) -> TableProbe:
-    """The engine's own probe if it has one, else a Hudi probe of its table."""
-    custom = getattr(engine, "probe", None)
-    if callable(custom):
-        return custom()
-    return HudiProbe(engine.table)  # type: ignore[attr-defined]

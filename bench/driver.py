@@ -1,0 +1,126 @@
+"""The one scenario batch loop: ingest, after-commit, maintenance by mode, checkpoints.
+
+The runner (real engines, queries, readers), the crash child (one engine, resumed after a crash)
+and the simulator (metadata-only engines) all run :func:`run_batches`; what each does at a step
+is its :class:`BatchSteps`. ``maintenance.mode`` is read here and nowhere else
+(:class:`MaintenanceSchedule`), with the semantics of Hudi's clustering modes
+(hudi-semantics.md §4; the clustering article's synchronous, asynchronous and semi-asynchronous
+modes), ``every_commits`` = N:
+
+| mode | after batch b's commit | after the last batch (``final``) |
+| --- | --- | --- |
+| ``inline`` | every N commits: schedule, execute, clean, synchronously (``inline.max.commits`` = N) | the same, unless the last batch just did it |
+| ``schedule_inline`` (semi-async) | after every commit the writer schedules a plan if none is pending (``schedule.inline``, no commit gate in 0.12.1); every N commits the separate job executes the pending plans and cleans, so the executor's rhythm sets the cadence | execute what is pending and clean, unless the last batch just did it |
+| ``async`` | a service thread beside the loop schedules, executes and cleans every ``async_interval_s`` seconds (the runner); a driver without a wall clock (crash child, simulator) runs it every N commits instead, as ``inline`` | the service is stopped, then one schedule, execute, clean |
+| ``none`` | nothing | nothing |
+
+Before this loop the runner acted only on ``inline`` (``schedule_inline`` meant final
+maintenance only) while the crash child and the simulator maintained every N commits in every
+mode but ``none``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from bench.scenario import Scenario
+
+MAINTAIN = "maintain"  # schedule, execute (the new plan, else the earliest pending one), clean
+SCHEDULE = "schedule"  # schedule a plan only if none is pending (the semi-async writer)
+EXECUTE = "execute"  # execute every pending plan, earliest first, then clean (the semi-async job)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MaintenanceSchedule:
+    """Which maintenance steps are due when, from ``maintenance`` of a scenario (module docstring)."""
+
+    mode: str
+    every: int
+    final: bool
+    threads: bool = True  # False: the driver has no wall clock, so async runs every N commits
+
+    @classmethod
+    def of(cls, scenario: Scenario, threads: bool = True) -> MaintenanceSchedule:
+        m = scenario.maintenance
+        return cls(m.mode, m.every_commits, m.final, threads)
+
+    @property
+    def runs_async(self) -> bool:
+        """True when a service thread beside the loop does the maintenance."""
+        return self.mode == "async" and self.threads
+
+    def _periodic(self) -> bool:
+        return self.mode == "inline" or (self.mode == "async" and not self.threads)
+
+    def after_commit(self, batch: int) -> tuple[str, ...]:
+        """The steps due right after batch ``batch``'s commit, in order."""
+        due = (batch + 1) % self.every == 0
+        if self._periodic():
+            return (MAINTAIN,) if due else ()
+        if self.mode == "schedule_inline":
+            return (SCHEDULE, EXECUTE) if due else (SCHEDULE,)
+        return ()
+
+    def final_steps(self, num_batches: int) -> tuple[str, ...]:
+        """The steps after the last of ``num_batches`` batches (its after-commit steps already ran)."""
+        if not self.final or self.mode == "none":
+            return ()
+        if self.runs_async:
+            return (MAINTAIN,)
+        if num_batches % self.every == 0:
+            return ()  # the last batch's commit just ran the periodic maintenance
+        return (EXECUTE,) if self.mode == "schedule_inline" else (MAINTAIN,)
+
+
+class BatchSteps(Protocol[T]):
+    """What a driver does at each step of the loop, for each of its targets (engines)."""
+
+    def begin_batch(self, batch: int) -> None:
+        """Before any target ingests batch ``batch`` (generate it, once for all)."""
+        ...
+
+    def ingest(self, target: T, batch: int) -> None:
+        """Commit batch ``batch`` into ``target`` and run its after-commit work."""
+        ...
+
+    def maintain(self, target: T, batch: int, step: str) -> None:
+        """Run maintenance step ``step`` (:data:`MAINTAIN`, :data:`SCHEDULE`, :data:`EXECUTE`)."""
+        ...
+
+    def end_batch(self, batch: int) -> None:
+        """Every target has ingested batch ``batch`` (and maintained, if due)."""
+        ...
+
+    def before_final(self, batch: int) -> None:
+        """Before the final maintenance (stop async services)."""
+        ...
+
+    def checkpoint(self, batch: int) -> None:
+        """Queries after batch ``batch`` (the final maintenance, if any, has run)."""
+        ...
+
+
+def run_batches(steps: BatchSteps[T], targets: Sequence[T], schedule: MaintenanceSchedule,
+                num_batches: int, start: int = 0, checkpoints: Iterable[int] = ()) -> None:
+    """Batches ``start`` .. ``num_batches - 1`` through every target: ingest and after-commit, the
+    maintenance ``schedule`` makes due, the final maintenance after the last batch, and
+    ``steps.checkpoint`` after each batch in ``checkpoints``."""
+    marks = set(checkpoints)
+    for b in range(start, num_batches):
+        steps.begin_batch(b)
+        for target in targets:
+            steps.ingest(target, b)
+            for step in schedule.after_commit(b):
+                steps.maintain(target, b, step)
+        steps.end_batch(b)
+        if b == num_batches - 1:
+            steps.before_final(b)
+            for target in targets:
+                for step in schedule.final_steps(num_batches):
+                    steps.maintain(target, b, step)
+        if b in marks:
+            steps.checkpoint(b)

@@ -1,0 +1,305 @@
+"""The results folder: ``results/<run-id>/run.json`` plus one Parquet file per table.
+
+Reports, comparisons, calibration and the CI gate read results only through this module, so a
+run (real or simulated) can be re-rendered or compared later. It sits below both ``bench`` (which
+writes results) and ``reports`` (which reads them) and imports neither; only ``bench/cli.py``
+imports both. Column sets are fixed here; a
+table with no rows is still written with its schema.
+
+Tables (one row per …):
+- ``commits``: completed instant per engine — engine, seq, batch, instant, action, operation,
+  kind (ingest / compaction / clustering / merge / clean / rollback), duration_s, records_written,
+  bytes_written, files_written, files_replaced, batch_bytes (the batch written once; 0 for
+  maintenance), cum_bytes_written, cum_batch_bytes, wa, live_files, physical_files, live_bytes,
+  physical_bytes, space_amp, small_files, mean_file_bytes, metadata_bytes.
+- ``files``: file at a checkpoint — engine, checkpoint (batch index), partition, file_id, path,
+  size_bytes, rows, live.
+- ``maintenance``: table-service run — engine, batch, kind, instant, mode, duration_s, files_in,
+  files_out, bytes_read, bytes_written, records, files_deleted, details (JSON).
+- ``queries``: query execution — engine, checkpoint, query, run (0 = cold, 1.. warm), latency_s,
+  files_total, files_scanned, files_pruned, row_groups_total, row_groups_scanned, rows_scanned,
+  result_rows, verified, error.
+- ``isolation``: reader query during maintenance — engine, maintenance_instant, reader, seq,
+  query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
+- ``crash``: injected crash — engine, point, recovered, rows_lost, rows_duplicated,
+  query_failures, hudi_rs_agrees, details.
+
+Repetitions (``run --repeat N``): ``commits``, ``maintenance`` and ``queries`` carry ``repeat``
+(0 .. N-1); every repetition runs the engines on fresh tables from the same batches. Deterministic
+figures (bytes, files, WA, rows) are the first repetition's and must equal every other's (the run
+checks it); :meth:`Results.table` returns the first repetition unless asked for all of them, which
+timing figures use.
+
+``run.json`` carries ``format_version`` (:data:`FORMAT_VERSION`, as asv stores its own): a folder
+written by a newer layoutbench is refused with one message; an older one (no ``repeat``) reads as one
+repetition.
+
+Beside them in the folder: ``spark.log`` (the JVM's stderr: Ivy, log4j at WARN, Python workers),
+``error.log`` (the traceback of a run step that raised), and in ``run.json`` the run ``profile``:
+``phases_s`` (wall seconds for spark_start, generation, ground_truth, ingest/<engine>,
+maintenance/<engine> (racing isolation readers included), queries/<engine> (audits included),
+finish), ``overlapping_s`` (async maintenance, beside the loop) and ``unaccounted_s``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+FORMAT_VERSION = 2  # 2: repeat column in commits, maintenance and queries (--repeat)
+REPEATED = ("commits", "maintenance", "queries")  # tables with a row per repetition
+
+TABLES: dict[str, pa.Schema] = {
+    "commits": pa.schema([
+        ("engine", pa.string()), ("seq", pa.int64()), ("batch", pa.int64()), ("instant", pa.string()),
+        ("action", pa.string()), ("operation", pa.string()), ("kind", pa.string()),
+        ("duration_s", pa.float64()), ("records_written", pa.int64()), ("bytes_written", pa.int64()),
+        ("files_written", pa.int64()), ("files_replaced", pa.int64()), ("batch_bytes", pa.int64()),
+        ("cum_bytes_written", pa.int64()), ("cum_batch_bytes", pa.int64()), ("wa", pa.float64()),
+        ("live_files", pa.int64()), ("physical_files", pa.int64()), ("live_bytes", pa.int64()),
+        ("physical_bytes", pa.int64()), ("space_amp", pa.float64()), ("small_files", pa.int64()),
+        ("mean_file_bytes", pa.float64()), ("metadata_bytes", pa.int64()), ("repeat", pa.int64()),
+    ]),
+    "files": pa.schema([
+        ("engine", pa.string()), ("checkpoint", pa.int64()), ("partition", pa.string()),
+        ("file_id", pa.string()), ("path", pa.string()), ("size_bytes", pa.int64()), ("rows", pa.int64()),
+        ("live", pa.bool_()),
+    ]),
+    "maintenance": pa.schema([
+        ("engine", pa.string()), ("batch", pa.int64()), ("kind", pa.string()), ("instant", pa.string()),
+        ("mode", pa.string()), ("duration_s", pa.float64()), ("files_in", pa.int64()),
+        ("files_out", pa.int64()), ("bytes_read", pa.int64()), ("bytes_written", pa.int64()),
+        ("records", pa.int64()), ("files_deleted", pa.int64()), ("details", pa.string()), ("repeat", pa.int64()),
+    ]),
+    "queries": pa.schema([
+        ("engine", pa.string()), ("checkpoint", pa.int64()), ("query", pa.string()), ("run", pa.int64()),
+        ("latency_s", pa.float64()), ("files_total", pa.int64()), ("files_scanned", pa.int64()),
+        ("files_pruned", pa.int64()), ("row_groups_total", pa.int64()), ("row_groups_scanned", pa.int64()),
+        ("rows_scanned", pa.int64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
+        ("error", pa.string()), ("repeat", pa.int64()),
+    ]),
+    "isolation": pa.schema([
+        ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),
+        ("seq", pa.int64()), ("query", pa.string()), ("started_s", pa.float64()), ("ended_s", pa.float64()),
+        ("outcome", pa.string()), ("expected", pa.string()), ("got", pa.string()), ("error", pa.string()),
+    ]),
+    "crash": pa.schema([
+        ("engine", pa.string()), ("point", pa.string()), ("recovered", pa.bool_()), ("rows_lost", pa.int64()),
+        ("rows_duplicated", pa.int64()), ("query_failures", pa.int64()), ("hudi_rs_agrees", pa.bool_()),
+        ("details", pa.string()),
+    ]),
+}
+
+
+class ResultsError(ValueError):
+    """A results folder that is missing or malformed."""
+
+
+def new_run_id(scenario_name: str, now: datetime | None = None) -> str:
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%S}-{scenario_name}"
+
+
+def git_info(cwd: str | None = None) -> dict[str, Any]:
+    def run(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    return {"sha": run("rev-parse", "HEAD") or None, "dirty": bool(run("status", "--porcelain"))}
+
+
+def java_version() -> str | None:
+    try:
+        out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    first = (out.stderr or out.stdout).splitlines()
+    return first[0] if first else None
+
+
+def package_versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for pkg in ("pyspark", "pyarrow", "pandas", "fastavro", "hudi", "deltalake", "layoutbench"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    out["java"] = java_version()
+    return out
+
+
+def machine_info() -> dict[str, Any]:
+    mem = None
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        pass
+    return {"cores": os.cpu_count(), "memory_bytes": mem, "platform": platform.platform(),
+            "machine": platform.machine(), "hostname": socket.gethostname()}
+
+
+class ResultsWriter:
+    """Accumulates rows per table and writes the folder."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+
+    def add(self, table: str, **row: Any) -> None:
+        if table not in TABLES:
+            raise ResultsError(f"unknown results table {table!r}")
+        self.rows[table].append(row)
+
+    def write_table(self, table: str) -> Path:
+        schema = TABLES[table]
+        rows = self.rows[table]
+        cols = {f.name: [r.get(f.name, 0 if f.name == "repeat" else None) for r in rows] for f in schema}
+        path = self.folder / f"{table}.parquet"
+        pq.write_table(pa.table(cols, schema=schema), path)
+        return path
+
+    def write_run(self, run: dict[str, Any]) -> Path:
+        run = {"format_version": FORMAT_VERSION, **run}
+        for name in TABLES:
+            self.write_table(name)
+        path = self.folder / "run.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(run, indent=2, default=str))
+        tmp.replace(path)
+        return path
+
+
+def commit_row(*, engine: str, seq: int, batch: int, instant: str, action: str, operation: str, kind: str,
+               duration_s: float, records_written: int, bytes_written: int, files_written: int, files_replaced: int,
+               live_files: int, physical_files: int, live_bytes: int, physical_bytes: int, small_files: int,
+               metadata_bytes: int, repeat: int = 0, batch_bytes: int | None = None) -> dict[str, Any]:
+    """One ``commits`` row (the one builder for real and simulated runs): what the instant wrote and
+    the table state after it; space amplification and mean file size derived here."""
+    return {
+        "engine": engine, "repeat": repeat, "seq": seq, "batch": batch, "instant": instant, "action": action,
+        "operation": operation, "kind": kind, "duration_s": duration_s, "records_written": records_written,
+        "bytes_written": bytes_written, "files_written": files_written, "files_replaced": files_replaced,
+        "batch_bytes": batch_bytes, "live_files": live_files, "physical_files": physical_files,
+        "live_bytes": live_bytes, "physical_bytes": physical_bytes,
+        "space_amp": physical_bytes / live_bytes if live_bytes else None, "small_files": small_files,
+        "mean_file_bytes": live_bytes / live_files if live_files else 0.0, "metadata_bytes": metadata_bytes,
+    }
+
+
+def run_record(*, run_id: str, scenario: Any, engines: dict[str, Any], simulated: bool, wall_time_s: float,
+               spark_master: str | None, overhead_s: float, failures: list[str], git_cwd: str | None = None,
+               versions: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """``run.json`` (the one builder for real and simulated runs): the run's identity, where it ran,
+    its engines and verification, plus the caller's own blocks (``extra``: profile, simulation, ...)."""
+    return {
+        "run_id": run_id, "created": datetime.now(UTC).isoformat(), "scenario": scenario.model_dump(mode="json"),
+        "seed": scenario.workload.seed, "git": git_info(git_cwd), "versions": versions or package_versions(),
+        "machine": machine_info(), "spark_master": spark_master, "engines": engines, "simulated": simulated,
+        "wall_time_s": wall_time_s, "harness_overhead_s": overhead_s,
+        "harness_overhead_ratio": overhead_s / wall_time_s if wall_time_s else None,
+        **extra, "verification": {"ok": not failures, "failures": failures},
+    }
+
+
+def derive_cumulative(writer: ResultsWriter, batch_bytes: dict[int, int], own_bytes: frozenset[str] = frozenset()) -> None:
+    """WA and cumulative bytes per engine (and repetition), computed after the run from the event
+    rows. Engines in ``own_bytes`` (another file format) divide by their own ingest bytes."""
+    by_engine: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in writer.rows["commits"]:
+        by_engine.setdefault((row["engine"], row.get("repeat", 0)), []).append(row)
+    for rows in by_engine.values():
+        rows.sort(key=lambda r: r["seq"])
+        cum_w = cum_b = 0
+        seen_batches: set[int] = set()
+        for r in rows:
+            cum_w += r["bytes_written"]
+            if r["kind"] == "ingest" and r["batch"] not in seen_batches:
+                seen_batches.add(r["batch"])
+                own = r["engine"] in own_bytes
+                r["batch_bytes"] = r["bytes_written"] if own else batch_bytes.get(r["batch"], 0)
+                cum_b += r["batch_bytes"]
+            else:
+                r["batch_bytes"] = 0
+            r["cum_bytes_written"], r["cum_batch_bytes"] = cum_w, cum_b
+            r["wa"] = cum_w / cum_b if cum_b else None
+
+
+class Results:
+    """A results folder opened for reading."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        run_file = self.folder / "run.json"
+        if not run_file.is_file():
+            raise ResultsError(f"{self.folder} is not a results folder: run.json not found")
+        try:
+            self.run: dict[str, Any] = json.loads(run_file.read_text())
+        except ValueError as exc:
+            raise ResultsError(f"{run_file}: not valid JSON ({exc})") from None
+        version = self.run.get("format_version", 1)
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise ResultsError(f"{self.folder}: results format version {version!r} was written by a newer "
+                               f"layoutbench; this one reads up to version {FORMAT_VERSION}")
+        self._cache: dict[str, pd.DataFrame] = {}
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self.run.get("simulated"))
+
+    @property
+    def engines(self) -> list[str]:
+        return list(self.run.get("engines", {}))
+
+    @property
+    def repeats(self) -> int:
+        """How many repetitions the run made (``--repeat``; 1 for folders written before it)."""
+        return int(self.run.get("repeat", 1) or 1)
+
+    def table(self, name: str, all_repeats: bool = False) -> pd.DataFrame:
+        """One results table; for ``commits``, ``maintenance`` and ``queries`` the first repetition
+        only unless ``all_repeats`` (timings pool every repetition; exact figures are the first's)."""
+        if name not in TABLES:
+            raise ResultsError(f"unknown results table {name!r}")
+        if name not in self._cache:
+            path = self.folder / f"{name}.parquet"
+            if path.is_file():
+                df = pq.read_table(path).to_pandas()
+            else:
+                df = TABLES[name].empty_table().to_pandas()
+            if "repeat" in TABLES[name].names and "repeat" not in df.columns:
+                df["repeat"] = 0  # written before --repeat: one repetition
+            self._cache[name] = df
+        df = self._cache[name]
+        if all_repeats or name not in REPEATED:
+            return df
+        key = f"{name}/first"
+        if key not in self._cache:
+            self._cache[key] = df[df["repeat"].fillna(0) == 0].reset_index(drop=True)
+        return self._cache[key]
+
+
+# -- sweeps (`layoutbench sweep`): a folder of its own -------------------------------------------
+SWEEP_TABLE = "sweep.parquet"  # one row per grid point and engine: the parameters, engine, kind, then the criteria
+SWEEP_RUN = "sweep.json"  # the sweep file, its resolved values, axes, base line, timing, machine, validation
+SWEEP_CRITERIA: dict[str, str] = {  # per grid point and engine; lower is better
+    "wa": "write amplification (final)",
+    "live_files": "live files (final)",
+    "space_amp_peak": "space amplification (peak)",
+    "write_s": "write time: ingest + maintenance (simulated, total)",
+    "query_files": "files scanned by the query suite (final checkpoint)",
+    "query_s": "query suite latency (simulated, final checkpoint)",
+}
