@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/ruff check engines workloads bench reports tests
+	$(BIN)/ruff check engines workloads bench reports runresults tests
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory perf-check
 
@@ -39,7 +39,7 @@ perf-check: $(STAMP)
 	$(BIN)/layoutbench perf-check
 
 lint: $(STAMP)
-	$(BIN)/ruff check engines workloads bench reports tests
+	$(BIN)/ruff check engines workloads bench reports runresults tests
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .benchmarks
