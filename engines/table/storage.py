@@ -3,10 +3,11 @@
 Paths given to a :class:`Storage` are relative to its base path and always use ``/``.
 Local paths and URIs (``file://``, ``s3://``, ``hdfs://``, ``gs://``) are accepted.
 
-Atomic create writes a temporary sibling and renames it into place. On local and HDFS file
-systems the rename is atomic; on object stores pyarrow implements it as copy + delete, so
-completion there is atomic only per object PUT (which is what the commit point needs: the
-object appears whole or not at all).
+Atomic create writes a temporary sibling and renames it into place on local and HDFS file
+systems, where the rename is atomic. On object stores (S3, GCS) it is one object write, atomic
+per object (which is what the commit point needs: the completed instant appears whole or not at
+all); a rename there would be a copy and a delete. Object stores have no directories, so
+``mkdirs`` writes nothing there.
 """
 
 from __future__ import annotations
@@ -173,10 +174,28 @@ class Storage:
 
     # -- writes -----------------------------------------------------------------------------
     def mkdirs(self, rel: str) -> None:
+        if self.is_object_store:
+            return  # no directories: a marker object would cost a PUT per level and hold nothing
         self.fs.create_dir(self.abs(rel), recursive=True)
 
+    @property
+    def is_object_store(self) -> bool:
+        """S3 or GCS: no directories, and one object write is atomic (it appears whole or not at all)."""
+        return type(self.fs).__name__ in ("S3FileSystem", "GcsFileSystem")
+
     def write_atomic(self, rel: str, data: bytes, overwrite: bool = True) -> None:
-        """Write ``data`` to ``rel`` so that readers see all of it or nothing (temp + rename)."""
+        """Write ``data`` to ``rel`` so that readers see all of it or nothing: temp + rename on file
+        systems; on an object store one object write, which is atomic there (a rename would be a
+        copy and a delete: two more requests and no more safety)."""
+        if self.is_object_store:
+            if not overwrite and self.exists(rel):
+                raise StorageError(f"{self.abs(rel)} already exists")
+            try:
+                with self.fs.open_output_stream(self.abs(rel)) as f:
+                    f.write(data)
+            except OSError as exc:
+                raise StorageError(f"cannot write {self.abs(rel)}: {exc}") from exc
+            return
         parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
         name = rel.rsplit("/", 1)[-1]
         tmp = f"{parent}/.{name}.{uuid.uuid4().hex}.tmp" if parent else f".{name}.{uuid.uuid4().hex}.tmp"
