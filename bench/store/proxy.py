@@ -89,6 +89,7 @@ class Request:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: Nagle + delayed ACK cost 40 ms each
     server: _Server
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
@@ -119,12 +120,13 @@ class _Handler(BaseHTTPRequestHandler):
         op = classify(self.command, path, parts.query, headers)
         phase, context = proxy.current
         if proxy.take_throttle(op):
+            # recorded before the answer leaves: a client that saw it finds it in the log
+            proxy.record(Request(op, bucket, key, len(body), 0, 503, phase, context, time.perf_counter() - t0))
             self.send_response(503)
             self.send_header("Content-Type", "application/xml")
             self.send_header("Content-Length", str(len(SLOW_DOWN)))
             self.end_headers()
             self.wfile.write(SLOW_DOWN)
-            proxy.record(Request(op, bucket, key, len(body), 0, 503, phase, context, time.perf_counter() - t0))
             return
         if proxy.first_byte_s:
             time.sleep(proxy.first_byte_s)
@@ -139,6 +141,8 @@ class _Handler(BaseHTTPRequestHandler):
             conn.close()
         if proxy.bandwidth_b_s:
             time.sleep((len(body) + len(data)) / proxy.bandwidth_b_s)
+        proxy.record(Request(op, bucket, key, len(body), len(data) if self.command != "HEAD" else 0,
+                             resp.status, phase, context, time.perf_counter() - t0))
         self.send_response(resp.status)
         for k, v in resp.getheaders():
             if k.lower() in _HOP or (k.lower() == "content-length" and self.command != "HEAD"):
@@ -149,8 +153,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
-        proxy.record(Request(op, bucket, key, len(body), len(data) if self.command != "HEAD" else 0,
-                             resp.status, phase, context, time.perf_counter() - t0))
 
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
 
