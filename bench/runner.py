@@ -300,7 +300,8 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         for es in scenario.engines:
             table_path = (store.table_uri(_table_dir(Path(""), es.name, r).as_posix()) if store is not None
                           else str(_table_dir(run_dir, es.name, r).resolve()))
-            engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r))
+            with ctx.label("setup"):
+                engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r))
     reference_engine = next((e for e in engines if e.repeat == 0 and getattr(e.engine, "writes_batches_once", False)),
                             None)
     mode = scenario.maintenance.mode

@@ -22,6 +22,7 @@ Binds to 127.0.0.1 only; a context manager starts and stops it.
 from __future__ import annotations
 
 import http.client
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -63,13 +64,14 @@ def classify(method: str, path: str, query: str, headers: dict[str, str]) -> str
     return "OTHER"
 
 
-def engine_of(key: str) -> str | None:
-    """The engine whose table a key belongs to: the path segment after ``tables/``."""
-    parts = key.split("/")
-    for i, p in enumerate(parts[:-1]):
-        if p == "tables":
-            return parts[i + 1]
-    return None
+def subject_key(op: str, key: str, query: str, body: bytes) -> str:
+    """The key a request is about: a LIST's prefix, a multi-object DELETE's first key, else the path's."""
+    if op == "LIST":
+        return parse_qs(query).get("prefix", [""])[0]
+    if op == "DELETE_MULTI":
+        m = re.search(rb"<Key>([^<]*)</Key>", body)
+        return m.group(1).decode() if m else key
+    return key
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ class _Handler(BaseHTTPRequestHandler):
         bucket, _, key = path.lstrip("/").partition("/")
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
         op = classify(self.command, path, parts.query, headers)
+        key = subject_key(op, key, parts.query, body)
         phase, context = proxy.current
         if proxy.take_throttle(op):
             # recorded before the answer leaves: a client that saw it finds it in the log

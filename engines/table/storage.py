@@ -40,6 +40,59 @@ class FileEntry(NamedTuple):
 _PATH = attrgetter("path")
 
 
+class S3Location(NamedTuple):
+    """An ``s3://`` table URI as pyarrow takes it (credentials inline; ``endpoint_override``,
+    ``scheme`` and ``region`` query parameters), taken apart for clients that are not pyarrow."""
+
+    bucket: str
+    key: str
+    endpoint: str | None  # host:port of an S3-compatible store; None: AWS
+    scheme: str
+    access_key: str | None
+    secret_key: str | None
+    region: str | None
+
+    @property
+    def plain_uri(self) -> str:
+        """``s3://bucket/key``: no credentials, no parameters."""
+        return f"s3://{self.bucket}/{self.key}".rstrip("/")
+
+    @property
+    def hadoop_uri(self) -> str:
+        """The same place through Hadoop's ``s3a://`` connector (its endpoint and keys are session settings)."""
+        return f"s3a://{self.bucket}/{self.key}".rstrip("/")
+
+    def delta_options(self) -> dict[str, str]:
+        """delta-rs's storage options (Rust ``object_store``) for this location."""
+        out = {"AWS_REGION": self.region or "us-east-1"}
+        if self.endpoint:
+            out["AWS_ENDPOINT_URL"] = f"{self.scheme}://{self.endpoint}"
+            out["AWS_ALLOW_HTTP"] = "true" if self.scheme == "http" else "false"
+        if self.access_key:
+            out["AWS_ACCESS_KEY_ID"] = self.access_key
+            out["AWS_SECRET_ACCESS_KEY"] = self.secret_key or ""
+        return out
+
+
+def s3_location(uri: str) -> S3Location | None:
+    """The parts of an ``s3://`` URI; None for any other path or URI."""
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    if not uri.startswith("s3://"):
+        return None
+    parts = urlsplit(uri)
+    q = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    return S3Location(bucket=parts.hostname or "", key=parts.path.strip("/"), endpoint=q.get("endpoint_override"),
+                      scheme=q.get("scheme", "https"), access_key=unquote(parts.username) if parts.username else None,
+                      secret_key=unquote(parts.password) if parts.password else None, region=q.get("region"))
+
+
+def hadoop_uri(uri: str) -> str:
+    """``uri`` as a JVM client (Spark, Apache Hudi) opens it: ``s3://`` through ``s3a://``; others as given."""
+    loc = s3_location(uri)
+    return loc.hadoop_uri if loc is not None else uri
+
+
 class Storage:
     """A table's base path on some file system."""
 
