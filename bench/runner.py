@@ -39,7 +39,7 @@ from bench.results import (
 from bench.scenario import Scenario, ScenarioError
 from bench.store.run_store import run_store
 from engines.base import Engine, MaintenanceResult
-from engines.spark.session import get_spark, resolve_master, warm_up
+from engines.spark.session import get_spark, merge_conf, resolve_master, warm_up
 from workloads.generator import batch_df, batch_table
 
 
@@ -287,10 +287,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
          progress: bool, scenario_path: str | Path | None, repeats: int, wall0: float) -> Path:
     spec = scenario.workload
     t_session = time.perf_counter()
-    conf = {**spark_conf_for(scenario), **(store.spark_conf() if store is not None else {}), **scenario.spark.conf}
-    if store is not None and "spark.jars.packages" in spark_conf_for(scenario):  # both: one comma list
-        conf["spark.jars.packages"] = ",".join([spark_conf_for(scenario)["spark.jars.packages"],
-                                                store.spark_conf()["spark.jars.packages"]])
+    conf = merge_conf(spark_conf_for(scenario), store.spark_conf() if store is not None else {}, scenario.spark.conf)
     spark = get_spark(resolve_master(master, scenario.spark.master), conf=conf, log_path=run_dir / "spark.log")
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark, store=store)

@@ -20,7 +20,10 @@ import pytest
 
 from bench.results import Results
 from bench.store.proxy import CountingProxy, classify
-from bench.store.server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+from bench.store.server import ACCESS_KEY, REGION, SECRET_KEY, S3Server, free_port
+from bench.store.uri import table_uri
+from engines.table.storage import Storage, StorageError
+from engines.table.table import HudiTable, TableConfig
 
 REPO = Path(__file__).resolve().parents[1]
 S3_SMALL = REPO / "bench" / "scenarios" / "s3_small.yaml"
@@ -28,7 +31,7 @@ S3_SMALL = REPO / "bench" / "scenarios" / "s3_small.yaml"
 
 @pytest.fixture(scope="module")
 def store():
-    with S3Server() as server, CountingProxy(server.endpoint) as proxy:
+    with S3Server() as server, CountingProxy(server.endpoint, access_key=ACCESS_KEY) as proxy:
         fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=proxy.endpoint,
                                scheme="http", region=REGION, allow_bucket_creation=True)
         fs.create_dir("bkt")
@@ -87,6 +90,50 @@ def test_throttled_write_retries_and_loses_nothing(store) -> None:
     assert [r.status for r in seen[:2]] == [503, 503] and all(r.status == 200 for r in seen[2:])
     with fs.open_input_file("bkt/throttled.txt") as f:
         assert f.read() == b"every byte"
+
+
+def test_throttled_table_write_retries_with_backoff_and_loses_nothing(store) -> None:
+    """Through the table core: a commit file's PUT answered 503 SlowDown five times goes through
+    on a later attempt, whole, after a back-off between attempts."""
+    _, proxy, _ = store
+    storage = Storage(table_uri(proxy.endpoint, "bkt", "throttled_table"))
+    data = b"completed instant " * 1000
+    proxy.throttle(5, "PUT")
+    mark = proxy.mark()
+    storage.write_atomic(".hoodie/001.commit", data)
+    seen = [r for r in proxy.since(mark) if r.op == "PUT"]
+    assert [r.status for r in seen] == [503] * 5 + [200]
+    assert storage.read_bytes(".hoodie/001.commit") == data
+
+
+@pytest.mark.parametrize("case", ["unreachable endpoint", "wrong credentials", "missing bucket", "throttled"])
+def test_bad_store_gives_one_clear_error(store, case: str) -> None:
+    """Creating a table on a store that cannot take it: one StorageError naming the store, the
+    request that failed and why; nothing of the table is written."""
+    server, proxy, fs = store
+    endpoint, bucket = proxy.endpoint, "bkt"
+    if case == "unreachable endpoint":
+        endpoint = f"127.0.0.1:{free_port()}"
+    elif case == "missing bucket":
+        bucket = "no-such-bucket"
+    uri = table_uri(endpoint, bucket, f"bad/{case.replace(' ', '_')}")
+    if case == "wrong credentials":
+        uri = uri.replace(f"{ACCESS_KEY}:", "someone-else:")
+    if case == "throttled":
+        proxy.throttle(1000)
+    try:
+        with pytest.raises(StorageError) as err:
+            HudiTable.create(uri, TableConfig(name="t", partition_field="dt", record_key="trace_id"))
+    finally:
+        proxy.clear_throttle()
+    why = {"unreachable endpoint": "the endpoint is unreachable", "wrong credentials": "the credentials were refused",
+           "missing bucket": "the bucket does not exist", "throttled": "throttled (503 SlowDown)"}[case]
+    msg = str(err.value)
+    assert msg.startswith(f"S3 store http://{endpoint} (bucket {bucket!r}): ") and why in msg, msg
+    assert any(f": {op} " in msg for op in ("HEAD", "LIST", "GET", "PUT")), msg
+    assert "layoutbench-secret" not in msg  # the secret key never appears in an error
+    assert fs.get_file_info(pafs.FileSelector(f"bkt/bad/{case.replace(' ', '_')}", allow_not_found=True,
+                                              recursive=True)) == []  # nothing half-written
 
 
 def test_classify() -> None:

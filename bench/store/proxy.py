@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 OPS = ("LIST", "HEAD", "GET", "PUT", "COPY", "DELETE", "DELETE_MULTI", "MULTIPART_CREATE", "MULTIPART_PART",
        "MULTIPART_COMPLETE", "MULTIPART_ABORT", "CREATE_BUCKET", "OTHER")
 _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
+_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/")
 SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
              b"<Message>Please reduce your request rate.</Message></Error>")
 
@@ -122,14 +123,15 @@ class _Handler(BaseHTTPRequestHandler):
         op = classify(self.command, path, parts.query, headers)
         key = subject_key(op, key, parts.query, body)
         phase, context = proxy.current
+        refused = proxy.refuses(headers)
+        if refused is not None:  # moto accepts any key; the store's front door checks it, as S3 would
+            proxy.record(Request(op, bucket, key, len(body), 0, 403, phase, context, time.perf_counter() - t0))
+            self._answer(403, refused)
+            return
         if proxy.take_throttle(op):
             # recorded before the answer leaves: a client that saw it finds it in the log
             proxy.record(Request(op, bucket, key, len(body), 0, 503, phase, context, time.perf_counter() - t0))
-            self.send_response(503)
-            self.send_header("Content-Type", "application/xml")
-            self.send_header("Content-Length", str(len(SLOW_DOWN)))
-            self.end_headers()
-            self.wfile.write(SLOW_DOWN)
+            self._answer(503, SLOW_DOWN)
             return
         if proxy.first_byte_s:
             time.sleep(proxy.first_byte_s)
@@ -157,6 +159,14 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
+    def _answer(self, status: int, xml: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(xml)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(xml)
+
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
 
 
@@ -175,7 +185,9 @@ class _Server(ThreadingHTTPServer):
 class CountingProxy:
     """The proxy; ``endpoint`` is what clients use instead of the server's."""
 
-    def __init__(self, upstream: str, first_byte_ms: float = 0.0, bandwidth_mb_s: float | None = None) -> None:
+    def __init__(self, upstream: str, first_byte_ms: float = 0.0, bandwidth_mb_s: float | None = None,
+                 access_key: str | None = None) -> None:
+        self.access_key = access_key  # when set, a request signed with another key is refused (403)
         host, _, port = upstream.partition(":")
         self.upstream_host, self.upstream_port = host, int(port)
         self.first_byte_s = first_byte_ms / 1000.0
@@ -243,10 +255,27 @@ class CountingProxy:
         return out
 
     # -- faults -----------------------------------------------------------------------------
+    def refuses(self, headers: dict[str, str]) -> bytes | None:
+        """S3's 403 InvalidAccessKeyId answer when a request is signed with an unknown access key
+        (the key is checked, not the signature: moto's server checks neither)."""
+        if self.access_key is None:
+            return None
+        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+        m = _CREDENTIAL.search(auth)
+        if m is not None and m.group(1) == self.access_key:
+            return None
+        return (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidAccessKeyId</Code><Message>The AWS '
+                b"Access Key Id you provided does not exist in our records.</Message></Error>")
+
     def throttle(self, count: int, op: str | None = None) -> None:
         """Answer the next ``count`` requests (of ``op``, or of any kind) with 503 SlowDown."""
         with self._lock:
             self._throttle[op] = self._throttle.get(op, 0) + count
+
+    def clear_throttle(self) -> None:
+        """Forget the 503 answers not given yet."""
+        with self._lock:
+            self._throttle.clear()
 
     def take_throttle(self, op: str) -> bool:
         with self._lock:

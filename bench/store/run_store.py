@@ -16,11 +16,10 @@ import pyarrow.fs as pafs
 
 from bench.store.proxy import CountingProxy
 from bench.store.server import ACCESS_KEY, REGION, SECRET_KEY, S3Server, StoreError
-from bench.store.uri import s3a_conf, table_uri
+from bench.store.uri import table_uri
+from engines.table.storage import s3_location
 
 BUCKET = "layoutbench"
-# hadoop-aws must match the Hadoop PySpark 3.5 ships (hadoop-client-api-3.3.4); it brings the AWS SDK bundle.
-HADOOP_AWS = "org.apache.hadoop:hadoop-aws:3.3.4"
 
 
 class RunStore:
@@ -39,7 +38,12 @@ class RunStore:
         return f"s3://{BUCKET}/{self.prefix}/{rel}"
 
     def spark_conf(self) -> dict[str, str]:
-        return {"spark.jars.packages": HADOOP_AWS, **s3a_conf(self.proxy.endpoint)}
+        """What the Spark session needs to reach the store through s3a (hadoop-aws, endpoint, keys)."""
+        from engines.spark.session import s3a_conf
+
+        loc = s3_location(self.table_uri("tables"))
+        assert loc is not None
+        return s3a_conf(loc)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "s3", "server": "moto (S3 REST API) on 127.0.0.1", "bucket": BUCKET, "prefix": self.prefix,
@@ -90,7 +94,8 @@ def run_store(spec: Any, run_id: str) -> Iterator[RunStore | None]:
     if spec.kind == "local":
         yield None
         return
-    with S3Server() as server, CountingProxy(server.endpoint, spec.first_byte_ms, spec.bandwidth_mb_s) as proxy:
+    with S3Server() as server, CountingProxy(server.endpoint, spec.first_byte_ms, spec.bandwidth_mb_s,
+                                                    access_key=ACCESS_KEY) as proxy:
         fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=proxy.endpoint,
                                scheme="http", region=REGION, allow_bucket_creation=True)
         try:

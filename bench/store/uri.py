@@ -1,4 +1,5 @@
-"""Table URIs on the local S3 store, for pyarrow (our table core and write tasks) and for Spark (s3a)."""
+"""Table URIs on the local S3 store, as pyarrow takes them (our table core and write tasks); delta-rs and
+Spark (s3a) get theirs from the same URI (``engines.table.storage.s3_location``)."""
 
 from __future__ import annotations
 
@@ -14,16 +15,3 @@ def table_uri(endpoint: str, bucket: str, prefix: str) -> str:
     return (f"s3://{ACCESS_KEY}:{SECRET_KEY}@{bucket}/{prefix.strip('/')}"
             f"?endpoint_override={endpoint}&scheme=http&region={REGION}&allow_delayed_open=true")
 
-
-def s3a_conf(endpoint: str) -> dict[str, str]:
-    """Spark settings for reading the store through ``s3a://`` (hadoop-aws, path-style, no TLS)."""
-    return {
-        "spark.hadoop.fs.s3a.endpoint": f"http://{endpoint}",
-        "spark.hadoop.fs.s3a.access.key": ACCESS_KEY,
-        "spark.hadoop.fs.s3a.secret.key": SECRET_KEY,
-        "spark.hadoop.fs.s3a.path.style.access": "true",
-        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-        "spark.hadoop.fs.s3a.endpoint.region": REGION,
-        "spark.hadoop.fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
-        "spark.hadoop.fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
-    }

@@ -93,6 +93,16 @@ def hadoop_uri(uri: str) -> str:
     return loc.hadoop_uri if loc is not None else uri
 
 
+# What an object store's error means, by the markers pyarrow's AWS SDK puts in its messages.
+_STORE_CAUSES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("NETWORK_CONNECTION", "Could not connect", "Couldn't connect"), "the endpoint is unreachable"),
+    (("NO_SUCH_BUCKET", "NoSuchBucket"), "the bucket does not exist"),
+    (("InvalidAccessKeyId", "INVALID_ACCESS_KEY_ID", "SignatureDoesNotMatch", "SIGNATURE_DOES_NOT_MATCH",
+      "ACCESS_DENIED", "AccessDenied"), "the credentials were refused"),
+    (("SLOW_DOWN", "SlowDown", "HTTP status 503"), "throttled (503 SlowDown) still after the client's retries with backoff"),
+)
+
+
 class Storage:
     """A table's base path on some file system."""
 
@@ -124,10 +134,16 @@ class Storage:
 
     # -- reads ------------------------------------------------------------------------------
     def exists(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.abs(rel)).type != pafs.FileType.NotFound
+        try:
+            return self.fs.get_file_info(self.abs(rel)).type != pafs.FileType.NotFound
+        except OSError as exc:
+            raise self._error("HEAD", rel, exc) from None
 
     def is_dir(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.abs(rel)).type == pafs.FileType.Directory
+        try:
+            return self.fs.get_file_info(self.abs(rel)).type == pafs.FileType.Directory
+        except OSError as exc:
+            raise self._error("HEAD", rel, exc) from None
 
     def read_bytes(self, rel: str) -> bytes:
         try:
@@ -136,11 +152,15 @@ class Storage:
                     return f.read()
             with self.fs.open_input_stream(self.abs(rel)) as f:
                 return f.read()
-        except (FileNotFoundError, OSError) as exc:
-            raise StorageError(f"cannot read {self.abs(rel)}: {exc}") from exc
+        except OSError as exc:
+            raise (self._error("GET", rel, exc) if self.is_object_store
+                   else StorageError(f"cannot read {self.abs(rel)}: {exc}")) from exc
 
     def size(self, rel: str) -> int:
-        info = self.fs.get_file_info(self.abs(rel))
+        try:
+            info = self.fs.get_file_info(self.abs(rel))
+        except OSError as exc:
+            raise self._error("HEAD", rel, exc) from None
         if info.type == pafs.FileType.NotFound:
             raise StorageError(f"no such file: {self.abs(rel)}")
         return int(info.size or 0)
@@ -153,7 +173,10 @@ class Storage:
             except (FileNotFoundError, NotADirectoryError):
                 return None
             return FileEntry(rel, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
-        info = self.fs.get_file_info(self.abs(rel))
+        try:
+            info = self.fs.get_file_info(self.abs(rel))
+        except OSError as exc:
+            raise self._error("HEAD", rel, exc) from None
         if info.type != pafs.FileType.File:
             return None
         return FileEntry(rel, info.size or 0, info.mtime_ns)
@@ -172,7 +195,11 @@ class Storage:
         cut = len(prefix)
         file = pafs.FileType.File
         out = []
-        for info in self.fs.get_file_info(selector):
+        try:
+            infos = self.fs.get_file_info(selector)
+        except OSError as exc:
+            raise self._error("LIST", rel, exc) from None
+        for info in infos:
             if info.type == file:
                 path = info.path
                 out.append(FileEntry(path[cut:] if path.startswith(prefix) else path, info.size or 0, info.mtime_ns))
@@ -236,6 +263,20 @@ class Storage:
         """S3 or GCS: no directories, and one object write is atomic (it appears whole or not at all)."""
         return type(self.fs).__name__ in ("S3FileSystem", "GcsFileSystem")
 
+    def _error(self, op: str, rel: str, exc: BaseException) -> StorageError:
+        """One error naming the store, the operation (an object store's request: HEAD, LIST, GET,
+        PUT, DELETE) and the cause; on a file system, the operation and the path."""
+        if isinstance(exc, StorageError):
+            return exc
+        if not self.is_object_store:
+            return StorageError(f"cannot {op.lower()} {self.abs(rel)}: {exc}")
+        loc = s3_location(self.uri)
+        store = (f"S3 store {loc.scheme}://{loc.endpoint or 's3.amazonaws.com'} (bucket {loc.bucket!r})"
+                 if loc is not None else f"object store {type(self.fs).__name__}")
+        text = str(exc)
+        cause = next((why for marks, why in _STORE_CAUSES if any(m in text for m in marks)), "the store refused it")
+        return StorageError(f"{store}: {op} {self.abs(rel)} failed: {cause} ({text})")
+
     def write_atomic(self, rel: str, data: bytes, overwrite: bool = True) -> None:
         """Write ``data`` to ``rel`` so that readers see all of it or nothing: temp + rename on file
         systems; on an object store one object write, which is atomic there (a rename would be a
@@ -247,7 +288,7 @@ class Storage:
                 with self.fs.open_output_stream(self.abs(rel)) as f:
                     f.write(data)
             except OSError as exc:
-                raise StorageError(f"cannot write {self.abs(rel)}: {exc}") from exc
+                raise self._error("PUT", rel, exc) from None
             return
         parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
         name = rel.rsplit("/", 1)[-1]
@@ -303,6 +344,8 @@ class Storage:
                 return False
             raise StorageError(f"no such file: {self.abs(rel)}") from None
         except OSError as exc:
+            if self.is_object_store:
+                raise self._error("DELETE", rel, exc) from None
             if missing_ok and not self.exists(rel):
                 return False
             raise StorageError(f"cannot delete {self.abs(rel)}: {exc}") from exc
@@ -318,4 +361,6 @@ class Storage:
         try:
             return pq.read_metadata(self.abs(rel), filesystem=self.fs)
         except (OSError, ValueError) as exc:
+            if self.is_object_store and isinstance(exc, OSError):
+                raise self._error("GET (Parquet footer)", rel, exc) from None
             raise StorageError(f"cannot read the Parquet footer of {self.abs(rel)}: {exc}") from exc
