@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import http.client
+import math
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -22,8 +23,11 @@ from bench.results import Results
 from bench.store.proxy import CountingProxy, classify
 from bench.store.server import ACCESS_KEY, REGION, SECRET_KEY, S3Server, free_port
 from bench.store.uri import table_uri
+from engines.append_compaction.plan import BaseFileCompactionPlan
 from engines.table.storage import Storage, StorageError
 from engines.table.table import HudiTable, TableConfig
+from engines.table.timeline import COMMIT, COMPACTION, Instant, State
+from reports.store_requests import requests_section
 
 REPO = Path(__file__).resolve().parents[1]
 S3_SMALL = REPO / "bench" / "scenarios" / "s3_small.yaml"
@@ -172,24 +176,45 @@ def test_small_scenario_on_the_store_matches_local_disk(tmp_path: Path) -> None:
     commits = on_s3.table("commits")
     maint = on_s3.table("maintenance")
 
-    def count(engine: str, phase: str, context: str, op: str, obj: str = "data") -> int:
+    def count(engine: str, phase: str, context: str, op: str, obj: str = "data", col: str = "count") -> int:
         sel = req[(req.engine == engine) & (req.phase == phase) & (req.context == context) & (req.op == op)
                   & (req.object == obj)]
-        return int(sel["count"].sum())
+        return int(sel[col].sum())
 
-    # One ingest (Option 1, batch 0): pyarrow uploads each new base file as one multipart upload
-    # (create, one part, complete); APPEND deletes nothing and reads no data file.
+    # One ingest (Option 1, batch 0), by hand: every new base file is one PUT of its bytes (each is
+    # smaller than one part); APPEND reads and deletes no data file. On the timeline: the instant's
+    # requested, inflight and completed files (3 PUTs; the completed one is the commit point), the
+    # writer lock's file and its release claim (2 PUTs), and pyarrow's directory marker for .hoodie/
+    # re-put after each of the two lock deletes (2 PUTs).
     ing = commits[(commits.engine == "option1_rfc") & (commits.kind == "ingest") & (commits.batch == 0)].iloc[0]
-    for op in ("MULTIPART_CREATE", "MULTIPART_PART", "MULTIPART_COMPLETE"):
-        assert count("option1_rfc", "ingest", "batch 0", op) == ing.files_written, op
-    assert count("option1_rfc", "ingest", "batch 0", "DELETE") == 0
+    assert count("option1_rfc", "ingest", "batch 0", "PUT") == ing.files_written
+    assert count("option1_rfc", "ingest", "batch 0", "PUT", col="request_bytes") == ing.bytes_written
     assert count("option1_rfc", "ingest", "batch 0", "GET") == 0
-    # One compaction (Option 1, RFC order, after batch 1): one upload per output file, every input
-    # file read, every input deleted before the commit (the RFC's order).
+    assert count("option1_rfc", "ingest", "batch 0", "DELETE") == 0
+    assert count("option1_rfc", "ingest", "batch 0", "PUT", "timeline") == 3 + 2 + 2
+    assert count("option1_rfc", "ingest", "batch 0", "DELETE", "timeline") == 2  # lock and claim
+    # One compaction (Option 1, RFC order), by hand from its input files on local disk (the same
+    # files): each output file one PUT of its bytes; each input deleted (before the commit, the RFC's
+    # order); each input read as its footer twice (the plan's check, the rewrite: pyarrow reads the
+    # last 64 KiB) and one ranged GET per row group.
     run = maint[(maint.engine == "option1_rfc") & (maint.kind == "compaction")].iloc[0]
     ctx = f"batch {int(run.batch)}"
-    assert count("option1_rfc", "maintenance_execution", ctx, "MULTIPART_COMPLETE") == run.files_out
+    assert count("option1_rfc", "maintenance_execution", ctx, "PUT") == run.files_out
+    assert count("option1_rfc", "maintenance_execution", ctx, "PUT", col="request_bytes") == run.bytes_written
     assert count("option1_rfc", "maintenance_execution", ctx, "DELETE") == run.files_in
-    reads = req[(req.engine == "option1_rfc") & (req.phase == "maintenance_execution") & (req.context == ctx)
-                & (req.op == "GET") & (req.object == "data")]
-    assert int(reads["count"].sum()) >= run.files_in and int(reads.response_bytes.sum()) > 0
+    local_table = HudiTable.open(str(local.folder / "tables" / "option1_rfc"))
+    plan = BaseFileCompactionPlan.decode(
+        local_table.timeline.read(Instant(run.instant, COMPACTION, State.REQUESTED), State.REQUESTED), "plan")
+    rows = {s.path: s.num_writes for i in local_table.refresh().completed([COMMIT])
+            for s in local_table.commit_metadata(i).write_stats}
+    row_group_rows = 1000  # s3_small.yaml's sizing.row_group_rows
+    expected_gets = sum(2 + math.ceil(rows[p] / row_group_rows) for p in plan.file_paths)
+    assert len(plan.file_paths) == run.files_in
+    assert count("option1_rfc", "maintenance_execution", ctx, "GET") == expected_gets
+
+    # every engine made requests in the phases it has, and the report prices them
+    phases = set(req[req.engine == "option2_sorted"].phase)
+    assert {"ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning",
+            "query_scan"} <= phases
+    section = requests_section(on_s3)
+    assert section is not None and "per GB ingested" in section and "2026-11-24" in section

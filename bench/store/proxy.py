@@ -82,7 +82,7 @@ class Request:
     op: str
     bucket: str
     key: str
-    request_bytes: int
+    request_bytes: int  # the payload sent (a PUT's object, a part), without aws-chunked framing
     response_bytes: int
     status: int
     phase: str
@@ -122,15 +122,17 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
         op = classify(self.command, path, parts.query, headers)
         key = subject_key(op, key, parts.query, body)
+        # an aws-chunked upload frames the payload (chunk sizes, checksum trailer): count the payload
+        sent = int(self.headers.get("x-amz-decoded-content-length") or len(body))
         phase, context = proxy.current
         refused = proxy.refuses(headers)
         if refused is not None:  # moto accepts any key; the store's front door checks it, as S3 would
-            proxy.record(Request(op, bucket, key, len(body), 0, 403, phase, context, time.perf_counter() - t0))
+            proxy.record(Request(op, bucket, key, sent, 0, 403, phase, context, time.perf_counter() - t0))
             self._answer(403, refused)
             return
         if proxy.take_throttle(op):
             # recorded before the answer leaves: a client that saw it finds it in the log
-            proxy.record(Request(op, bucket, key, len(body), 0, 503, phase, context, time.perf_counter() - t0))
+            proxy.record(Request(op, bucket, key, sent, 0, 503, phase, context, time.perf_counter() - t0))
             self._answer(503, SLOW_DOWN)
             return
         if proxy.first_byte_s:
@@ -146,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
             conn.close()
         if proxy.bandwidth_b_s:
             time.sleep((len(body) + len(data)) / proxy.bandwidth_b_s)
-        proxy.record(Request(op, bucket, key, len(body), len(data) if self.command != "HEAD" else 0,
+        proxy.record(Request(op, bucket, key, sent, len(data) if self.command != "HEAD" else 0,
                              resp.status, phase, context, time.perf_counter() - t0))
         self.send_response(resp.status)
         for k, v in resp.getheaders():
