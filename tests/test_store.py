@@ -84,6 +84,21 @@ def test_conditional_put(store) -> None:
     assert statuses == [200, 412]  # the second create is refused: an exclusive create exists on the wire
 
 
+def test_exclusive_create_on_the_store_is_a_conditional_put(store) -> None:
+    """The writer lock's primitive: eight threads race to create one key; exactly one wins, and
+    every attempt is a single conditional PUT (no check-then-write)."""
+    _, proxy, _ = store
+    storage = Storage(table_uri(proxy.endpoint, "bkt", "exclusive"))
+    mark = proxy.mark()
+    with ThreadPoolExecutor(8) as pool:
+        won = list(pool.map(lambda i: storage.create_exclusive(".hoodie/.layoutbench.lock", b"%d" % i), range(8)))
+    attempts = proxy.since(mark)
+    assert won.count(True) == 1
+    assert [r.op for r in attempts] == ["PUT"] * 8 and sorted(r.status for r in attempts) == [200] + [412] * 7
+    assert storage.read_bytes(".hoodie/.layoutbench.lock") == b"%d" % won.index(True)
+    assert storage.create_exclusive(".hoodie/.layoutbench.lock", b"again") is False
+
+
 def test_throttled_write_retries_and_loses_nothing(store) -> None:
     _, proxy, fs = store
     proxy.throttle(2)

@@ -39,12 +39,24 @@ POINTS = {
 }
 
 
-def _child(engine: str, table: str, crash_at: str | None) -> subprocess.CompletedProcess:
+def _scenario(folder: Path) -> Path:
+    """crash.yaml with six batches and a cleaner retaining one commit, so that Option 2's cleaner
+    deletes the files its first clustering replaced within the run (the kill between its commit and
+    its deletes needs a clean that deletes something)."""
+    text = CRASH.read_text().replace("num_batches: 4", "num_batches: 6").replace(
+        "cleaner_commits_retained: 2", "cleaner_commits_retained: 1")
+    assert "num_batches: 6" in text and "cleaner_commits_retained: 1" in text
+    path = folder / "crash_store.yaml"
+    path.write_text(text)
+    return path
+
+
+def _child(scenario: Path, engine: str, table: str, crash_at: str | None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != faults.ENV}
     env["PYTHONPATH"] = str(REPO)
     if crash_at:
         env[faults.ENV] = crash_at
-    return subprocess.run([sys.executable, "-m", "bench.crash_child", "run", str(CRASH), engine, table, "local[1]"],
+    return subprocess.run([sys.executable, "-m", "bench.crash_child", "run", str(scenario), engine, table, "local[1]"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
 
 
@@ -57,20 +69,20 @@ def _rows(uri: str) -> pa.Table:
     return rows.sort_by("trace_id")
 
 
-def _crash_and_recover(engine: str, uri: str) -> dict[str, object]:
+def _crash_and_recover(scenario: Path, engine: str, uri: str) -> dict[str, object]:
     before_commit, after_commit = POINTS[engine]
     seen: dict[str, object] = {}
-    first = _child(engine, uri, before_commit)
+    first = _child(scenario, engine, uri, before_commit)
     assert first.returncode == -9, first.stderr[-3000:]
     timeline = HudiTable.open(uri).refresh()
     seen["pending_after_first_kill"] = [str(i) for i in timeline.pending()]
-    second = _child(engine, uri, after_commit)  # recovers the first crash, then dies after the commit
+    second = _child(scenario, engine, uri, after_commit)  # recovers the first crash, then dies after the commit
     assert second.returncode == -9, second.stderr[-3000:]
     table = HudiTable.open(uri)
     live = {s.path for s in table.view().snapshot()}
     physical = {f.path for f in table.storage.list("", recursive=True) if f.path.endswith(".parquet")}
     seen["replaced_files_left"] = len(physical - live)
-    last = _child(engine, uri, None)  # recovers and runs the scenario to its end
+    last = _child(scenario, engine, uri, None)  # recovers and runs the scenario to its end
     assert last.returncode == 0, last.stderr[-3000:]
     return seen
 
@@ -80,11 +92,12 @@ def test_kills_on_the_store_recover_to_the_local_disk_rows(tmp_path: Path) -> No
     with S3Server() as server, CountingProxy(server.endpoint, access_key=ACCESS_KEY) as proxy:
         pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=proxy.endpoint,
                           scheme="http", region=REGION, allow_bucket_creation=True).create_dir("crash")
+        scenario = _scenario(tmp_path)
         uris = {e: table_uri(proxy.endpoint, "crash", f"tables/{e}") for e in POINTS}
         local = {e: str(tmp_path / "local" / e) for e in POINTS}
         with ThreadPoolExecutor(len(POINTS) * 2) as pool:
-            crashed = {e: pool.submit(_crash_and_recover, e, uris[e]) for e in POINTS}
-            clean = {e: pool.submit(_child, e, local[e], None) for e in POINTS}
+            crashed = {e: pool.submit(_crash_and_recover, scenario, e, uris[e]) for e in POINTS}
+            clean = {e: pool.submit(_child, scenario, e, local[e], None) for e in POINTS}
             seen = {e: f.result() for e, f in crashed.items()}
             for f in clean.values():
                 assert f.result().returncode == 0, f.result().stderr[-3000:]

@@ -117,6 +117,11 @@ class Storage:
         self.fs = filesystem
         self.root = root.rstrip("/") or "/"
         self.uri = base if "://" in base else root
+        self._conditional_put: bool | None = None  # object stores: does the store honour If-None-Match?
+        self._client = None  # botocore S3 client, made on the first conditional PUT
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_client": None}  # a botocore client does not pickle; it is remade
 
     # -- paths ------------------------------------------------------------------------------
     def abs(self, rel: str) -> str:
@@ -311,8 +316,11 @@ class Storage:
 
         Exclusive and whole on local file systems: the data goes to a private temporary file
         that is then hard-linked to ``rel`` (the link fails if ``rel`` exists), so no reader ever
-        sees the file created but still empty. Elsewhere a check-then-write, which is only as
-        strong as the store's consistency (documented limitation, see ``engines/table/lock.py``).
+        sees the file created but still empty. On an S3 store given by URI: one conditional PUT
+        (``If-None-Match: *``), which the store refuses when the key exists, so exactly one of
+        several racing writers creates it. Elsewhere, and on a store that does not implement the
+        conditional PUT, a check-then-write, which is only as strong as the store's consistency
+        (documented limitation, see ``engines/table/lock.py``).
         """
         if self.is_local:
             path = self.abs(rel)
@@ -329,10 +337,53 @@ class Storage:
             finally:
                 os.unlink(tmp)
             return True
+        if self.is_object_store and self._conditional_put is not False:
+            created = self._put_if_absent(rel, data)
+            if created is not None:
+                return created
         if self.exists(rel):
             return False
         self.write_atomic(rel, data)
         return True
+
+    def _put_if_absent(self, rel: str, data: bytes) -> bool | None:
+        """S3's conditional PUT: True (created), False (the key exists, or a concurrent conditional
+        write of it won), None when it cannot be used here (not an ``s3://`` URI, or the store
+        answered that it does not implement it; remembered for this storage)."""
+        loc = s3_location(self.uri)
+        if loc is None:
+            self._conditional_put = False
+            return None
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self._s3_client(loc).put_object(Bucket=loc.bucket, Key=f"{loc.key}/{rel}".lstrip("/"), Body=data,
+                                            IfNoneMatch="*")
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in ("PreconditionFailed", "ConditionalRequestConflict"):
+                return False
+            if code == "NotImplemented":
+                self._conditional_put = False
+                return None
+            raise self._error("PUT (If-None-Match)", rel, exc) from None
+        except BotoCoreError as exc:
+            raise self._error("PUT (If-None-Match)", rel, exc) from None
+        self._conditional_put = True
+        return True
+
+    def _s3_client(self, loc: S3Location):  # noqa: ANN202 - botocore's generated client class
+        """A botocore S3 client for ``loc``'s store (pyarrow cannot send a conditional PUT)."""
+        if self._client is None:
+            import botocore.session
+            from botocore.config import Config
+
+            self._client = botocore.session.get_session().create_client(
+                "s3", region_name=loc.region or "us-east-1",
+                endpoint_url=f"{loc.scheme}://{loc.endpoint}" if loc.endpoint else None,
+                aws_access_key_id=loc.access_key, aws_secret_access_key=loc.secret_key,
+                config=Config(s3={"addressing_style": "path"}, retries={"mode": "standard", "max_attempts": 10}))
+        return self._client
 
     def delete(self, rel: str, missing_ok: bool = False) -> bool:
         """Delete one file; True if it existed."""
