@@ -179,10 +179,14 @@ def test_small_scenario_on_the_store_matches_local_disk(tmp_path: Path) -> None:
     local = _run(local_yaml, tmp_path / "local")
     assert on_s3.run["verification"]["ok"] and local.run["verification"]["ok"]
     assert on_s3.run["store"]["kind"] == "s3" and local.run["store"]["kind"] == "local"
-    cols = ["engine", "seq", "kind", "records_written", "bytes_written", "files_written", "live_files",
-            "physical_files", "live_bytes"]
-    a, b = (r.table("commits").sort_values(["engine", "seq"])[cols].reset_index(drop=True) for r in (on_s3, local))
-    assert a.equals(b)
+    cols = ["engine", "seq", "kind", "records_written", "files_written", "live_files", "physical_files"]
+    a, b = (r.table("commits").sort_values(["engine", "seq"]).reset_index(drop=True) for r in (on_s3, local))
+    assert set(a.engine) == {e["name"] for e in on_s3.run["scenario"]["engines"]}  # every engine ran
+    assert a[cols].equals(b[cols])
+    # Bytes too, except Apache Hudi's: it stamps every row with its own wall-clock instant time, so
+    # its compressed files differ by a few bytes from run to run on any storage.
+    ours = ~a.engine.isin([n for n, e in on_s3.run["engines"].items() if e["kind"] == "hudi"])
+    assert a[ours][["bytes_written", "live_bytes"]].equals(b[ours][["bytes_written", "live_bytes"]])
     qa, qb = (r.table("queries")[["engine", "checkpoint", "query", "run", "files_scanned", "result_rows", "verified"]]
               .sort_values(["engine", "checkpoint", "query", "run"]).reset_index(drop=True) for r in (on_s3, local))
     assert qa.equals(qb) and qa.verified.all()
