@@ -206,13 +206,15 @@ def report(
     design_review: bool = typer.Option(False, "--design-review", help="add the RFC-19 design review"),
     simulation: str | None = typer.Option(None, "--simulation", help="a simulated results folder for 'at scale'"),
     sweep: str | None = typer.Option(None, "--sweep", help="a sweep's results folder: 'Where the answer changes'"),
+    crash: str | None = typer.Option(None, "--crash", help="a crashtest results folder: the crash rows and verdict"),
 ) -> None:
     """Render report.md, a self-contained report.html and the plots from a results folder."""
     from bench.results import ResultsError
     from reports import render_report
 
     try:
-        paths = render_report(run_dir, design_review=design_review, simulation_dir=simulation, sweep_dir=sweep)
+        paths = render_report(run_dir, design_review=design_review, simulation_dir=simulation, sweep_dir=sweep,
+                              crash_dir=crash)
     except (ResultsError, FileNotFoundError) as exc:
         fail(str(exc))
         return
@@ -317,7 +319,7 @@ def simulate(
     except (ScenarioError, ResultsError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
         return
-    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon)
+    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True)
     _print_summary(Results(run_dir))
     if real is not None:
         checks = validate(real, Results(run_dir))

@@ -1,5 +1,5 @@
-"""A Spark standalone cluster from the installed pyspark, bound to 127.0.0.1, for
-``make bench-cluster`` and the distributed-determinism test.
+"""A Spark standalone cluster from the installed pyspark, bound to 127.0.0.1 (or to a network
+namespace's address, :mod:`bench.netns`), for ``make bench-cluster`` and the cluster tests.
 
 ``python -m bench.cluster run SCENARIO`` starts a master and one worker, runs the scenario
 against ``spark://127.0.0.1:<port>`` (the tables live on the local file system, which master,
@@ -15,9 +15,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+
+from bench.netns import Host
 
 
 def spark_home() -> str:
@@ -32,41 +34,58 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+def _port_open(address: str, port: int, inside: Host | None) -> bool:
+    if inside is None:
+        with socket.socket() as s:
+            return s.connect_ex((address, port)) == 0
+    probe = f"import socket; socket.create_connection(({address!r}, {port}), timeout=2).close()"
+    return subprocess.run(inside.command([sys.executable, "-c", probe]), capture_output=True).returncode == 0
+
+
+def _wait(ready: Callable[[], bool], proc: subprocess.Popen, what: str, log: Path, timeout: float = 60.0) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"Spark daemon exited early with code {proc.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
+            raise RuntimeError(f"Spark {what} exited early with code {proc.returncode} (log: {log})")
+        if ready():
+            return
         time.sleep(0.3)
-    raise TimeoutError(f"Spark daemon did not open port {port} within {timeout:.0f} s")
+    raise TimeoutError(f"Spark {what} was not ready within {timeout:.0f} s (log: {log})")
 
 
 @contextmanager
-def standalone_cluster(cores: int = 2, memory: str = "2g") -> Iterator[str]:
-    """Start a master and a worker on 127.0.0.1; yield the master URL; stop both afterwards."""
+def standalone_cluster(cores: int = 2, memory: str = "2g", host: Host | None = None,
+                       env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Start a master and a worker; yield the master URL; stop both afterwards.
+
+    On 127.0.0.1 by default; with ``host`` (a network namespace from :mod:`bench.netns`), inside
+    that namespace on its address, reachable from the other namespace's driver. ``env`` adds to
+    the daemons' environment (their executors inherit it)."""
     home = spark_home()
     spark_class = os.path.join(home, "bin", "spark-class")
-    env = dict(os.environ, SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-               SPARK_NO_DAEMONIZE="1")
+    address = host.address if host is not None else "127.0.0.1"
+    wrap = host.command if host is not None else list
+    daemon_env = dict(os.environ, SPARK_HOME=home, SPARK_LOCAL_IP=address, PYSPARK_PYTHON=sys.executable,
+                      SPARK_NO_DAEMONIZE="1", **(env or {}))
     port, ui, wport, wui = _free_port(), _free_port(), _free_port(), _free_port()
-    work = tempfile.mkdtemp(prefix="layoutbench-worker-")
-    logs = open(os.path.join(work, "daemons.log"), "wb")  # noqa: SIM115 - closed in finally
+    work = Path(tempfile.mkdtemp(prefix="layoutbench-worker-"))
+    master_log, worker_log = work / "master.log", work / "worker.log"
     procs: list[subprocess.Popen] = []
     try:
-        master = subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                   "--port", str(port), "--webui-port", str(ui)], env=env, stdout=logs, stderr=logs)
+        with open(master_log, "wb") as log:
+            master = subprocess.Popen(wrap([spark_class, "org.apache.spark.deploy.master.Master", "--host", address,
+                                            "--port", str(port), "--webui-port", str(ui)]),
+                                      env=daemon_env, stdout=log, stderr=log)
         procs.append(master)
-        _wait_port(port, master)
-        url = f"spark://127.0.0.1:{port}"
-        worker = subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                                   "--port", str(wport), "--webui-port", str(wui), "--cores", str(cores),
-                                   "--memory", memory, "--work-dir", work, url], env=env, stdout=logs, stderr=logs)
+        _wait(lambda: _port_open(address, port, host), master, "master", master_log)
+        url = f"spark://{address}:{port}"
+        with open(worker_log, "wb") as log:
+            worker = subprocess.Popen(wrap([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", address,
+                                            "--port", str(wport), "--webui-port", str(wui), "--cores", str(cores),
+                                            "--memory", memory, "--work-dir", str(work), url]),
+                                      env=daemon_env, stdout=log, stderr=log)
         procs.append(worker)
-        _wait_port(wport, worker)
-        time.sleep(2.0)  # let the worker register with the master
+        _wait(lambda: b"Successfully registered with master" in worker_log.read_bytes(), worker, "worker", worker_log)
         yield url
     finally:
         for p in reversed(procs):
@@ -77,7 +96,6 @@ def standalone_cluster(cores: int = 2, memory: str = "2g") -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        logs.close()
         shutil.rmtree(work, ignore_errors=True)
 
 

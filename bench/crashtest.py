@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.crash_child import run_to_end
+from bench.progress import ProgressBar
 from bench.scenario import Scenario, load_scenario
 from engines.table import faults
 from engines.table.table import HudiTable
@@ -250,9 +251,11 @@ def run_crashtest(scenario_path: str, out_dir: str | Path, engines: list[str] | 
     java_opts = child_java_options(scenario_path, jobs[0].engine, len(jobs) >= ARCHIVE_MIN_JOBS) if jobs else ""
     setup_s = time.perf_counter() - t0
     reference: dict[str, dict[str, Any]] = {}
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool, \
+            ProgressBar("crash test", total=len(jobs), unit="jobs") as bar:
         futures: dict[Future, CrashJob] = {}
         for engine in dict.fromkeys(j.engine for j in jobs):
+            bar.describe(f"reference run: {engine}")
             t1 = time.perf_counter()
             prefixes = reference_run(scenario, engine, run_dir / "prefixes" / engine) if use_prefixes else None
             if prefixes is not None:
@@ -264,6 +267,7 @@ def run_crashtest(scenario_path: str, out_dir: str | Path, engines: list[str] | 
             for j in (j for j in jobs if j.engine == engine):
                 futures[pool.submit(crash_phase, j, scenario_path, str((tables / j.slug).resolve()), master,
                                     java_opts, prefixes)] = j
+        bar.describe("crash test")
         for fut in as_completed(futures):
             job = futures[fut]
             details = {"first_crash": job.first_crash, **fut.result()}
@@ -277,6 +281,7 @@ def run_crashtest(scenario_path: str, out_dir: str | Path, engines: list[str] | 
             writer.add("crash", engine=o.engine, point=o.point, recovered=o.recovered, rows_lost=o.rows_lost,
                        rows_duplicated=o.rows_duplicated, query_failures=o.query_failures,
                        hudi_rs_agrees=o.hudi_rs_agrees, details=json.dumps(o.details, sort_keys=True))
+            bar.advance(description=f"crash test: {o.engine} {o.point}")
     if use_prefixes:
         shutil.rmtree(run_dir / "prefixes", ignore_errors=True)
     run = {"run_id": run_dir.name, "kind": "crashtest", "scenario": scenario.model_dump(mode="json"),

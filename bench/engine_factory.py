@@ -1,8 +1,9 @@
 """Build an engine from a scenario's engine entry: the only place that knows engine kinds.
 
 The scenario's shared ``sizing`` gives every engine the same small-file limit, target/max file
-size, row-group size and cleaner retention; an engine's own ``config`` may override its keys.
-Unknown config keys are an error naming the engine and the key.
+size, row-group size and cleaner retention; an engine's own ``config`` may override its keys,
+with our shorthands or with Apache Hudi's ``hoodie.*`` keys (:mod:`bench.hoodie_conf`). Unknown
+config keys are an error naming the engine and the key.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
+from bench.hoodie_conf import KEYS as HOODIE_KINDS
+from bench.hoodie_conf import HoodieConfError, split_hoodie, translate
 from bench.scenario import EngineSpec, Scenario, ScenarioError
 from engines.base import Engine
 from engines.table.table import HudiTable, TableConfig, logical_clock
@@ -50,11 +53,26 @@ def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
     return HudiTable.create(table_path, cfg, clock=clock, exist_ok=True)
 
 
+def hoodie_overrides(spec: EngineSpec, scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The engine's ``hoodie.*`` keys as (planner fields, engine fields), through the one map
+    (:mod:`bench.hoodie_conf`); scheduling keys are checked against the maintenance section."""
+    hoodie, _ = split_hoodie(spec.config)
+    if not hoodie:
+        return {}, {}
+    try:
+        return translate(spec.kind, hoodie, f"engine {spec.name!r} ({spec.kind})",
+                         schedule=(scenario.maintenance.mode, scenario.maintenance.every_commits))
+    except HoodieConfError as exc:
+        raise ScenarioError(str(exc)) from None
+
+
 def _values(spec: EngineSpec, scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the scenario's shared sizing as config values, the engine's own config with ``*_mb`` keys in bytes)."""
+    """(the scenario's shared sizing as config values, the engine's own config with ``*_mb`` keys in
+    bytes; ``hoodie.*`` keys left out for our engines, which take them through :func:`hoodie_overrides`)."""
     sizing = scenario.sizing
-    mb = {k: v for k, v in spec.config.items() if k.endswith("_mb")}
-    config = {k: v for k, v in spec.config.items() if not k.endswith("_mb")}
+    own = split_hoodie(spec.config)[1] if spec.kind in HOODIE_KINDS else spec.config
+    mb = {k: v for k, v in own.items() if k.endswith("_mb")}
+    config = {k: v for k, v in own.items() if not k.endswith("_mb")}
     config.update({k[:-3] + ("_size" if k.endswith("_file_mb") else ""): int(v * MB) for k, v in mb.items()})
     common = {
         "small_file_limit": int(sizing.small_file_limit_mb * MB),
@@ -93,8 +111,13 @@ def resolve_planner(spec: EngineSpec, scenario: Scenario) -> tuple[Any, dict[str
     cls = _planner_class(spec.kind)
     if cls is None:
         return None, config
+    where = f"engine {spec.name!r} ({spec.kind})"
     planner_over, engine_over = _split(config, {f.name for f in dataclasses.fields(cls)})
-    return _apply(cls, common, planner_over, f"engine {spec.name!r} ({spec.kind})"), engine_over
+    planner_h, engine_h = hoodie_overrides(spec, scenario)
+    both = sorted((set(planner_h) & set(planner_over)) | (set(engine_h) & set(engine_over)))
+    if both:
+        raise ScenarioError(f"{where}: {both} set both by a hoodie.* key and by its shorthand; keep one")
+    return _apply(cls, common, {**planner_h, **planner_over}, where), {**engine_h, **engine_over}
 
 
 def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engine:

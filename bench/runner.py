@@ -387,6 +387,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         "scenario_path": str(scenario_path) if scenario_path is not None else None,
         "seed": spec.seed, "git": git_info(str(Path(__file__).resolve().parents[1])), "versions": {**package_versions(), **_jvm_packages(spark)},
         "machine": machine_info(), "spark_master": spark.sparkContext.master,
+        "spark_driver_host": spark.sparkContext.getConf().get("spark.driver.host"),
         "engines": {es.name: {"kind": es.kind, "config": es.config,
                               "table_path": (store.public_uri(_table_dir(Path(""), es.name, 0).as_posix()) if store
                                              else str(_table_dir(run_dir, es.name, 0).resolve()))}

@@ -133,6 +133,18 @@ class Scenario(_Strict):
             raise ValueError(f"engine names must be unique; repeated: {dupes}")
         return v
 
+    @model_validator(mode="after")
+    def _hoodie_keys(self) -> Scenario:
+        """Our engines' ``hoodie.*`` keys, through the one map; an unknown key is refused, named."""
+        from bench.hoodie_conf import KEYS, split_hoodie, translate
+
+        schedule = (self.maintenance.mode, self.maintenance.every_commits)
+        for e in self.engines:
+            hoodie, _ = split_hoodie(e.config)
+            if hoodie and e.kind in KEYS:
+                translate(e.kind, hoodie, f"engines.{e.name}", schedule=schedule)  # HoodieConfError: a ValueError
+        return self
+
     def select_engines(self, names: list[str]) -> Scenario:
         known = {e.name for e in self.engines}
         unknown = [n for n in names if n not in known]
@@ -145,7 +157,7 @@ def _describe(exc: ValidationError, source: str) -> str:
     lines = [f"{source}: {exc.error_count()} problem(s)"]
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")  # our validators' messages say what is wrong
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         lines.append(f"  - {loc}: {msg}" + (f" (got {err['input']!r})" if err["type"] != "extra_forbidden"

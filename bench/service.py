@@ -4,16 +4,19 @@ Modes mirror ``HoodieClusteringJob --mode schedule | execute | scheduleAndExecut
 and ``rollback`` (of inflight instants). ``--design clustering`` (Option 2, the default, as
 HoodieClusteringJob) or ``compaction`` (Option 1's base-file compaction). Configuration comes in
 Hudi's own keys (``--hoodie-conf k=v``, repeatable, or ``--props FILE`` of ``k=v`` lines, the
-command line winning); a key this service does not implement is refused, naming it.
+command line winning), through the one map of :mod:`bench.hoodie_conf`; a key this service does
+not implement is refused, naming it. For clustering, the scheduling keys gate a schedule as
+HoodieClusteringJob's (``hoodie.clustering.async.enabled=true`` with ``.async.max.commits=N``:
+no plan before N commits followed the last clustering).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from bench.hoodie_conf import HoodieConfError, clustering_job_gates, translate
 from engines.append_compaction.config import CompactionConfig
 from engines.base import MaintenanceResult
 from engines.clustering.config import ClusteringConfig
@@ -29,43 +32,8 @@ class ServiceError(ValueError):
     """A service request that cannot be carried out: the message says why."""
 
 
-def _int(v: str) -> int:
-    return int(float(v))
-
-
-def _bool(v: str) -> bool:
-    if v.lower() not in ("true", "false"):
-        raise ValueError(f"expected true or false, got {v!r}")
-    return v.lower() == "true"
-
-
-def _columns(v: str) -> tuple[str, ...]:
-    return tuple(c.strip() for c in v.split(",") if c.strip())
-
-
-# Hudi key -> (which config it sets: planner or engine, field, parser), per design.
-_CLUSTERING_KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
-    "hoodie.clustering.plan.strategy.small.file.limit": ("planner", "small_file_limit", _int),
-    "hoodie.clustering.plan.strategy.target.file.max.bytes": ("planner", "target_file_size", _int),
-    "hoodie.clustering.plan.strategy.max.bytes.per.group": ("planner", "max_bytes_per_group", _int),
-    "hoodie.clustering.plan.strategy.max.num.groups": ("planner", "max_num_groups", _int),
-    "hoodie.clustering.plan.strategy.sort.columns": ("planner", "sort_columns", _columns),
-    "hoodie.clustering.plan.strategy.single.group.clustering.enabled": ("planner", "single_group_clustering_enabled",
-                                                                         _bool),
-    "hoodie.clustering.plan.strategy.partition.selected": ("planner", "partitions", _columns),
-    "hoodie.clustering.plan.strategy.partition.regex.pattern": ("planner", "partition_regex", str),
-    "hoodie.layout.optimize.strategy": ("engine", "ordering", lambda v: v.lower()),
-    "hoodie.clustering.max.parallelism": ("engine", "max_parallel_groups", _int),
-    "hoodie.clustering.preserve.commit.metadata": ("engine", "preserve_commit_metadata", _bool),
-    "hoodie.cleaner.commits.retained": ("engine", "cleaner_commits_retained", _int),
-}
-_COMPACTION_KEYS: dict[str, tuple[str, str, Callable[[str], Any]]] = {
-    "hoodie.parquet.small.file.limit": ("planner", "small_file_limit", _int),
-    "hoodie.parquet.max.file.size": ("planner", "target_file_size", _int),
-    "hoodie.cleaner.commits.retained": ("engine", "cleaner_commits_retained", _int),
-}
-HOODIE_KEYS: dict[str, dict[str, tuple[str, str, Callable[[str], Any]]]] = {
-    "clustering": _CLUSTERING_KEYS, "compaction": _COMPACTION_KEYS}
+# The service's designs and the engine kinds whose hoodie.* keys they take (bench/hoodie_conf.py).
+DESIGN_KINDS: dict[str, str] = {"clustering": "clustering", "compaction": "append_compaction"}
 
 
 def parse_conf(pairs: list[str], props: str | None) -> dict[str, str]:
@@ -98,18 +66,12 @@ class ServiceRequest:
 
 def build_service_engine(table: HudiTable, design: Design, conf: dict[str, str]) -> Any:
     """The design's engine over ``table``, configured from Hudi keys (an unknown key is refused, named)."""
-    keys = HOODIE_KEYS[design]
-    planner: dict[str, Any] = {}
-    engine: dict[str, Any] = {}
-    for key, value in conf.items():
-        if key not in keys:
-            raise ServiceError(f"--hoodie-conf {key}: not a key the {design} service implements; "
-                               f"known: {', '.join(sorted(keys))}")
-        target, name, parse = keys[key]
-        try:
-            (planner if target == "planner" else engine)[name] = parse(value)
-        except ValueError as exc:
-            raise ServiceError(f"--hoodie-conf {key}={value}: {exc}") from None
+    try:
+        if design == "clustering":
+            conf, _ = clustering_job_gates(conf)
+        planner, engine = translate(DESIGN_KINDS[design], conf)
+    except HoodieConfError as exc:
+        raise ServiceError(f"--hoodie-conf {exc}") from None
     try:
         if design == "clustering":
             from engines.clustering.engine import ClusteringEngine, Option2Config
@@ -122,6 +84,19 @@ def build_service_engine(table: HudiTable, design: Design, conf: dict[str, str])
         return AppendCompactionEngine(table, cfg1, name="service")
     except (TypeError, ValueError) as exc:
         raise ServiceError(f"{design} service config: {exc}") from None
+
+
+def _held_by_gate(table: HudiTable, conf: dict[str, str]) -> str | None:
+    """Why HoodieClusteringJob would not schedule now (too few commits since the last clustering
+    for a gate the scheduling keys set), or None."""
+    from engines.clustering.modes import commits_since_last_clustering
+
+    _, gates = clustering_job_gates(conf)
+    since = commits_since_last_clustering(table.refresh())
+    for key, needed in gates.items():
+        if since < needed:
+            return f"not scheduled: {since} commits since the last clustering, {key}={needed}"
+    return None
 
 
 def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
@@ -145,6 +120,10 @@ def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
                                "only a pending plan can be executed")
         if inst.action != action:
             raise ServiceError(f"--instant-time {req.instant_time}: a pending {inst.action}, not a {req.design} plan")
+    if req.mode in ("schedule", "scheduleAndExecute") and req.design == "clustering":
+        held = _held_by_gate(table, req.conf or {})
+        if held:
+            return [held]
     if req.mode == "schedule":
         instant = engine.schedule()
         return [instant] if instant is not None else []

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 from markdown_it import MarkdownIt
 
-from bench.results import Results
+from bench.results import Results, ResultsError
 from reports.delta_peer import NOTE as PEER_NOTE
 from reports.delta_peer import peer_rows
 from reports.design_review import answer, conditions, decision_rows, findings, verdict
@@ -123,11 +123,14 @@ def crash_cell(row: pd.Series) -> str:
     return text if details.get("crashed", True) else f"{text} (point not reached)"
 
 
-def crash_section(results: Results) -> str:
-    """Engine x injection point: rows lost / duplicated, query failures, hudi-rs disagreement."""
+def crash_section(results: Results, attached: bool = False) -> str:
+    """Engine x injection point: rows lost / duplicated, query failures, hudi-rs disagreement.
+
+    ``attached``: ``results`` is a crash test's folder given with ``report --crash``, not the run's own."""
     crash = results.table("crash")
     if crash.empty:
-        return "_No crash test in this results folder (run `layoutbench crashtest`)._\n"
+        return ("_No crash test in this results folder: run `layoutbench crashtest` and attach it with "
+                "`layoutbench report RUN --design-review --crash CRASH_RUN`._\n")
     crash = crash.assign(cell=crash.apply(crash_cell, axis=1))
     matrix = crash.pivot_table(index="point", columns="engine", values="cell", aggfunc="first").fillna("-")
     ct = results.run.get("crashtest") or {}
@@ -135,17 +138,22 @@ def crash_section(results: Results) -> str:
             f"rest of the scenario, checked against the ground truth; wall time "
             f"{_num(results.run.get('wall_time_s'), '.0f')} s with {ct.get('parallel', '?')} children at once. "
             "`rollback.*` rows kill the recovery of an earlier crash. `-` = point not injected for that engine.\n\n")
+    if attached:
+        head = (f"From the crash test `{results.folder.name}` (scenario "
+                f"{results.run.get('scenario', {}).get('name', '?')}), attached with `--crash`; its engines are "
+                "matched to this run's by name.\n\n" + head)
     lost = crash.groupby("engine")["rows_lost"].sum()
     tail = "\n" + "; ".join(f"{e}: {int(v)} rows lost in total" for e, v in lost.items()) + ".\n"
     return head + md_table(matrix.reset_index()) + tail
 
 
 def render_markdown(results: Results, plots: dict[str, Path], design_review: bool,
-                    simulation: Results | None = None, decision_map: str | None = None) -> str:
+                    simulation: Results | None = None, decision_map: str | None = None,
+                    crash_results: Results | None = None) -> str:
     """The whole report as Markdown (plots referenced as ``plots/<name>.png``); ``decision_map``: the
     section generated from a sweep, which replaces the mechanisms listed under "When the answer
-    would change"."""
-    summaries = summarize(results)
+    would change"; ``crash_results``: a crash test's folder that fills the crash rows and section."""
+    summaries = summarize(results, crash_results)
     name = results.run.get("scenario", {}).get("name", "?")
     parts = [f"# layoutbench report — {name}\n"]
     rows = decision_rows(summaries) if design_review else []
@@ -185,7 +193,8 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     store = requests_section(results)
     if store is not None:
         parts += ["\n## Object-store requests and their cost\n", store]
-    parts += ["\n## Crash safety (engine × injection point)\n", crash_section(results), "\n## Plots\n"]
+    parts += ["\n## Crash safety (engine × injection point)\n",
+              crash_section(crash_results or results, attached=crash_results is not None), "\n## Plots\n"]
     for key, p in plots.items():
         parts.append(f"\n{PLOT_CAPTIONS.get(key, key)}\n\n![{key}](plots/{p.name})\n")
     return "\n".join(parts)
@@ -215,13 +224,19 @@ def markdown_to_html(md: str, plots: dict[str, Path]) -> str:
 
 
 def render_report(run_dir: str | Path, design_review: bool = False,
-                  simulation_dir: str | Path | None = None, sweep_dir: str | Path | None = None) -> dict[str, Path]:
+                  simulation_dir: str | Path | None = None, sweep_dir: str | Path | None = None,
+                  crash_dir: str | Path | None = None) -> dict[str, Path]:
     """Write report.md, report.html and plots/*.png into the results folder; returns name -> path.
 
     ``simulation_dir``: a simulated results folder whose projections fill "when the answer would change".
     ``sweep_dir``: a sweep's results folder: its decision map becomes "Where the answer changes".
+    ``crash_dir``: a ``crashtest`` results folder: its rows fill the crash criteria, verdict and section.
     """
     results = Results(run_dir)
+    crash_results = Results(crash_dir) if crash_dir is not None else None
+    if crash_results is not None and crash_results.table("crash").empty:
+        raise ResultsError(f"{crash_dir} is not a crash test's results folder: it has no crash rows "
+                           "(make one with `layoutbench crashtest`)")
     simulation = Results(simulation_dir) if simulation_dir else None
     folder = Path(run_dir)
     plots = render_plots(results, folder / "plots")
@@ -230,7 +245,7 @@ def render_report(run_dir: str | Path, design_review: bool = False,
         from reports.decision_map import render_section
 
         decision_map, maps = render_section(sweep_dir, folder / "plots")
-    md = render_markdown(results, plots, design_review, simulation, decision_map)
+    md = render_markdown(results, plots, design_review, simulation, decision_map, crash_results)
     plots = {**plots, **maps}
     (folder / "report.md").write_text(md)
     (folder / "report.html").write_text(markdown_to_html(md, plots))

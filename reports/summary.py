@@ -101,10 +101,14 @@ def family(kind: str) -> str:
     return FAMILIES.get(kind, kind)
 
 
-def summarize(results: Results) -> list[EngineSummary]:
-    """One summary per engine of run.json, in run.json order; figures not in the folder stay None."""
+def summarize(results: Results, crash_results: Results | None = None) -> list[EngineSummary]:
+    """One summary per engine of run.json, in run.json order; figures not in the folder stay None.
+
+    ``crash_results``: a ``crashtest`` results folder whose crash rows fill the crash figures, matched
+    to this run's engines by name (default: the run's own ``crash`` table)."""
     commits, queries = results.table("commits"), results.table("queries")
-    maint, iso, crash = results.table("maintenance"), results.table("isolation"), results.table("crash")
+    maint, iso = results.table("maintenance"), results.table("isolation")
+    crash = (crash_results or results).table("crash")
     out = []
     for engine, info in results.run.get("engines", {}).items():
         kind = info.get("kind", "?")

@@ -106,3 +106,22 @@ def test_simulation_fills_conditions(factory_run: Path, tmp_path: Path) -> None:
     md = render_report(out, design_review=True, simulation_dir=sim)["report.md"].read_text()
     assert "At scale (simulated `factory`, 24 batches): option2 WA" in md and "≈ $0.01" in md
     assert "No simulation was attached" not in md
+
+
+def test_crash_run_attached_with_report_crash(tmp_path: Path) -> None:
+    """``report --crash CRASH_RUN``: a run without crash rows gets its crash criteria, verdict and
+    matrix from a crash test's folder, engines matched by name; a folder with no crash rows is refused."""
+    run = make_results(tmp_path / "run", crash=False)
+    crash_run = make_results(tmp_path / "crash", crash=True)
+    plain = render_report(run, design_review=True)["report.md"].read_text()
+    assert "crashtest` and attach it with" in plain
+    md = render_report(run, design_review=True, crash_dir=crash_run)["report.md"].read_text()
+    assert "attached with `--crash`" in md
+    expected = {s.engine: s.crash_points for s in summarize(Results(crash_run))}
+    got = {s.engine: s.crash_points for s in summarize(Results(run), Results(crash_run))}
+    assert got == expected and any(got.values())
+    assert "no crash test attached" not in md.split("## Setup", 1)[0]
+    from bench.results import ResultsError
+
+    with pytest.raises(ResultsError, match="no crash rows"):
+        render_report(run, design_review=True, crash_dir=run)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.netns import namespaces_unavailable
 from bench.results import Results
 from bench.runner import run_scenario
 from bench.scenario import ScenarioError, load_scenario
@@ -58,8 +59,11 @@ def test_same_seed_same_figures(spark, small_run: Results, tmp_path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(namespaces_unavailable() is None,
+                    reason="covered by tests/test_cluster_netns.py (master and worker on one host, driver on another)")
 def test_standalone_cluster_matches_local(small_run: Results, tmp_path) -> None:
-    """The same scenario on a Spark standalone master + worker (127.0.0.1), in a child process."""
+    """The same scenario on a Spark standalone master + worker (127.0.0.1), in a child process.
+    Where network namespaces work, the two-host test covers this and more (same cluster code)."""
     code = (
         "import sys; from bench.cluster import standalone_cluster; from bench.runner import run_scenario;"
         "from bench.scenario import load_scenario\n"

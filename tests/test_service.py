@@ -68,3 +68,22 @@ def test_bad_requests_are_refused_naming_the_problem(spark, tmp_path) -> None:
     missing = invoke("--base-path", str(tmp_path / "nothing"), "--mode", "schedule")
     assert missing.exit_code == EXIT_BAD_INPUT and "--base-path" in missing.output
     assert table.refresh().pending() == []  # nothing was half-done
+
+
+def test_the_articles_job_keys_gate_the_schedule_as_hoodie_clustering_job(spark, tmp_path) -> None:
+    """The article's HoodieClusteringJob command (async.enabled=true, async.max.commits=3): on a table
+    of 2 commits no plan is scheduled, saying why; one more commit and the same command schedules."""
+    table = small_file_table(spark, tmp_path / "t", batches=2)
+    article = ["--base-path", table.base_uri, "--mode", "schedule", *SMALL,
+               "--hoodie-conf", "hoodie.clustering.async.enabled=true",
+               "--hoodie-conf", "hoodie.clustering.async.max.commits=3",
+               "--hoodie-conf", "hoodie.clustering.plan.strategy.sort.columns=service,ts"]
+    held = invoke(*article)
+    assert held.exit_code == EXIT_OK, held.output
+    assert "not scheduled: 2 commits" in held.output and "hoodie.clustering.async.max.commits=3" in held.output
+    assert table.refresh().pending([REPLACE]) == []
+    insert_new_file_groups(table, batch_df(spark, spec(num_batches=3, batch_records=500), 2))
+    assert invoke(*article).exit_code == EXIT_OK
+    assert len(table.refresh().pending([REPLACE])) == 1
+    bad = invoke(*article[:4], "--hoodie-conf", "hoodie.clustering.async.enabled=perhaps")
+    assert bad.exit_code == EXIT_BAD_INPUT and "hoodie.clustering.async.enabled" in bad.output

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.engine_factory import MB, resolve_planner
+from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.results import (
     TABLES,
@@ -57,6 +58,7 @@ EXACT_BATCHES = 2000
 ROWS_LIMIT = 4_000_000
 SIMULATED_KINDS = ("cow_baseline", "append_compaction", "clustering", "append_only")
 RECORD_KEY = "trace_id"
+PROGRESS_AFTER_S = 3.0  # `layoutbench simulate` shows a bar only for replays longer than this
 
 
 def _merge_stats(stats: list[Any]) -> dict:
@@ -507,9 +509,10 @@ class Simulation:
 
 
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
-                   sink: RowSink | ResultsWriter | None = None) -> Simulation:
+                   sink: RowSink | ResultsWriter | None = None, progress: bool = False) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
-    ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance)."""
+    ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
+    With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
     sim = Simulator(scenario, model, sink, horizon_batches)  # type: ignore[arg-type]
@@ -521,29 +524,33 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
     every = scenario.maintenance.every_commits
     checkpoint_every = scenario.queries.checkpoint_every
-    for b in range(sim.n):
-        counts = sim.begin_batch(b)
-        for e in engines:
-            sim.ingest(e, b, counts)
-            if scenario.maintenance.mode != "none" and (b + 1) % every == 0:
-                sim.maintain(e, b)
-        if (b + 1) % checkpoint_every == 0 or b == sim.n - 1:
-            params = sim.query_params()
+    with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
+                     enabled=None if progress else False) as bar:
+        for b in range(sim.n):
+            counts = sim.begin_batch(b)
             for e in engines:
-                if b == sim.n - 1 and scenario.maintenance.final and (b + 1) % every != 0:
+                sim.ingest(e, b, counts)
+                if scenario.maintenance.mode != "none" and (b + 1) % every == 0:
                     sim.maintain(e, b)
-                sim.queries(e, b, params)
+            if (b + 1) % checkpoint_every == 0 or b == sim.n - 1:
+                params = sim.query_params()
+                for e in engines:
+                    if b == sim.n - 1 and scenario.maintenance.final and (b + 1) % every != 0:
+                        sim.maintain(e, b)
+                    sim.queries(e, b, params)
+            bar.advance()
     return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
 
 
 def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None = None,
-             horizon_batches: int | None = None, run_id: str | None = None) -> Path:
-    """Simulate ``scenario`` and write a results folder of the same shape as a real run."""
+             horizon_batches: int | None = None, run_id: str | None = None, progress: bool = False) -> Path:
+    """Simulate ``scenario`` and write a results folder of the same shape as a real run (with
+    ``progress``, a bar on an interactive terminal when the replay runs long)."""
     t0 = time.perf_counter()
     model = CostModel.load(calibration_path) if calibration_path else CostModel()
     run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
     writer = ResultsWriter(run_dir)
-    done = run_simulation(scenario, model, horizon_batches, writer)
+    done = run_simulation(scenario, model, horizon_batches, writer, progress=progress)
     sim, engines, not_simulated = done.sim, done.engines, done.not_simulated
     spec = sim.spec
     for e in engines:

@@ -2,7 +2,7 @@
 
 Local by default (``local[*]``); any master URL (``spark://…``, ``yarn``, ``k8s://…``) may be
 passed. Workers run this interpreter (``PYSPARK_PYTHON=sys.executable``) so they have pyarrow;
-the driver binds to 127.0.0.1; the UI is off unless asked; Parquet timestamps are written as
+the driver binds to 127.0.0.1 for a local master and to its address towards a remote one; the UI is off unless asked; Parquet timestamps are written as
 TIMESTAMP_MICROS so min/max statistics exist.
 """
 
@@ -205,6 +205,24 @@ def on_loopback(master: str) -> bool:
     return host in {"localhost", "::1", "[::1]"} or host.startswith("127.")
 
 
+def address_towards(master: str) -> str | None:
+    """For a standalone ``spark://host:port`` master off the loopback, the local address the
+    kernel routes to it from (the address executors on the master's network reach this driver at);
+    None for other masters or when there is no route."""
+    if not master.startswith("spark://") or on_loopback(master):
+        return None
+    import socket
+
+    host, _, port = master.removeprefix("spark://").split(",")[0].rpartition(":")
+    try:
+        family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect((host.strip("[]"), int(port)))  # UDP: no packet sent, only the route looked up
+            return s.getsockname()[0]
+    except (OSError, ValueError):
+        return None
+
+
 def get_spark(
     master: str | None = None,
     app_name: str = "layoutbench",
@@ -216,8 +234,9 @@ def get_spark(
 
     ``master`` defaults to ``resolve_master(None, None)``: ``$LAYOUTBENCH_SPARK_MASTER``, then the
     master spark-submit was given, then ``local[*]``. The driver binds to the loopback only for a
-    local master or one on the loopback; otherwise Spark's own choice (the machine's reachable
-    address) stands, so executors on other hosts can connect back. ``conf`` overrides both.
+    local master or one on the loopback; for a ``spark://`` master elsewhere it advertises and binds
+    the address its route to the master leaves from (:func:`address_towards`), so executors on other
+    hosts can connect back; for other masters Spark's own choice stands. ``conf`` overrides both.
 
     With ``log_path``, everything the JVM writes to its stdout and stderr — Ivy's resolution of JVM packages,
     log4j's warnings and errors (level WARN), JVM warnings, Python workers' stderr — goes to that
@@ -240,6 +259,8 @@ def get_spark(
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             settings["spark.driver.host"] = "127.0.0.1"
             settings["spark.driver.bindAddress"] = "127.0.0.1"
+        elif master is not None and (reachable := address_towards(master)):
+            settings["spark.driver.host"] = reachable  # the bind address follows it (Spark's default)
         settings["spark.executorEnv.PYSPARK_PYTHON"] = sys.executable
         if ui:
             settings["spark.ui.enabled"] = "true"

@@ -1,0 +1,119 @@
+"""One config language: Apache Hudi's ``hoodie.*`` keys in a scenario configure our engines exactly
+as the scenario's shorthands do; the clustering article's config table pastes in as is; a key we do
+not implement is refused by ``layoutbench validate``, named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from bench.cli import EXIT_BAD_INPUT, app
+from bench.engine_factory import build_engine, resolve_planner
+from bench.scenario import ScenarioError, load_scenario, parse_scenario
+
+runner = CliRunner()
+MB = 1 << 20
+
+
+def scenario(engines: list[dict], maintenance: dict | None = None) -> dict:
+    return {"name": "hoodie", "workload": {"num_batches": 3, "batch_records": 100},
+            "sizing": {"small_file_limit_mb": 1, "target_file_mb": 2, "max_file_mb": 2},
+            "maintenance": maintenance or {"mode": "inline", "every_commits": 3}, "engines": engines}
+
+
+# (kind, our shorthand config, the same in Hudi's keys)
+PAIRS = [
+    ("clustering",
+     {"small_file_limit_mb": 0.5, "target_file_mb": 3, "max_num_groups": 7, "max_bytes_per_group": 9 * MB,
+      "sort_columns": ["service", "ts"], "partition_filter_mode": "RECENT_DAYS", "lookback_partitions": 4,
+      "ordering": "zorder", "max_parallel_groups": 3, "update_strategy": "allow", "cleaner_commits_retained": 4,
+      "max_file_mb": 5},
+     {"hoodie.clustering.plan.strategy.small.file.limit": 524288,
+      "hoodie.clustering.plan.strategy.target.file.max.bytes": "3145728",
+      "hoodie.clustering.plan.strategy.max.num.groups": 7,
+      "hoodie.clustering.plan.strategy.max.bytes.per.group": 9 * MB,
+      "hoodie.clustering.plan.strategy.sort.columns": "service,ts",
+      "hoodie.clustering.plan.partition.filter.mode": "recent_days",
+      "hoodie.clustering.plan.strategy.daybased.lookback.partitions": 4,
+      "hoodie.layout.optimize.strategy": "ZORDER", "hoodie.clustering.max.parallelism": 3,
+      "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
+      "hoodie.cleaner.commits.retained": 4, "hoodie.parquet.max.file.size": 5 * MB,
+      "hoodie.parquet.small.file.limit": 0}),
+    ("append_compaction",
+     {"small_file_limit_mb": 0.25, "target_file_mb": 1.5, "max_file_mb": 1.5, "cleaner_commits_retained": 3},
+     {"hoodie.parquet.small.file.limit": MB // 4, "hoodie.parquet.max.file.size": int(1.5 * MB),
+      "hoodie.cleaner.commits.retained": 3}),
+    ("cow_baseline",
+     {"small_file_limit_mb": 0.75, "max_file_mb": 1.5, "record_size_estimate": 175, "insert_split_size": 999,
+      "auto_split_inserts": False, "operation": "bulk_insert", "cleaner_commits_retained": 5},
+     {"hoodie.parquet.small.file.limit": int(0.75 * MB), "hoodie.parquet.max.file.size": int(1.5 * MB),
+      "hoodie.copyonwrite.record.size.estimate": 175, "hoodie.copyonwrite.insert.split.size": 999,
+      "hoodie.copyonwrite.insert.auto.split": "false", "hoodie.datasource.write.operation": "BULK_INSERT",
+      "hoodie.cleaner.commits.retained": 5}),
+]
+
+
+@pytest.mark.parametrize("kind,shorthand,hoodie", PAIRS, ids=[p[0] for p in PAIRS])
+def test_hoodie_keys_configure_our_engines_as_the_shorthands_do(kind, shorthand, hoodie, tmp_path: Path) -> None:
+    sc = parse_scenario(scenario([{"name": "short", "kind": kind, "config": shorthand},
+                                  {"name": "hudi_keys", "kind": kind, "config": hoodie}]))
+    short, keys = sc.engines
+    assert resolve_planner(short, sc) == resolve_planner(keys, sc)  # planner config and engine-level keys
+    built = [build_engine(e, sc, str(tmp_path / e.name)).config for e in (short, keys)]
+    assert built[0] == built[1]  # the engines' whole configs, planner included
+    default = parse_scenario(scenario([{"name": "plain", "kind": kind}]))
+    assert resolve_planner(default.engines[0], default) != resolve_planner(keys, sc)  # the keys did something
+
+
+def test_the_articles_inline_config_table_pastes_into_a_scenario() -> None:
+    """The article's inline test plan's table (without the record-size estimate, see below)."""
+    table = {"hoodie.clustering.inline": "true", "hoodie.clustering.schedule.inline": "false",
+             "hoodie.clustering.async.enabled": "false", "hoodie.clustering.inline.max.commits": 3,
+             "hoodie.clustering.plan.strategy.small.file.limit": 209715200,
+             "hoodie.clustering.plan.strategy.target.file.max.bytes": 314572800,
+             "hoodie.clustering.plan.strategy.sort.columns": "review_date", "hoodie.parquet.small.file.limit": 0}
+    sc = parse_scenario(scenario([{"name": "ours", "kind": "clustering", "config": table},
+                                  {"name": "real", "kind": "hudi", "config": {"preset": "hudi_clustering", **table}}]))
+    planner, _ = resolve_planner(sc.engines[0], sc)
+    assert (planner.small_file_limit, planner.target_file_size, planner.sort_columns) == (
+        209715200, 314572800, ("review_date",))
+    # the schedule keys are the maintenance section's: a table that disagrees with it is refused
+    with pytest.raises(ScenarioError, match="hoodie.clustering.inline.max.commits=3.*every_commits 4"):
+        parse_scenario(scenario([{"name": "ours", "kind": "clustering", "config": table}],
+                                {"mode": "inline", "every_commits": 4}))
+    with pytest.raises(ScenarioError, match="hoodie.clustering.inline=true.*maintenance.mode 'schedule_inline'"):
+        parse_scenario(scenario([{"name": "ours", "kind": "clustering", "config": table}],
+                                {"mode": "schedule_inline", "every_commits": 3}))
+
+
+@pytest.mark.parametrize("kind,key,needle", [
+    ("clustering", "hoodie.clustering.no.such.key", "not a key our clustering engine implements"),
+    ("clustering", "hoodie.copyonwrite.record.size.estimate", "real bytes written"),
+    ("append_compaction", "hoodie.clustering.plan.strategy.sort.columns", "not a key our append_compaction"),
+    ("cow_baseline", "hoodie.clustering.inline", "not a key our cow_baseline engine implements"),
+])
+def test_validate_refuses_a_key_we_do_not_implement_naming_it(kind, key, needle, tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario([{"name": "e", "kind": kind, "config": {key: "1"}}])))
+    with pytest.raises(ScenarioError, match=needle):
+        load_scenario(path)
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert key in result.output and "engines.e" in result.output
+
+
+def test_bad_values_and_clashes_are_refused_naming_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="hoodie.parquet.small.file.limit=104857600: Option 2 inserts never merge"):
+        parse_scenario(scenario([{"name": "e", "kind": "clustering",
+                                  "config": {"hoodie.parquet.small.file.limit": 104857600}}]))
+    with pytest.raises(ScenarioError, match="hoodie.clustering.max.parallelism=many"):
+        parse_scenario(scenario([{"name": "e", "kind": "clustering",
+                                  "config": {"hoodie.clustering.max.parallelism": "many"}}]))
+    sc = parse_scenario(scenario([{"name": "e", "kind": "clustering",
+                                   "config": {"hoodie.clustering.plan.strategy.max.num.groups": 3,
+                                              "max_num_groups": 4}}]))
+    with pytest.raises(ScenarioError, match=r"\['max_num_groups'\] set both"):
+        build_engine(sc.engines[0], sc, str(tmp_path / "t"))
