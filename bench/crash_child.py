@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
@@ -31,8 +30,9 @@ def completed_ingest_commits(table: HudiTable) -> int:
 def recover_table(table_path: str) -> list[Any]:
     """Roll back what a crash left behind; a no-op on a table that was never created."""
     from engines.table.rollback import recover
+    from engines.table.storage import Storage
 
-    if not Path(table_path, ".hoodie", "hoodie.properties").exists():
+    if not Storage(table_path).exists(".hoodie/hoodie.properties"):
         return []
     return recover(HudiTable.open(table_path))
 
@@ -134,11 +134,16 @@ def main(argv: list[str]) -> int:
         recover_table(argv[1])
         return 0
     if len(argv) >= 5 and argv[0] in ("run", "warmup"):
-        from engines.spark.session import get_spark, stop_spark
+        from engines.spark.session import get_spark, s3a_conf, stop_spark
+        from engines.table.storage import s3_location
 
         scenario_path, engine_name, table_path, master = argv[1:5]
         java_opts = argv[5] if len(argv) > 5 else ""
-        get_spark(master, conf={"spark.driver.extraJavaOptions": java_opts} if java_opts else None)
+        conf = {"spark.driver.extraJavaOptions": java_opts} if java_opts else {}
+        loc = s3_location(table_path)
+        if loc is not None:  # a table on an object store: Spark reads its files through s3a
+            conf |= s3a_conf(loc)
+        get_spark(master, conf=conf or None)
         run_to_end(load_scenario(scenario_path), engine_name, table_path)
         if argv[0] == "warmup":
             stop_spark()  # a clean JVM exit writes the class-data archive

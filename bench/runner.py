@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,9 +29,10 @@ from bench.engine_factory import build_engine, spark_conf_for
 from bench.isolation import IsolationProbe
 from bench.queries import SUITE, QueryParams, choose_params, run_query
 from bench.scenario import Scenario, ScenarioError, fingerprint
+from bench.store.run_store import run_store
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
-from engines.spark.session import get_spark, resolve_master, warm_up
+from engines.spark.session import get_spark, merge_conf, resolve_master, warm_up
 from engines.table.probe import TableProbe
 from runresults import (
     ResultsWriter,
@@ -91,6 +92,11 @@ class RunContext:
     lock: threading.Lock = field(default_factory=threading.Lock)
     step: str = "start-up"  # what the batch loop is doing, for the one error message a failure gives
     profile: dict[str, float] = field(default_factory=dict)  # wall seconds per phase (phase or phase/engine)
+    store: Any = None  # bench.store.run_store.RunStore when the tables live on the S3 store
+
+    def label(self, phase: str, context: str = "") -> Any:
+        """Attribute the object-store requests made inside the block to ``phase`` (no-op on local disk)."""
+        return self.store.proxy.label(phase, context) if self.store is not None else nullcontext()
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
@@ -154,10 +160,12 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
     engine = st.engine
     if step == SCHEDULE:
         if engine.pending_plan() is None:
-            engine.schedule()
+            with ctx.label("maintenance_planning", f"batch {batch}"):
+                engine.schedule()
         return
-    instant = engine.schedule() if step == MAINTAIN else None
-    instant = instant or engine.pending_plan()
+    with ctx.label("maintenance_planning", f"batch {batch}"):
+        instant = engine.schedule() if step == MAINTAIN else None
+        instant = instant or engine.pending_plan()
     probe = None
     iso = ctx.scenario.isolation
     if iso.enabled and truth is not None and st.repeat == 0 and st.isolation_runs < iso.max_maintenance_runs:
@@ -170,18 +178,23 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
         executed: set[str] = set()
         while instant is not None and instant not in executed:
             executed.add(instant)
-            res = engine.execute(instant)
+            with ctx.label("maintenance_execution", f"batch {batch}"):
+                res = engine.execute(instant)
             if res is None:
                 break
-            record_maintenance(ctx, st, batch, res, mode)  # the table state right after the instant, before the cleaner
-            instant = engine.pending_plan() if step == EXECUTE else None
-        cleaned = engine.clean()
+            with ctx.label("harness", f"batch {batch}"):  # the table state right after the instant, before the cleaner
+                record_maintenance(ctx, st, batch, res, mode)
+            with ctx.label("maintenance_planning", f"batch {batch}"):
+                instant = engine.pending_plan() if step == EXECUTE else None
+        with ctx.label("cleaner", f"batch {batch}"):
+            cleaned = engine.clean()
     finally:
         if probe is not None:
             for row in probe.stop(instant or "clean"):
                 ctx.writer.add("isolation", **row)
     if cleaned is not None and (cleaned.files_deleted or cleaned.instant):
-        record_maintenance(ctx, st, batch, cleaned, mode)
+        with ctx.label("harness", f"batch {batch}"):
+            record_maintenance(ctx, st, batch, cleaned, mode)
 
 
 def audit(ctx: RunContext, st: EngineState, truth_rows: int) -> None:
@@ -193,22 +206,27 @@ def audit(ctx: RunContext, st: EngineState, truth_rows: int) -> None:
 
 def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.Table, params: QueryParams) -> None:
     engine = st.engine
-    audit(ctx, st, truth.num_rows)
+    with ctx.label("harness", f"checkpoint {checkpoint}"):
+        audit(ctx, st, truth.num_rows)
     t0 = time.perf_counter()
     probe = engine.probe()
-    snap = probe.snapshot()
+    with ctx.label("query_planning", f"checkpoint {checkpoint}"):
+        snap = probe.snapshot()
     live = {s.path: s for s in snap}
-    for b in probe.physical_files() if st.repeat == 0 else ():
-        s = live.get(b.path)
-        ctx.writer.add("files", engine=engine.name, checkpoint=checkpoint, partition=b.partition, file_id=b.file_id,
-                       path=b.path, size_bytes=b.size, rows=s.num_rows if s else None, live=s is not None)
+    with ctx.label("harness", f"checkpoint {checkpoint}"):
+        for b in probe.physical_files() if st.repeat == 0 else ():
+            s = live.get(b.path)
+            ctx.writer.add("files", engine=engine.name, checkpoint=checkpoint, partition=b.partition,
+                           file_id=b.file_id, path=b.path, size_bytes=b.size, rows=s.num_rows if s else None,
+                           live=s is not None)
     ctx.overhead_s += time.perf_counter() - t0
     qs = ctx.scenario.queries
     for name in qs.suite:
         query = SUITE[name]
         expected = query.reference(truth, params)
         for run in range(qs.warm_runs + 1):
-            res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=run == 0)
+            with ctx.label("query_scan", f"{name}@{checkpoint}"):
+                res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=run == 0)
             verified = res.error is None and (not qs.verify or res.result == expected)
             if res.error is None and qs.verify and res.result != expected:
                 ctx.failures.append(f"{engine.name}: query {name} at checkpoint {checkpoint} returned "
@@ -291,16 +309,20 @@ class _RunSteps:
         self.bar.update(self.task, description=f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep}")
         ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
         t0 = time.perf_counter()
-        res = st.engine.ingest(self.df)
+        with ctx.label("ingest", f"batch {b}"):
+            res = st.engine.ingest(self.df)
         dur = time.perf_counter() - t0
         st.ingest_latencies.append(dur)
-        record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
-                       sum(len(v) for v in res.replaced.values()))
+        with ctx.label("harness", f"batch {b}"):
+            record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
+                           sum(len(v) for v in res.replaced.values()))
         if st is self.reference:
             ctx.batch_bytes[b] = res.bytes_written
         ctx.step = f"engine {st.engine.name}, batch {b}, after-commit maintenance"
         with ctx.timed(f"maintenance/{st.engine.name}"):
-            for m in st.engine.after_commit():
+            with ctx.label("cleaner", f"batch {b}"):
+                after = st.engine.after_commit()
+            for m in after:
                 record_maintenance(ctx, st, b, m, "engine")
 
     def maintain(self, st: EngineState, b: int, step: str) -> None:
@@ -341,20 +363,28 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
     if not isinstance(repeats, int) or repeats < 1:
         raise ScenarioError(f"repeat must be a whole number of at least 1, got {repeats!r}")
     wall0 = time.perf_counter()
-    spec = scenario.workload
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
     writer = ResultsWriter(run_dir)
+    with run_store(scenario.store, run_dir.name) as store:
+        return _run(scenario, run_dir, writer, store, master, keep_tables, progress, scenario_path, repeats, wall0)
+
+
+def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, master: str | None, keep_tables: bool,
+         progress: bool, scenario_path: str | Path | None, repeats: int, wall0: float) -> Path:
+    spec = scenario.workload
     t_session = time.perf_counter()
-    spark = get_spark(resolve_master(master, scenario.spark.master), conf={**spark_conf_for(scenario), **scenario.spark.conf},
-                      log_path=run_dir / "spark.log")
+    conf = merge_conf(spark_conf_for(scenario), store.spark_conf() if store is not None else {}, scenario.spark.conf)
+    spark = get_spark(resolve_master(master, scenario.spark.master), conf=conf, log_path=run_dir / "spark.log")
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
-    ctx = RunContext(scenario, run_dir, writer, spark)
+    ctx = RunContext(scenario, run_dir, writer, spark, store=store)
     ctx.profile["spark_start"] = time.perf_counter() - t_session
     engines: list[EngineState] = []  # repetition 0's engines, then repetition 1's, ...: designs alternate
     for r in range(repeats):
         for es in scenario.engines:
-            table_path = str(_table_dir(run_dir, es.name, r).resolve())
-            engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r))
+            table_path = (store.table_uri(_table_dir(Path(""), es.name, r).as_posix()) if store is not None
+                          else str(_table_dir(run_dir, es.name, r).resolve()))
+            with ctx.label("setup"):
+                engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r))
     reference_engine = next((e for e in engines if e.repeat == 0 and e.engine.writes_batches_once), None)
     schedule = MaintenanceSchedule.of(scenario)
     if schedule.runs_async:
@@ -379,14 +409,20 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         derive_cumulative(writer, ctx.batch_bytes, frozenset(st.engine.name for st in engines if st.engine.own_batch_bytes))
         if not schedule.runs_async:  # async maintenance races the batch loop: its layout is not reproducible
             ctx.failures += repeat_mismatches(writer)
+        if store is not None:
+            for row in store.request_rows():
+                writer.add("requests", **row)
     wall = time.perf_counter() - wall0
     total_rows = sum(t.num_rows for t in truth_parts)
     run = run_record(
         run_id=run_dir.name, scenario=scenario, simulated=False, wall_time_s=wall, spark_master=spark.sparkContext.master,
         overhead_s=ctx.overhead_s, failures=ctx.failures, git_cwd=str(Path(__file__).resolve().parents[1]),
         versions={**package_versions(), **_jvm_packages(spark)},
-        engines={es.name: {"kind": es.kind, "table_path": str(_table_dir(run_dir, es.name, 0).resolve()),
-                           "config": es.config} for es in scenario.engines},
+        engines={es.name: {"kind": es.kind, "config": es.config,
+                           "table_path": (store.public_uri(_table_dir(Path(""), es.name, 0).as_posix()) if store
+                                          else str(_table_dir(run_dir, es.name, 0).resolve()))}
+                 for es in scenario.engines},
+        store=store.describe() if store is not None else {"kind": "local"},
         scenario_path=str(scenario_path) if scenario_path is not None else None,
         spark_driver_host=spark.sparkContext.getConf().get("spark.driver.host"),
         scenario_fingerprint=fingerprint(scenario), repeat=repeats,

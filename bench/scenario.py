@@ -95,6 +95,16 @@ class IsolationSpec(_Strict):
     max_maintenance_runs: int = Field(2, ge=1)
 
 
+class StoreSpec(_Strict):
+    """Where the tables live: local disk (the results folder), or an S3-protocol store started on
+    127.0.0.1 for the run (moto behind a counting proxy, ``bench/store``) with a first-byte latency
+    and an optional bandwidth cap per connection."""
+
+    kind: Literal["local", "s3"] = "local"
+    first_byte_ms: float = Field(20.0, ge=0, le=5000)
+    bandwidth_mb_s: float | None = Field(None, gt=0)
+
+
 class SparkSpec(_Strict):
     master: str = "local[2]"
     conf: dict[str, str] = Field(default_factory=dict)
@@ -110,6 +120,7 @@ class Scenario(_Strict):
     queries: QuerySpec = Field(default_factory=QuerySpec)
     isolation: IsolationSpec = Field(default_factory=IsolationSpec)
     spark: SparkSpec = Field(default_factory=SparkSpec)
+    store: StoreSpec = Field(default_factory=StoreSpec)
     output: str = "results"
     deterministic_instants: bool = True
     # timed parts run this many times on fresh tables from the same batches (run --repeat overrides)

@@ -16,6 +16,7 @@ from reports.design_review import answer, conditions, decision_rows, findings, v
 from reports.hudi_fidelity import fidelity_rows
 from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import render_plots
+from reports.store_requests import requests_section
 from reports.summary import summarize, summary_frame
 from reports.uncertainty import METHOD
 from runresults import Results, ResultsError
@@ -189,7 +190,11 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     if fidelity:
         parts += ["\n## Ours next to Apache Hudi, same batches\n", HUDI_NOTE(results) + "\n",
                   md_table(pd.DataFrame(fidelity))]
-    parts += ["\n## Crash safety (engine × injection point)\n", crash_section(crash_results or results, attached=crash_results is not None), "\n## Plots\n"]
+    store = requests_section(results)
+    if store is not None:
+        parts += ["\n## Object-store requests and their cost\n", store]
+    parts += ["\n## Crash safety (engine × injection point)\n",
+              crash_section(crash_results or results, attached=crash_results is not None), "\n## Plots\n"]
     for key, p in plots.items():
         parts.append(f"\n{PLOT_CAPTIONS.get(key, key)}\n\n![{key}](plots/{p.name})\n")
     return "\n".join(parts)

@@ -21,6 +21,11 @@ Tables (one row per …):
   result_rows, verified, error.
 - ``isolation``: reader query during maintenance — engine, maintenance_instant, reader, seq,
   query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
+- ``requests``: object-store requests (``store.kind: s3``) per engine (None: not a table's, e.g. the
+  bucket), phase (ingest, maintenance_planning, maintenance_execution, cleaner, query_planning,
+  query_scan, harness, setup, other), context (batch, query@checkpoint), operation
+  (bench/store/proxy.py) and object (data: a Parquet base file, timeline: under .hoodie/, other):
+  count, request bytes (PUT, parts), response bytes (GET), throttled (503 answers).
 - ``crash``: injected crash — engine, point, recovered, rows_lost, rows_duplicated,
   query_failures, hudi_rs_agrees, details.
 
@@ -57,7 +62,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 FORMAT_VERSION = 2  # 2: repeat column in commits, maintenance and queries (--repeat)
-REPEATED = ("commits", "maintenance", "queries")  # tables with a row per repetition
+REPEATED = ("commits", "maintenance", "queries", "requests")  # tables with a row per repetition
 
 TABLES: dict[str, pa.Schema] = {
     "commits": pa.schema([
@@ -92,6 +97,11 @@ TABLES: dict[str, pa.Schema] = {
         ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),
         ("seq", pa.int64()), ("query", pa.string()), ("started_s", pa.float64()), ("ended_s", pa.float64()),
         ("outcome", pa.string()), ("expected", pa.string()), ("got", pa.string()), ("error", pa.string()),
+    ]),
+    "requests": pa.schema([
+        ("engine", pa.string()), ("repeat", pa.int64()), ("phase", pa.string()), ("context", pa.string()),
+        ("op", pa.string()), ("object", pa.string()), ("count", pa.int64()), ("request_bytes", pa.int64()),
+        ("response_bytes", pa.int64()), ("throttled", pa.int64()),
     ]),
     "crash": pa.schema([
         ("engine", pa.string()), ("point", pa.string()), ("recovered", pa.bool_()), ("rows_lost", pa.int64()),

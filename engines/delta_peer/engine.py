@@ -29,7 +29,7 @@ from engines.base import MaintenanceResult
 from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
 from engines.spark.arrow_compat import to_arrow
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
-from engines.table.storage import Storage
+from engines.table.storage import Storage, s3_location
 from engines.table.transaction import CommitResult, EmptyBatchError
 
 
@@ -111,7 +111,10 @@ class DeltaPeerEngine:
     own_batch_bytes = True  # WA against this engine's own ingest bytes (no meta columns in Delta files)
 
     def __init__(self, path: str, config: DeltaPeerConfig, name: str = "delta") -> None:
-        self.path = path
+        loc = s3_location(path)
+        # delta-rs takes a plain s3:// URI and the store's endpoint and keys as storage options
+        self.path = loc.plain_uri if loc is not None else path
+        self.options = loc.delta_options() if loc is not None else None
         self.config = config
         self.name = name
         self.storage = Storage(path)
@@ -133,7 +136,8 @@ class DeltaPeerEngine:
         if data.num_rows == 0:
             raise EmptyBatchError(f"{self.name}: empty batch; nothing was written")
         write_deltalake(self.path, data, mode="append", partition_by=[self.config.partition_column],
-                        target_file_size=self.config.max_file_size, writer_properties=self.props)
+                        target_file_size=self.config.max_file_size, writer_properties=self.props,
+                        storage_options=self.options)
         return self._result(self.log.latest_version())
 
     def _result(self, version: int) -> CommitResult:
@@ -161,7 +165,7 @@ class DeltaPeerEngine:
         values, self._pending = self._pending, None
         before = self.log.latest_version()
         t0 = time.perf_counter()
-        dt = DeltaTable(self.path)
+        dt = DeltaTable(self.path, storage_options=self.options)
         filters: Any = [(self.config.partition_column, "in", values)]
         if self.config.sort_columns:
             metrics = dt.optimize.z_order(self.config.sort_columns, partition_filters=filters,
@@ -190,7 +194,7 @@ class DeltaPeerEngine:
         earlier goes); VACUUM records itself in the log, and its own entries count as no commit."""
         t0 = time.perf_counter()
         keep = self.retained_versions()
-        dt = DeltaTable(self.path)
+        dt = DeltaTable(self.path, storage_options=self.options)
         options: dict[str, Any] = {"retention_hours": 0, "enforce_retention_duration": False, "keep_versions": keep}
         # delta-rs lists a tombstone again after its file is gone: count only files still there
         doomed = [rel for rel in map(self._relative, dt.vacuum(dry_run=True, **options)) if self.storage.exists(rel)]
@@ -210,7 +214,8 @@ class DeltaPeerEngine:
         return data[-(self.config.commits_retained + 1):]
 
     def _relative(self, uri: str) -> str:
-        return unquote(uri.removeprefix("file://").removeprefix(self.storage.root + "/"))
+        path = uri.split("://", 1)[1] if "://" in uri else uri  # file:///root/… or s3://bucket/…
+        return unquote(path.removeprefix(self.storage.root.lstrip("/") + "/").removeprefix(self.storage.root + "/"))
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         live = self.log.active(None if as_of is None else int(as_of))

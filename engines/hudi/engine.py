@@ -22,6 +22,7 @@ from engines.base import MaintenanceResult, TableEngine
 from engines.hudi.config import HudiConfig, hoodie_options
 from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
 from engines.table.model import FileSlice
+from engines.table.storage import hadoop_uri
 from engines.table.table import HudiTable
 from engines.table.timeline import Instant, State
 from engines.table.transaction import CommitResult, EmptyBatchError
@@ -64,7 +65,8 @@ class HudiEngine(TableEngine):
                  record_key: str = "trace_id") -> None:
         self.name = name
         self.config = config
-        self.path = table_path
+        self.uri = table_path  # how engines/table reads the table (pyarrow)
+        self.path = hadoop_uri(table_path)  # how Apache Hudi writes it (s3:// through s3a://)
         self.options = hoodie_options(config, name, partition_field, record_key)
         self.spark = get_spark()
         check_hudi_loaded(self.spark)
@@ -79,7 +81,7 @@ class HudiEngine(TableEngine):
     @property
     def table(self) -> HudiTable:
         if self._table is None:
-            self._table = HudiTable.open(self.path)  # Hudi creates it with the first write
+            self._table = HudiTable.open(self.uri)  # Hudi creates it with the first write
         return self._table
 
     def _exists(self) -> bool:

@@ -45,10 +45,12 @@ class SnapshotScan:
 
 
 def file_uri(storage: Storage, rel: str) -> str:
+    """The URI Spark reads ``rel`` by: ``file://`` locally; an ``s3://`` table through Hadoop's
+    ``s3a://`` connector (configured by the session, ``bench/store/uri.py``)."""
     path = storage.abs(rel)
     if "://" in storage.uri:
         scheme = storage.uri.split("://", 1)[0]
-        return f"{scheme}://{path}"
+        return f"{'s3a' if scheme == 's3' else scheme}://{path}"
     return f"file://{path}"
 
 

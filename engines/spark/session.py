@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from engines.table.storage import S3Location
+
 _LOCK = threading.Lock()
 _SESSION: SparkSession | None = None
 
@@ -40,6 +42,42 @@ DEFAULT_CONF: dict[str, str] = {
 # hudi-spark4.0/4.1 bundles are not on Maven Central). Resolved by spark.jars.packages into ~/.ivy2.
 HUDI_VERSION = "1.2.0"
 HUDI_BUNDLE = f"org.apache.hudi:hudi-spark3.5-bundle_2.12:{HUDI_VERSION}"
+
+
+# Hadoop's S3 connector (s3a://) for the Hadoop PySpark 3.5 ships (pyspark/jars/hadoop-client-api-3.3.4);
+# it brings the AWS SDK bundle it was built with. Resolved by spark.jars.packages into ~/.ivy2.
+HADOOP_AWS = "org.apache.hadoop:hadoop-aws:3.3.4"
+
+
+def s3a_conf(loc: S3Location) -> dict[str, str]:
+    """The session settings that let Spark (and Apache Hudi) read and write ``loc``'s bucket
+    through ``s3a://``: hadoop-aws, the endpoint (path-style, TLS as the URI says) and its keys."""
+    conf = {
+        "spark.jars.packages": HADOOP_AWS,
+        "spark.hadoop.fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        "spark.hadoop.fs.s3a.endpoint.region": loc.region or "us-east-1",
+    }
+    if loc.endpoint:
+        conf |= {"spark.hadoop.fs.s3a.endpoint": f"{loc.scheme}://{loc.endpoint}",
+                 "spark.hadoop.fs.s3a.path.style.access": "true",
+                 "spark.hadoop.fs.s3a.connection.ssl.enabled": str(loc.scheme == "https").lower()}
+    if loc.access_key:
+        conf |= {"spark.hadoop.fs.s3a.access.key": loc.access_key,
+                 "spark.hadoop.fs.s3a.secret.key": loc.secret_key or "",
+                 "spark.hadoop.fs.s3a.aws.credentials.provider":
+                     "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"}
+    return conf
+
+
+def merge_conf(*confs: Mapping[str, str]) -> dict[str, str]:
+    """Session settings merged left to right; ``spark.jars.packages`` lists are joined, not replaced."""
+    out: dict[str, str] = {}
+    for conf in confs:
+        for k, v in conf.items():
+            if k == "spark.jars.packages" and out.get(k):
+                v = ",".join(dict.fromkeys([*out[k].split(","), *v.split(",")]))
+            out[k] = v
+    return out
 
 
 class JvmPackagesError(RuntimeError):

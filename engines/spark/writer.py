@@ -90,7 +90,8 @@ class _OpenFile:
         token = f"{task}-0-{attempt}"
         self.name = base_file_name(self.file_id, token, spec.instant)
         self.rel = f"{self.partition}/{self.name}" if self.partition else self.name
-        fs.create_dir(f"{root}/{self.partition}" if self.partition else root, recursive=True)
+        if type(fs).__name__ not in ("S3FileSystem", "GcsFileSystem"):  # object stores have no directories
+            fs.create_dir(f"{root}/{self.partition}" if self.partition else root, recursive=True)
         self.sink = fs.open_output_stream(f"{root}/{self.rel}")
         self.writer = pq.ParquetWriter(
             self.sink, schema, compression=spec.compression, write_statistics=True,

@@ -18,11 +18,12 @@ and the others see a live lock; ``release`` removes only the lock it owns.
 | stale (token) | the claim-<token> winner | verify token, delete, exclusive create, read back, unclaim |
 | ours (token)  | the owner              | claim, verify token, delete, unclaim                       |
 
-The exclusive create is atomic on local and POSIX-like file systems (``O_EXCL``). On object stores
-it is a check-then-write (pyarrow's S3 file system has no conditional PUT), so two writers can both
-believe they created the lock; the read back catches the case where the later write wins, but not
-every interleaving. As Hudi requires a lock provider for multi-writer tables, a table on an object
-store here supports one writer at a time: run a single writer process per table there.
+The exclusive create is atomic on local and POSIX-like file systems (``O_EXCL``), and on an S3
+store given by an ``s3://`` URI, where it is one conditional PUT (``If-None-Match: *``): the store
+refuses the second creator (412), so exactly one of several racing writers holds the lock. On an
+object store without the conditional PUT it is a check-then-write, so two writers can both believe
+they created the lock; the read back catches the case where the later write wins, but not every
+interleaving: there, run a single writer process per table.
 
 A writer killed between creating a claim and removing it (a read and a delete apart) leaves the
 claim behind, and that lock instance cannot be removed until recovery (``break_stale``) drops

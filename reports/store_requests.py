@@ -1,0 +1,150 @@
+"""The object-store section of the report: requests per phase, per GB ingested, per maintenance run
+and per query, and what they cost at S3's published request prices.
+
+Request counts come from the ``requests`` table (the counting proxy in front of the store,
+``bench/store/proxy.py``), attributed by the runner to the phase that made them.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from runresults import Results
+
+# Amazon S3 pricing page, S3 Standard, US East (N. Virginia), as of 2026-11-24:
+# PUT, COPY, POST, LIST requests $0.005 per 1,000; GET, SELECT and all other requests $0.0004 per 1,000;
+# DELETE and CANCEL requests are free.
+PRICE_SOURCE = ("Amazon S3 pricing page (S3 Standard, US East (N. Virginia)), as of 2026-11-24: PUT, COPY, POST, "
+                "LIST $0.005 per 1,000 requests; GET and all other requests $0.0004 per 1,000; DELETE and CANCEL "
+                "free")
+TIER1_USD = 0.005 / 1000
+TIER2_USD = 0.0004 / 1000
+FREE = ("DELETE", "MULTIPART_ABORT")
+TIER1 = ("PUT", "COPY", "LIST", "MULTIPART_CREATE", "MULTIPART_PART", "MULTIPART_COMPLETE", "DELETE_MULTI",
+         "CREATE_BUCKET")  # the multipart and multi-object-delete requests are POSTs or PUTs
+PHASES = ("ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning", "query_scan")
+MAINTENANCE = ("maintenance_planning", "maintenance_execution", "cleaner")
+QUERY = ("query_planning", "query_scan")
+GB = 1 << 30
+
+
+def price_usd(op: str) -> float:
+    """The list price of one request of ``op`` (bench/store/proxy.py's operations)."""
+    if op in FREE:
+        return 0.0
+    return TIER1_USD if op in TIER1 else TIER2_USD
+
+
+def priced(requests: pd.DataFrame) -> pd.DataFrame:
+    """The requests table with a ``usd`` column (count x list price)."""
+    return requests.assign(usd=requests["count"] * requests["op"].map(price_usd))
+
+
+def per_phase(results: Results) -> pd.DataFrame:
+    """Requests per engine and phase (repetition 0), with the total and its dollar cost."""
+    req = priced(results.table("requests"))
+    req = req[req.engine.notna() & (req.get("repeat", 0) == 0)]
+    counts = req.pivot_table(index="engine", columns="phase", values="count", aggfunc="sum", fill_value=0)
+    cols = [p for p in PHASES if p in counts.columns]
+    out = counts[cols].copy()
+    out["total"] = out.sum(axis=1)
+    out["usd"] = req[req.phase.isin(PHASES)].groupby("engine")["usd"].sum().reindex(out.index).fillna(0.0)
+    return out
+
+
+def unit_costs(results: Results) -> pd.DataFrame:
+    """Per engine: requests and dollars per GB ingested, per maintenance run and per query run."""
+    req = priced(results.table("requests"))
+    req = req[req.engine.notna() & (req.get("repeat", 0) == 0)]
+    commits, maint, queries = (results.table(t) for t in ("commits", "maintenance", "queries"))
+    rows = []
+    for engine in sorted(req.engine.unique()):
+        mine = req[req.engine == engine]
+        ing = commits[(commits.engine == engine) & (commits.kind == "ingest") & (commits.get("repeat", 0) == 0)]
+        gb = ing.batch_bytes.fillna(0).sum() / GB
+        runs = len(maint[(maint.engine == engine) & (maint.get("repeat", 0) == 0)])
+        nq = len(queries[(queries.engine == engine) & (queries.get("repeat", 0) == 0)])
+
+        def total(phases: tuple[str, ...], col: str, mine: pd.DataFrame = mine) -> float:
+            return float(mine[mine.phase.isin(phases)][col].sum())
+
+        rows.append({
+            "engine": engine,
+            "GB ingested": round(gb, 4),
+            "requests / GB ingested": round(total(("ingest",), "count") / gb) if gb else None,
+            "$ / GB ingested": round(total(("ingest",), "usd") / gb, 4) if gb else None,
+            "maintenance runs": runs,
+            "requests / maintenance run": round(total(MAINTENANCE, "count") / runs, 1) if runs else None,
+            "$ / 1,000 maintenance runs": round(1000 * total(MAINTENANCE, "usd") / runs, 4) if runs else None,
+            "query runs": nq,
+            "requests / query": round(total(QUERY, "count") / nq, 1) if nq else None,
+            "GET / query": round(float(mine[mine.phase.isin(QUERY) & (mine.op == "GET")]["count"].sum()) / nq, 1)
+            if nq else None,
+            "$ / 1,000 queries": round(1000 * total(QUERY, "usd") / nq, 4) if nq else None,
+        })
+    return pd.DataFrame(rows)
+
+
+def selective_query(results: Results, query: str = "service_hours") -> pd.DataFrame:
+    """The selective query at the last checkpoint, per engine: warm-run median latency, files scanned
+    and the store requests of one run (query planning and scan, cold and warm runs averaged)."""
+    q = results.table("queries")
+    req = results.table("requests")
+    if q.empty or req.empty:
+        return pd.DataFrame()
+    q = q[(q["query"] == query) & (q.get("repeat", 0) == 0)]
+    if q.empty:
+        return pd.DataFrame()
+    last = int(q.checkpoint.max())
+    q = q[q.checkpoint == last]
+    req = req[(req.get("repeat", 0) == 0) & (req.context == f"{query}@{last}") & (req.phase == "query_scan")]
+    rows = []
+    for engine, runs in q.groupby("engine"):
+        mine = req[req.engine == engine]
+        n = len(runs)
+        warm = runs[runs.run > 0].latency_s
+        rows.append({"engine": engine, "warm median s": round(float(warm.median() if len(warm) else
+                                                                      runs.latency_s.median()), 3),
+                     "files scanned": int(runs[runs.run == 0].files_scanned.iloc[0]) if (runs.run == 0).any() else None,
+                     "requests / run": round(float(mine["count"].sum()) / n, 1),
+                     "GET / run": round(float(mine[mine.op == "GET"]["count"].sum()) / n, 1),
+                     "HEAD / run": round(float(mine[mine.op == "HEAD"]["count"].sum()) / n, 1),
+                     "LIST / run": round(float(mine[mine.op == "LIST"]["count"].sum()) / n, 1),
+                     "MB read / run": round(float(mine.response_bytes.sum()) / n / (1 << 20), 2)})
+    return pd.DataFrame(rows).sort_values("warm median s", ascending=False)
+
+
+def selective_ratio(frame: pd.DataFrame, slow: str = "append_only", fast: str = "option2_sorted") -> float | None:
+    """How many times faster ``fast`` answers the selective query than ``slow`` (warm medians)."""
+    by = frame.set_index("engine")["warm median s"] if not frame.empty else pd.Series(dtype=float)
+    if slow not in by or fast not in by or not by[fast]:
+        return None
+    return float(by[slow] / by[fast])
+
+
+def requests_section(results: Results) -> str | None:
+    """The section's Markdown, or None when the run was not on an object store."""
+    from reports.render import md_table  # render imports this module
+    req = results.table("requests")
+    if req.empty:
+        return None
+    store = results.run.get("store") or {}
+    head = (f"Tables on an S3-protocol store ({store.get('server', 's3')}, first-byte latency "
+            f"{store.get('first_byte_ms')} ms per request, bandwidth cap {store.get('bandwidth_mb_s') or 'none'} "
+            "MB/s per connection); every request crossed a counting proxy and is attributed to the phase the "
+            "runner was in. Harness reads (audits, file listings for the results) are excluded. "
+            f"Prices: {PRICE_SOURCE}.\n\n")
+    phase = per_phase(results).reset_index()
+    phase["usd"] = phase["usd"].map(lambda v: f"{v:.6f}")
+    out = (head + "### Requests per phase\n\n" + md_table(phase) + "\n### Per GB ingested, per maintenance run, "
+           "per query\n\n" + md_table(unit_costs(results)))
+    sel = selective_query(results)
+    if not sel.empty:
+        ratio = selective_ratio(sel)
+        goal = ("" if ratio is None else
+                f"Sorted clustering answers it {ratio:.1f}x faster than the unmaintained small files "
+                f"(append_only / option2_sorted, warm medians; goal >= 4x: {'met' if ratio >= 4 else 'not met'}). ")
+        out += ("\n### The selective query on the store (one service, three hours, last checkpoint)\n\n" + goal +
+                "Each file the query cannot prune costs a HEAD and ranged GETs (footer, then column chunks), "
+                "each paying the first-byte latency.\n\n" + md_table(sel))
+    return out
