@@ -24,6 +24,7 @@ from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_re
 from engines.cow_baseline.config import CowConfig
 from engines.spark.arrow_compat import arrow_schema_of
 from engines.spark.arrow_rewrite import inspect_inputs
+from engines.spark.batch_stats import partition_counts
 from engines.spark.group_write import write_groups
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import NO_ROLL, read_files, rewrite
@@ -84,7 +85,7 @@ class CowBaselineEngine:
         schema = arrow_schema_of(df)
         check_compatible(table.latest_schema(), schema, "the batch")
         part_col = table.partition_fields[0]
-        counts = {table.partition_path(r[0]): int(r[1]) for r in df.groupBy(part_col).count().collect()}
+        counts = {table.partition_path(v): n for v, n in partition_counts(df, part_col).items()}
         if not counts:
             from engines.table.transaction import EmptyBatchError
 
