@@ -32,6 +32,7 @@ from bench.scenario import Scenario, ScenarioError, fingerprint
 from bench.store.run_store import run_store
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
+from engines.spark.batch_stats import partition_counts
 from engines.spark.session import get_spark, merge_conf, resolve_master, warm_up
 from engines.table.probe import TableProbe
 from runresults import (
@@ -298,7 +299,9 @@ class _RunSteps:
         ctx.step = f"batch {b}, generation"
         t0 = time.perf_counter()
         self.df = batch_df(ctx.spark, self.spec, b).cache()
-        self.df.count()  # generated before any clock starts: no engine's ingest time includes generation
+        # generated before any clock starts: no engine's ingest time includes generation; its rows per
+        # partition are counted with it, once for every engine (engines.spark.batch_stats)
+        partition_counts(self.df, self.spec.partition_column)
         ctx.generation_s.append(time.perf_counter() - t0)
         with ctx.timed("ground_truth"):
             self.truth_parts.append(batch_table(self.spec, b))

@@ -46,3 +46,38 @@ def test_bulk_insert_reference_makes_new_files(spark, tmp_path) -> None:
         e.ingest(batch_df(spark, ws, b))
     assert keys(e.table) == truth_keys(ws, 2)
     assert len(e.snapshot()) >= 3
+
+
+def test_one_job_merge_writes_the_bytes_of_one_job_per_file_group(spark, tmp_path, monkeypatch) -> None:
+    """Every bucket of a batch in one Spark job: the same files, bytes and commit metadata as one job per
+    bucket (small files topped up and new file groups, over several partitions, Arrow batches of 700 rows
+    so that a file spans several batches, row groups of 500)."""
+    import engines.cow_baseline.engine as cow
+
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")
+    ws = spec(num_batches=4, batch_records=3000, num_partitions=3, late_fraction=0.2)
+    cfg = CowEngineConfig(planner=CowConfig(small_file_limit=160_000, max_file_size=240_000,
+                                            record_size_estimate=100), row_group_rows=500, auto_clean=False)
+    tables = []
+    try:
+        for name in ("one_job", "per_bucket"):
+            if name == "per_bucket":
+                monkeypatch.setattr(cow, "inspect_inputs", lambda *a: None)
+            e = CowBaselineEngine(new_table(tmp_path / name), cfg)
+            for b in range(ws.num_batches):
+                e.ingest(batch_df(spark, ws, b))
+            tables.append(e.table)
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    merged = [s for inst in tables[0].refresh().completed(["commit"]) for s in tables[0].commit_metadata(inst).write_stats
+              if s.prev_commit not in (None, "null")]
+    assert merged, "no small file was topped up: the test does not cover the merge"
+
+    def files(table):
+        root = tmp_path / table.base_uri.rsplit("/", 1)[-1]
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+                if p.is_file() and (p.suffix == ".parquet" or p.name.endswith(".commit"))}
+
+    one, per = files(tables[0]), files(tables[1])
+    assert sorted(one) == sorted(per)
+    assert one == per

@@ -28,3 +28,39 @@ def test_schema_inferred_once_and_reads_unchanged(spark, tmp_path) -> None:
         assert sorted(map(tuple, df.collect())) == sorted(map(tuple, inferred.collect()))
     selective = read_snapshot(spark, table.storage, snap, [("service", "=", "svc-001")]).df
     assert selective.where("service = 'svc-001'").count() == inferred.where("service = 'svc-001'").count()
+
+
+def test_many_paths_in_few_py4j_calls_read_the_same_files(spark, tmp_path) -> None:
+    """parquet_paths hands the JVM every path in one string: the same files and rows as reader.parquet,
+    in a number of Py4J calls that does not grow with the number of files."""
+    from py4j.clientserver import JavaClient
+
+    table = new_table(tmp_path / "t")
+    ws = spec(num_batches=16, batch_records=100, num_partitions=2)
+    for b in range(ws.num_batches):
+        insert_new_file_groups(table, batch_df(spark, ws, b))
+    paths = sorted(file_uri(table.storage, s.path) for s in table.view().snapshot())
+    assert len(paths) >= 16
+    calls = {"n": 0}
+    original = JavaClient.send_command
+
+    def counting(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls["n"] += 1
+        return original(self, *args, **kwargs)
+
+    def count_calls(fn):  # noqa: ANN001, ANN202
+        calls["n"] = 0
+        JavaClient.send_command = counting
+        try:
+            out = fn()
+        finally:
+            JavaClient.send_command = original
+        return out, calls["n"]
+
+    schema = spark.read.parquet(paths[0]).schema
+    plain, plain_calls = count_calls(lambda: spark.read.schema(schema).parquet(*paths))
+    ours, our_calls = count_calls(lambda: reader.parquet_paths(spark.read.schema(schema), paths))
+    assert sorted(ours.inputFiles()) == sorted(plain.inputFiles())
+    assert sorted(map(tuple, ours.collect())) == sorted(map(tuple, plain.collect()))
+    # PySpark: one call per path; ours: a few more calls than the read itself, at most once per session
+    assert our_calls <= plain_calls - len(paths) + 8, (plain_calls, our_calls)

@@ -74,19 +74,22 @@ def test_sorted_clustering_disjoint_sorted_outputs(spark, tmp_path, monkeypatch,
 @pytest.mark.parametrize("sort,single_task_bytes", [((), 0), (("service", "ts"), 0),
                                                      (("service", "ts"), arrow_rewrite.SINGLE_TASK_BYTES)])
 def test_rewrite_is_deterministic(spark, tmp_path, monkeypatch, sort, single_task_bytes) -> None:
+    """Reruns write the same bytes, whether the tasks run as a Spark job (a, c) or in the driver (b)."""
     monkeypatch.setattr(arrow_rewrite, "SINGLE_TASK_BYTES", single_task_bytes)
     ws = spec(num_partitions=1, num_batches=4, batch_records=2000)
     e = ClusteringEngine(new_table(tmp_path / "a"), Option2Config(clustering=ClusteringConfig(
         small_file_limit=1 << 30, target_file_size=150_000, sort_columns=sort), row_group_rows=1000))
     ingest(spark, e, ws, range(4))
     shutil.copytree(tmp_path / "a", tmp_path / "b")
+    shutil.copytree(tmp_path / "a", tmp_path / "c")
     digests = []
-    for name in ("a", "b"):
+    for name, local_bytes in (("a", -1), ("b", arrow_rewrite.LOCAL_BYTES), ("c", -1)):
+        monkeypatch.setattr(arrow_rewrite, "LOCAL_BYTES", local_bytes)
         t = HudiTable.open(str(tmp_path / name))
         eng = ClusteringEngine(t, e.config)
         eng.execute(eng.schedule())
         digests.append(sorted((s.path, t.storage.read_bytes(s.path)) for s in t.view().snapshot()))
-    assert digests[0] == digests[1]
+    assert digests[0] == digests[1] == digests[2]
 
 
 def test_foreign_files_take_the_spark_path(spark, tmp_path) -> None:

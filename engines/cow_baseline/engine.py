@@ -15,19 +15,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size
 from engines.cow_baseline.config import CowConfig
 from engines.spark.arrow_compat import arrow_schema_of
+from engines.spark.arrow_rewrite import inspect_inputs
+from engines.spark.batch_stats import partition_counts
+from engines.spark.group_write import write_groups
 from engines.spark.insert import insert_new_file_groups, write_spec_for
-from engines.spark.rewrite import rewrite
+from engines.spark.rewrite import NO_ROLL, read_files, rewrite
 from engines.spark.session import get_spark
 from engines.table import faults
 from engines.table.cleaner import run_clean
-from engines.table.model import FileSlice, WriteStat
+from engines.table.model import META_COLUMNS, FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT, REPLACE
@@ -72,8 +75,8 @@ class CowBaselineEngine(TableEngine):
         table = self.table
         schema = arrow_schema_of(df)
         check_compatible(table.latest_schema(), schema, "the batch")
-        part_col, key = table.partition_fields[0], table.record_key
-        counts = {table.partition_path(r[0]): int(r[1]) for r in df.groupBy(part_col).count().collect()}
+        part_col = table.partition_fields[0]
+        counts = {table.partition_path(v): n for v, n in partition_counts(df, part_col).items()}
         if not counts:
             from engines.table.transaction import EmptyBatchError
 
@@ -89,36 +92,68 @@ class CowBaselineEngine(TableEngine):
             buckets = assign_inserts(by_partition, counts, self._avg_record_size(), cfg,
                                      set(view.pending_clustering_file_groups()))
             instant = table.start(COMMIT)
-            ranked = df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1).cache()
-            stats: list[WriteStat] = []
-            offsets: dict[str, int] = {}
-            prefix = f"{part_col}=" if table.hive_style else ""
-            for i, b in enumerate(buckets):
-                lo = offsets.get(b.partition, 0)
-                offsets[b.partition] = lo + b.num_records
-                value = b.partition[len(prefix):]
-                rows = ranked.where((F.col(part_col) == value) & (F.col("_rk") >= lo)
-                                    & (F.col("_rk") < lo + b.num_records)).drop("_rk")
-                stats += self._write_bucket(spark, b, rows, instant.timestamp, stats_columns, i)
-            ranked.unpersist()
+            stats = self._write_buckets(spark, buckets, df, instant.timestamp, stats_columns)
             faults.step("ingest.after_files_written", self.on_step)
             faults.step("ingest.before_complete", self.on_step)
             return commit_write(table, instant, stats, "INSERT", avro_schema_string(schema))
 
-    def _write_bucket(self, spark: object, bucket: InsertBucket, rows: DataFrame, instant: str,
-                      stats_columns: list[str], index: int) -> list[WriteStat]:
-        spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
-                              stats_columns=stats_columns, file_id_override=bucket.file_id,
-                              file_id_prefix=f"bucket-{index}")
-        base = [bucket.base_slice] if bucket.base_slice is not None else []
-        out = rewrite(spark, self.table.storage, base, spec, 1, extra=rows,  # type: ignore[arg-type]
-                      fault_point="ingest.mid_write")
-        for s in out:
-            s.prev_commit = bucket.base_slice.instant if bucket.base_slice else "null"
-            if bucket.base_slice is not None:
-                s.num_update_writes = 0
-                s.num_inserts = bucket.num_records
-        return out
+    def _write_buckets(self, spark: SparkSession, buckets: list[InsertBucket], df: DataFrame, instant: str,
+                       stats_columns: list[str]) -> list[WriteStat]:
+        """Every bucket in one Spark job (:func:`engines.spark.group_write.write_groups`): bucket ``i`` gets
+        the batch rows ranked ``[lo, lo + num_records)`` by record key in its partition, plus the rows of
+        its small file; it is written as one file, sorted by record key, as a one-bucket job would."""
+        table = self.table
+        part_col, key = table.partition_fields[0], table.record_key
+        bases = {i: b.base_slice for i, b in enumerate(buckets) if b.base_slice is not None}
+        if bases and inspect_inputs(table.storage, list(bases.values()), True) is None:
+            return self._write_buckets_one_by_one(spark, buckets, df, instant, stats_columns)
+        prefix = f"{part_col}=" if table.hive_style else ""
+        cases, offsets = [], {}
+        for i, b in enumerate(buckets):
+            lo = offsets.get(b.partition, 0)
+            offsets[b.partition] = lo + b.num_records
+            cases.append(f"WHEN {_sql_name(part_col)} = {_sql_string(b.partition[len(prefix):])} "
+                         f"AND _rk >= {lo} AND _rk < {lo + b.num_records} THEN {i}")
+        rows = (df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1)
+                .withColumn("_b", F.expr(f"CASE {' '.join(cases)} END")).drop("_rk"))
+        new_schema = arrow_schema_of(rows.drop("_b"))
+        merged, base_schema = rows, new_schema
+        if bases:
+            files = " ".join(f"WHEN {_sql_string(s.file_name)} THEN {i}" for i, s in bases.items())
+            old = read_files(spark, table.storage, list(bases.values()), keep_meta=True)
+            old = old.withColumn("_b", F.expr(f"CASE _hoodie_file_name {files} END"))
+            old = old.drop(*[c for c in META_COLUMNS if c in old.columns])
+            merged = old.unionByName(rows, allowMissingColumns=True)
+            base_schema = arrow_schema_of(merged.drop("_b"))
+        specs = [write_spec_for(table, instant, row_group_rows=self.config.row_group_rows, stats_columns=stats_columns,
+                                file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL)
+                 for i, b in enumerate(buckets)]
+        schemas = [base_schema if i in bases else new_schema for i in range(len(buckets))]
+        written = write_groups(merged, "_b", specs, schemas, [key], fault_point="ingest.mid_write")
+        return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
+
+    def _write_buckets_one_by_one(self, spark: SparkSession, buckets: list[InsertBucket], df: DataFrame,
+                                  instant: str, stats_columns: list[str]) -> list[WriteStat]:
+        """One Spark job per bucket: small files whose schemas differ, or that pyarrow did not write."""
+        table = self.table
+        part_col, key = table.partition_fields[0], table.record_key
+        ranked = df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1).cache()
+        stats: list[WriteStat] = []
+        offsets: dict[str, int] = {}
+        prefix = f"{part_col}=" if table.hive_style else ""
+        for i, b in enumerate(buckets):
+            lo = offsets.get(b.partition, 0)
+            offsets[b.partition] = lo + b.num_records
+            value = b.partition[len(prefix):]
+            rows = ranked.where((F.col(part_col) == value) & (F.col("_rk") >= lo)
+                                & (F.col("_rk") < lo + b.num_records)).drop("_rk")
+            spec = write_spec_for(table, instant, row_group_rows=self.config.row_group_rows,
+                                  stats_columns=stats_columns, file_id_override=b.file_id, file_id_prefix=f"bucket-{i}")
+            base = [b.base_slice] if b.base_slice is not None else []
+            stats += _bucket_stats(b, rewrite(spark, table.storage, base, spec, 1, extra=rows,
+                                              fault_point="ingest.mid_write"))
+        ranked.unpersist()
+        return stats
 
     def after_commit(self) -> list[MaintenanceResult]:
         if not self.config.auto_clean:
@@ -130,3 +165,19 @@ class CowBaselineEngine(TableEngine):
         res = run_clean(self.table, self.config.cleaner_commits_retained)
         return clean_result(res)
 
+def _bucket_stats(bucket: InsertBucket, out: list[WriteStat]) -> list[WriteStat]:
+    """A bucket's write stats as Hudi records them: the previous slice, and inserts into a small file."""
+    for s in out:
+        s.prev_commit = bucket.base_slice.instant if bucket.base_slice else "null"
+        if bucket.base_slice is not None:
+            s.num_update_writes = 0
+            s.num_inserts = bucket.num_records
+    return out
+
+
+def _sql_name(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -7,6 +7,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.spark.arrow_compat import arrow_schema_of
+from engines.spark.batch_stats import partition_counts
 from engines.spark.writer import WriteSpec, write_dataframe
 from engines.table import faults
 from engines.table.schema import avro_schema_string, check_compatible
@@ -45,7 +46,7 @@ def insert_new_file_groups(
     schema = arrow_schema_of(df)
     check_compatible(table.latest_schema(), schema, "the batch")
     partition_col = table.partition_fields[0]
-    n = num_tasks or max(1, df.select(partition_col).distinct().count())
+    n = num_tasks or max(1, len(partition_counts(df, partition_col)))
     spread = df.coalesce(1) if n == 1 else df.repartition(n, F.col(partition_col))
     ordered = spread.sortWithinPartitions(partition_col, *(sort_columns or [table.record_key]))
     with table.lock:

@@ -22,7 +22,7 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from engines.spark.reader import file_uri
+from engines.spark.reader import file_uri, read_parquet
 from engines.spark.writer import WriteSpec, write_dataframe
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
 from engines.table.storage import Storage
@@ -32,7 +32,9 @@ NO_ROLL = 1 << 62
 
 
 def read_files(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], keep_meta: bool = False) -> DataFrame:
-    df = spark.read.parquet(*[file_uri(storage, s.path) for s in sorted(slices, key=lambda s: s.path)])
+    ordered = sorted(slices, key=lambda s: s.path)
+    # the schema Spark inferred before from an equal footer: no inference job per read
+    df = read_parquet(spark, storage, [file_uri(storage, s.path) for s in ordered], ordered[0], None)
     if keep_meta:
         return df
     return df.drop(*[c for c in META_COLUMNS if c in df.columns])

@@ -1,0 +1,36 @@
+"""Rows per partition value of a cached batch DataFrame, counted once per DataFrame.
+
+Every engine of a run ingests the same cached batch. Insert and APPEND need the number of partition
+values (one write task per value), the COW baseline the rows per value (its insert assignment): one
+Spark job per batch answers all of them, where each engine used to run its own. The runner counts
+while it prepares the batch (with its generation), so no engine's ingest time holds the job and every
+engine sees the same figures. Only cached DataFrames are remembered: their rows do not change between
+calls; any other DataFrame is counted on every call.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+_COUNTS: weakref.WeakKeyDictionary[DataFrame, dict[str, dict[Any, int]]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def partition_counts(df: DataFrame, column: str) -> dict[Any, int]:
+    """Rows of ``df`` per value of ``column`` (None for nulls); one Spark job the first time per cached
+    DataFrame and column."""
+    cached = bool(getattr(df, "is_cached", False))
+    if cached:
+        with _LOCK:
+            known = _COUNTS.get(df, {}).get(column)
+        if known is not None:
+            return dict(known)
+    counts = {r[0]: int(r[1]) for r in df.groupBy(column).count().collect()}
+    if cached:
+        with _LOCK:
+            _COUNTS.setdefault(df, {})[column] = counts
+    return dict(counts)
