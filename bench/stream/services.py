@@ -40,6 +40,7 @@ class Services:
         self.intervals: list[list[float | None]] = []  # [start, end or None] (time.time()) per execution
         self.errors: list[str] = []
         self.runs = 0
+        self.commits = 0  # ingest commits seen: a service waits for the table's first one (delta-rs creates it)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._clustering: Any = None
@@ -84,6 +85,7 @@ class Services:
     def after_ingest(self) -> list[MaintenanceResult]:
         """The writer's post-commit work: auto clean and, for Option 2, the async schedule."""
         out: list[MaintenanceResult] = []
+        self.commits += 1
         if not self.enabled:
             return out
         if self.mode in ("inline", "async_clustering"):
@@ -113,7 +115,7 @@ class Services:
         finally:
             span[1] = time.time()
 
-    def _run_pending_clustering(self) -> list[MaintenanceResult]:
+    def _run_pending_clustering(self, mode: str = "async") -> list[MaintenanceResult]:
         from engines.clustering.executor import pending_instants
 
         out = []
@@ -121,11 +123,11 @@ class Services:
             res = self._timed(lambda i=inst.timestamp: self.engine.execute(i))
             if res is not None:
                 self.runs += 1
-                self.record(res, "async")
+                self.record(res, mode)
                 out.append(res)
         return out
 
-    def run_once(self) -> list[MaintenanceResult]:
+    def run_once(self, mode: str = "async") -> list[MaintenanceResult]:
         """One round of the async service: schedule, execute, clean."""
         out = []
         with self.mutex:
@@ -134,17 +136,19 @@ class Services:
             res = self._timed(lambda: self.engine.execute(instant))
             if res is not None:
                 self.runs += 1
-                self.record(res, "async")
+                self.record(res, mode)
                 out.append(res)
         with self.mutex:
             cleaned = self.engine.clean()
         if cleaned is not None:
-            self.record(cleaned, "async")
+            self.record(cleaned, mode)
             out.append(cleaned)
         return out
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
+            if not self.commits:
+                continue
             try:
                 self.run_once()
             except Exception as exc:  # recorded; the service tries again next round
@@ -152,10 +156,10 @@ class Services:
 
     def finish(self) -> list[MaintenanceResult]:
         """After the stream: execute what is still pending (Option 2's queued plans), then clean."""
-        if not self.enabled:
+        if not self.enabled or not self.commits:
             return []
         if self.mode == "async_clustering":
-            out = self._run_pending_clustering()
+            out = self._run_pending_clustering("final")
             with self.mutex:
                 cleaned = self.engine.clean()
             if cleaned is not None:
@@ -163,5 +167,5 @@ class Services:
                 out.append(cleaned)
             return out
         if self.mode in ("async_compaction", "async_optimize"):
-            return self.run_once()
+            return self.run_once("final")
         return []
