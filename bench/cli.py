@@ -175,6 +175,8 @@ def stream(
     engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of the scenario's engines"),
     rate_search: bool | None = typer.Option(None, "--rate-search/--no-rate-search",
                                             help="search the sustainable throughput (default: the scenario's)"),
+    kill_test: bool = typer.Option(False, "--kill-test", help="also SIGKILL the streaming process at the "
+                                   "stream's kill points and restart it from its checkpoint (crash table)"),
     report: bool = typer.Option(False, "--report", help="render the report after the run"),
 ) -> None:
     """Continuous ingestion: Spark Structured Streaming from a landing folder into every engine, with
@@ -192,7 +194,8 @@ def stream(
     from engines.spark.session import SparkMasterUnreachable
 
     try:
-        run_dir = run_stream_scenario(sc, out=out, master=master, scenario_path=scenario, rate_search=rate_search)
+        run_dir = run_stream_scenario(sc, out=out, master=master, scenario_path=scenario, rate_search=rate_search,
+                                      kill_test=kill_test)
     except SparkMasterUnreachable as exc:
         fail(str(exc))
         return
@@ -213,7 +216,7 @@ def stream(
                   f(s["slowdown_p95"]), f(s.get("sustainable_rate")),
                   f"{f(s.get('capacity_rate'))} [{f(cap[0])}, {f(cap[1])}]" if cap else "-",
                   ",".join(s["quarantined"]) or "-", str(s["late_rows"]))
-    console.print(t)
+    Console(width=max(console.width, 170)).print(t)
     if report:
         _render(run_dir, design_review=False)
     ok = results.run["verification"]["ok"]

@@ -21,6 +21,8 @@ from reports.summary import summarize, summary_frame
 from reports.uncertainty import METHOD
 
 PLOT_CAPTIONS = {
+    "stream_lag": "Continuous ingestion: backlog over time per engine (seconds since the oldest landed, uncommitted "
+                  "file arrived; landing files waiting); red dots while a table service executes.",
     "live_files": "Live files in the snapshot after every instant.",
     "physical_files": "Files on storage, including replaced files the cleaner has not deleted yet.",
     "bytes_written": "Cumulative data bytes written (the numerator of WA).",
@@ -181,6 +183,11 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     if fidelity:
         parts += ["\n## Ours next to Apache Hudi, same batches\n", HUDI_NOTE(results) + "\n",
                   md_table(pd.DataFrame(fidelity))]
+    from reports.stream import stream_section
+
+    streamed = stream_section(results)
+    if streamed:
+        parts += ["\n## Continuous ingestion (Structured Streaming)\n", streamed]
     parts += ["\n## Crash safety (engine × injection point)\n", crash_section(results), "\n## Plots\n"]
     for key, p in plots.items():
         parts.append(f"\n{PLOT_CAPTIONS.get(key, key)}\n\n![{key}](plots/{p.name})\n")

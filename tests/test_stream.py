@@ -103,6 +103,10 @@ def test_short_stream_every_engine_verified(spark, tmp_path: Path) -> None:
     assert (maint[maint.engine == "option2"]["kind"] == "clustering").any()
     lag = results.table("stream_lag")
     assert set(lag.engine) == set(results.engines) and lag.backlog_batches.ge(0).all()
+    from reports import render_report
+
+    md = Path(render_report(results.folder)["report.md"]).read_text()
+    assert "## Continuous ingestion" in md and "plots/stream_lag.png" in md and BAD_NAME in md
 
 
 @pytest.mark.slow

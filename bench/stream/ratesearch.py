@@ -2,8 +2,9 @@
 
 Stepped search, each step a fresh table, landing folder and checkpoint fed ``batches_per_step``
 batches at one rate (batches per second): from ``start``, the rate is multiplied by ``factor``
-while the step is sustained, then bisected (geometric mean) ``refine`` times between the last
-sustained and the first unsustained rate.
+while the step is sustained (divided by it while the first steps are not), at most ``max_steps``
+steps, then bisected (geometric mean) ``refine`` times between the last sustained and the first
+unsustained rate.
 
 A step is sustained when its lag does not grow: the slope of each landing file's lag at commit
 (arrival -> visible) against its arrival time is below ``max_lag_slope`` seconds per second. A
@@ -12,8 +13,8 @@ lag per second.
 
 The figure reported beside the stepped bracket is the capacity measured while saturated: batches
 committed per second of back-to-back micro-batches (``1 / mean`` interval between commits of the
-unsustained steps, or of every step if none saturated), with its 95% percentile-bootstrap interval
-(``reports.uncertainty``). Records per second are batches per second times the mean batch size.
+unsustained steps; none when no step saturated: the capacity is then above the highest rate
+tried), with its 95% percentile-bootstrap interval (``reports.uncertainty``). Records per second are batches per second times the mean batch size.
 """
 
 from __future__ import annotations
@@ -99,10 +100,12 @@ def search(run_step: Any, scenario: Scenario, scratch: Path) -> SearchResult:
         return s
 
     rate = cfg.start
-    for _ in range(cfg.max_steps):
-        if not step(rate).sustained:
+    first = step(rate)
+    going_up = first.sustained
+    for _ in range(cfg.max_steps - 1):
+        rate = rate * cfg.factor if going_up else rate / cfg.factor
+        if step(rate).sustained != going_up:
             break
-        rate *= cfg.factor
     for _ in range(cfg.refine):
         lo, hi = out.best_sustained, out.first_unsustained
         if hi is None:
@@ -112,6 +115,5 @@ def search(run_step: Any, scenario: Scenario, scratch: Path) -> SearchResult:
 
 
 def capacity_intervals(result: SearchResult) -> list[float]:
-    """Commit-to-commit intervals of the saturated steps (every step if none saturated)."""
-    saturated = [s for s in result.steps if not s.sustained]
-    return [i for s in (saturated or result.steps) for i in s.intervals]
+    """Commit-to-commit intervals of the saturated steps (none if no step saturated)."""
+    return [i for s in result.steps if not s.sustained for i in s.intervals]

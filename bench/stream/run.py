@@ -40,7 +40,7 @@ from bench.results import (
     new_run_id,
     package_versions,
 )
-from bench.runner import EngineState, RunContext, audit, record_maintenance, run_checkpoint
+from bench.runner import EngineState, RunContext, audit, record_maintenance, run_checkpoint, table_state
 from bench.scenario import EngineSpec, Scenario
 from bench.stream.driver import StreamRun, stream_engine, stream_manual
 from bench.stream.landing import batch_rows
@@ -122,7 +122,7 @@ def summarize(rows: list[dict[str, Any]], steps: list[dict[str, Any]] | None, ca
 
 def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, master: str | None = None,
                         run_id: str | None = None, scenario_path: str | Path | None = None,
-                        rate_search: bool | None = None, keep_tables: bool = True) -> Path:
+                        rate_search: bool | None = None, keep_tables: bool = True, kill_test: bool = False) -> Path:
     """Stream the scenario through every engine (see the module docstring); returns the results folder."""
     wall0 = time.perf_counter()
     spec, cfg = scenario.workload, scenario.stream
@@ -168,6 +168,8 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
             capacity = interval(capacity_intervals(result), statistic=lambda x: 1.0 / np.mean(x, axis=-1))
         summary[es.name] = {**summarize(run.sink.state.rows, steps, capacity, mean_records), "keys": keys,
                             "maintenance_runs": run.services.runs, "maintenance_mode": run.services.mode}
+    if kill_test:
+        _kill_tests(ctx, scenario, scenario_path, spark)
     derive_cumulative(writer, {}, frozenset(es.name for es in scenario.engines))
     wall = time.perf_counter() - wall0
     writer.write_run({
@@ -186,6 +188,24 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
     return run_dir
+
+
+def _kill_tests(ctx: RunContext, scenario: Scenario, scenario_path: str | Path | None, spark: Any) -> None:
+    """The stream's kill points (``killtest.KILL_POINTS``) for every engine that has them: ``crash`` rows."""
+    from bench.stream.killtest import KILL_POINTS, kill_and_restart
+
+    if scenario_path is None:
+        raise ValueError("the kill test needs the scenario's file: the killed child process loads it")
+    master = spark.sparkContext.master
+    for es in scenario.engines:
+        for i, point in enumerate(KILL_POINTS.get(es.kind, ())):
+            ctx.step = f"engine {es.name}, kill at {point}"
+            row = kill_and_restart(spark, scenario, str(scenario_path), es.name, point,
+                                   ctx.run_dir / "work" / f"kill-{es.name}-{i}", master)
+            ctx.writer.add("crash", **row)
+            if not row["recovered"] or row["rows_lost"] or row["rows_duplicated"]:
+                ctx.failures.append(f"{es.name}: killed at {point}: recovered={row['recovered']}, "
+                                    f"{row['rows_lost']} rows lost, {row['rows_duplicated']} duplicated")
 
 
 def _warm_stream(spark: Any, scenario: Scenario, root: Path, cache: Path) -> None:
@@ -218,9 +238,12 @@ def _record_rows(ctx: RunContext, st: EngineState, run: StreamRun) -> None:
                        records_written=sum(s.num_writes for s in c["stats"]),
                        bytes_written=sum(int(s.total_write_bytes or s.file_size) for s in c["stats"]),
                        files_written=len(c["stats"]), files_replaced=c["replaced"])
-    mine = [r for r in ctx.writer.rows["commits"] if r["engine"] == st.engine.name]
-    for seq, r in enumerate(sorted(mine, key=lambda r: int(r["instant"])), start=1):  # instants order the commits
+    mine = sorted((r for r in ctx.writer.rows["commits"] if r["engine"] == st.engine.name),
+                  key=lambda r: int(r["instant"]))
+    for seq, r in enumerate(mine, start=1):  # instant times order the commits
         r["seq"] = seq
+    if mine and mine[-1].get("live_files") is None:  # the table after the stream, on its newest commit
+        mine[-1].update(table_state(probe_of(st.engine), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20))))
 
 
 def _step_run(spark: Any, scenario: Scenario, es: EngineSpec, rate: float, root: Path, cache: Path,
