@@ -181,6 +181,7 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
         "engines": {es.name: {"kind": es.kind, "table_path": str((run_dir / "tables" / es.name).resolve()),
                               "config": es.config} for es in scenario.engines},
         "repeat": 1, "simulated": False, "wall_time_s": wall, "stream": summary,
+        **({"crashtest": {"parallel": 1, "kind": "stream kill and restart"}} if kill_test else {}),
         "ground_truth": {"batches": spec.num_batches, "mean_batch_records": mean_records},
         "verification": {"ok": not ctx.failures, "failures": ctx.failures}, "tables_kept": keep_tables,
     })
