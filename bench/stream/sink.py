@@ -29,7 +29,7 @@ from engines.table import faults
 from engines.table.transaction import commit_extra_metadata
 
 STREAM_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"  # Hudi's own key: {writer identifier: batch id}
-STREAM_FILES_KEY = "layoutbench.stream.files"
+STREAM_FILES_KEY = "_layoutbench_stream_files"  # "_": Apache Hudi keeps write options so named in extraMetadata
 WRITER_ID = "layoutbench"
 
 
