@@ -169,6 +169,66 @@ def run(
         raise typer.Exit(EXIT_FAILED)
 
 
+@app.command()
+def stream(
+    scenario: str = typer.Argument(..., help="scenario YAML file (its stream section sets the rates)"),
+    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)"),
+    master: str | None = typer.Option(None, "--master", help="Spark master URL"),
+    engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of the scenario's engines"),
+    rate_search: bool | None = typer.Option(None, "--rate-search/--no-rate-search",
+                                            help="search the sustainable throughput (default: the scenario's)"),
+    kill_test: bool = typer.Option(False, "--kill-test", help="also SIGKILL the streaming process at the "
+                                   "stream's kill points and restart it from its checkpoint (crash table)"),
+    report: bool = typer.Option(False, "--report", help="render the report after the run"),
+) -> None:
+    """Continuous ingestion: Spark Structured Streaming from a landing folder into every engine, with
+    each design's table services beside the stream; the results folder is printed as the last line."""
+    from bench.scenario import ScenarioError, load_scenario
+
+    try:
+        sc = load_scenario(scenario)
+        if engines:
+            sc = sc.select_engines([e.strip() for e in engines.split(",") if e.strip()])
+    except ScenarioError as exc:
+        fail(str(exc))
+        return
+    from bench.stream.run import run_stream_scenario
+    from engines.spark.session import SparkMasterUnreachable
+
+    try:
+        run_dir = run_stream_scenario(sc, out=out, master=master, scenario_path=scenario, rate_search=rate_search,
+                                      kill_test=kill_test)
+    except SparkMasterUnreachable as exc:
+        fail(str(exc))
+        return
+    from bench.results import Results
+
+    results = Results(run_dir)
+    t = Table("engine", "freshness p50 s", "p95 s", "max s", "micro-batch p95 s (maint / none)", "slowdown",
+              "sustainable batches/s", "capacity batches/s [95%]", "quarantined", "late rows",
+              title=f"stream {results.run['run_id']}")
+
+    def f(v: object) -> str:
+        return f"{v:.3g}" if isinstance(v, int | float) else "-"
+
+    for name, s in results.run.get("stream", {}).items():
+        cap = s.get("capacity_rate_95")
+        t.add_row(name, f(s["freshness_p50_s"]), f(s["freshness_p95_s"]), f(s["freshness_max_s"]),
+                  f"{f(s['micro_batch_p95_s_with_maintenance'])} / {f(s['micro_batch_p95_s_without_maintenance'])}",
+                  f(s["slowdown_p95"]), f(s.get("sustainable_rate")),
+                  f"{f(s.get('capacity_rate'))} [{f(cap[0])}, {f(cap[1])}]" if cap else "-",
+                  ",".join(s["quarantined"]) or "-", str(s["late_rows"]))
+    Console(width=max(console.width, 170)).print(t)
+    if report:
+        _render(run_dir, design_review=False)
+    ok = results.run["verification"]["ok"]
+    for failure in results.run["verification"]["failures"][:20]:
+        Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {failure}")
+    print(run_dir)
+    if not ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
 def _print_summary(results: object) -> None:
     from runresults import Results
 

@@ -110,7 +110,8 @@ class RunContext:
                 self.profile[phase] = self.profile.get(phase, 0.0) + time.perf_counter() - t0
 
 
-def _table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
+def table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
+    """Live and physical files and bytes, small files and metadata bytes of the table now."""
     slices, physical = probe.state()
     return {
         "live_files": len(slices), "physical_files": len(physical), "live_bytes": sum(s.size_bytes for s in slices),
@@ -123,7 +124,7 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
                    operation: str, duration: float, stats: list, replaced: int) -> None:
     """One commits row: what the instant wrote (from its metadata) and the table state after it."""
     t0 = time.perf_counter()
-    state = _table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
+    state = table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
     with ctx.lock:
         st.seq += 1
         ctx.writer.add("commits", **commit_row(

@@ -110,6 +110,37 @@ class SparkSpec(_Strict):
     conf: dict[str, str] = Field(default_factory=dict)
 
 
+class RateSearchSpec(_Strict):
+    """The sustainable-throughput search of ``layoutbench stream``: stepped rates (batches per second),
+    multiplied by ``factor`` from ``start`` while the lag stays bounded, then bisected ``refine`` times."""
+
+    enabled: bool = True
+    start: float = Field(0.5, gt=0)
+    factor: float = Field(2.0, gt=1)
+    max_steps: int = Field(4, ge=1, le=20)
+    refine: int = Field(1, ge=0, le=5)
+    batches_per_step: int = Field(10, ge=3)
+    # bounded lag: the backlog-seconds slope over the step is below this (seconds of lag per second)
+    max_lag_slope: float = Field(0.15, gt=0)
+
+
+class StreamSpec(_Strict):
+    """Continuous ingestion (``layoutbench stream``): the generator drops the scenario's batches into
+    a landing folder every ``1 / rate`` seconds (sizes shaped by ``workload.arrival``) and Spark
+    Structured Streaming feeds each engine through ``foreachBatch``."""
+
+    rate: float = Field(1.0, gt=0)  # batches per second at the fixed-rate run (freshness figures)
+    files_per_trigger: int = Field(1, ge=1)  # landing files per micro-batch (maxFilesPerTrigger)
+    trigger_s: float = Field(0.2, ge=0)  # processing-time trigger
+    maintenance: Literal["design", "none"] = "design"  # each design's table services beside the stream
+    async_max_commits: int = Field(3, ge=1)  # Option 2: hoodie.clustering.async.max.commits
+    lag_sample_s: float = Field(0.25, gt=0)
+    retention_hours: float = Field(24.0, gt=0)  # rows older than the newest event minus this are counted late
+    bad_input: bool = False  # also drop a file in a foreign schema and a batch older than the retention
+    timeout_s: float = Field(600.0, gt=0)  # per streaming run
+    rate_search: RateSearchSpec = Field(default_factory=RateSearchSpec)
+
+
 class Scenario(_Strict):
     name: str
     description: str = ""
@@ -121,6 +152,7 @@ class Scenario(_Strict):
     isolation: IsolationSpec = Field(default_factory=IsolationSpec)
     spark: SparkSpec = Field(default_factory=SparkSpec)
     store: StoreSpec = Field(default_factory=StoreSpec)
+    stream: StreamSpec = Field(default_factory=StreamSpec)
     output: str = "results"
     deterministic_instants: bool = True
     # timed parts run this many times on fresh tables from the same batches (run --repeat overrides)

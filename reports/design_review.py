@@ -7,7 +7,7 @@ and Apache Hudi are reference columns outside the tally. Per design the decision
 *best* variant for each criterion (named in parentheses) and, when the variants differ, the worst
 one too, so Option 1's RFC-order reader failures are never hidden behind commit-before-delete's
 clean record. Timings carry 95% bootstrap intervals over every repetition and win only when the
-intervals separate (:mod:`reports.uncertainty`); counts and bytes are exact. :func:`verdict` states
+intervals separate (:mod:`runresults.uncertainty`); counts and bytes are exact. :func:`verdict` states
 the answer in a few sentences computed from the table and the correctness findings.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reports.summary import RFC_DESIGNS, EngineSummary, fmt, summarize
-from reports.uncertainty import timing_winner
 from runresults import Results
+from runresults.uncertainty import timing_winner
 
 FAMILY_ORDER = ("Baseline", "Option 1", "Option 2", "No maintenance (control)", "Delta peer", "Apache Hudi")
 
@@ -92,7 +92,7 @@ def _cell(s: EngineSummary, crit: Criterion, v: float) -> str:
 def decision_rows(summaries: list[EngineSummary]) -> list[dict[str, str]]:
     """One row per criterion: the best (and worst) variant per design, the winner among the RFC
     designs (the others are reference columns, outside the tally) and by how much. Timings win
-    only when their 95% intervals separate (reports.uncertainty)."""
+    only when their 95% intervals separate (runresults.uncertainty)."""
     families = [f for f in FAMILY_ORDER if any(s.family == f for s in summaries)]
     families += sorted({s.family for s in summaries} - set(families))
     rows = []

@@ -93,6 +93,11 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
         ax.set_title("Maintenance run duration (compaction / clustering)")
         ax.set_ylabel("seconds")
         paths["maintenance"] = _save(fig, out / "maintenance.png")
+    from reports.stream import lag_plot
+
+    lag = lag_plot(results, out)
+    if lag is not None:
+        paths["stream_lag"] = lag
     q = results.table("queries")
     q = q[q.error.isna()] if "error" in q else q
     warm = q[q.run > 0] if (q.run > 0).any() else q

@@ -17,11 +17,14 @@ from reports.hudi_fidelity import fidelity_rows
 from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import render_plots
 from reports.store_requests import requests_section
+from reports.stream import stream_section
 from reports.summary import summarize, summary_frame
-from reports.uncertainty import METHOD
 from runresults import Results, ResultsError
+from runresults.uncertainty import METHOD
 
 PLOT_CAPTIONS = {
+    "stream_lag": "Continuous ingestion: backlog over time per engine (seconds since the oldest landed, uncommitted "
+                  "file arrived; landing files waiting); red dots while a table service executes.",
     "live_files": "Live files in the snapshot after every instant.",
     "physical_files": "Files on storage, including replaced files the cleaner has not deleted yet.",
     "bytes_written": "Cumulative data bytes written (the numerator of WA).",
@@ -190,6 +193,9 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     if fidelity:
         parts += ["\n## Ours next to Apache Hudi, same batches\n", HUDI_NOTE(results) + "\n",
                   md_table(pd.DataFrame(fidelity))]
+    streamed = stream_section(results)
+    if streamed:
+        parts += ["\n## Continuous ingestion (Structured Streaming)\n", streamed]
     store = requests_section(results)
     if store is not None:
         parts += ["\n## Object-store requests and their cost\n", store]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from reports.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
 from runresults import Results
+from runresults.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
 
 FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2",
             "delta_peer": "Delta peer", "hudi": "Apache Hudi", "append_only": "No maintenance (control)"}
@@ -61,7 +61,7 @@ class EngineSummary:
     crash_rows_lost: int | None = None
     crash_rows_duplicated: int | None = None
     verification_failures: list[str] = field(default_factory=list)
-    # timing figures with their 95% interval over every repetition (reports.uncertainty):
+    # timing figures with their 95% interval over every repetition (runresults.uncertainty):
     # "ingest p50", "ingest p95", "ingest throughput", "maintenance total", "query <name>"
     timings: dict[str, Interval] = field(default_factory=dict)
     repeats: int = 1

@@ -21,6 +21,17 @@ Tables (one row per …):
   result_rows, verified, error.
 - ``isolation``: reader query during maintenance — engine, maintenance_instant, reader, seq,
   query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
+- ``stream`` (``layoutbench stream``): micro-batch — engine, run (``fixed`` or ``rate:<r>``),
+  micro_batch (Spark's batch id), batches (generator batch indexes), files, records, started_s /
+  ended_s (seconds since the stream started), duration_s, ingest_s, inline_maintenance_s,
+  maintenance_running (an async table service overlapped it), freshness_s (newest landing file's
+  arrival -> the commit that made it visible), oldest_freshness_s, backlog_batches (landed, not yet
+  committed, at its start), late_rows (older than the retention), quarantined (landing files moved
+  aside), instant, replayed (a batch the table had already committed before a restart).
+- ``stream_lag``: lag sample — engine, run, t_s, arrived, committed, backlog_batches, backlog_s
+  (age of the oldest landed, uncommitted file), maintenance_running.
+- ``stream_rates``: rate-search step — engine, step, rate (batches/s), records_per_s, batches,
+  sustained, lag_slope, final_backlog_s, processed_per_s, wall_s.
 - ``requests``: object-store requests (``store.kind: s3``) per engine (None: not a table's, e.g. the
   bucket), phase (ingest, maintenance_planning, maintenance_execution, cleaner, query_planning,
   query_scan, harness, setup, other), context (batch, query@checkpoint), operation
@@ -61,7 +72,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-FORMAT_VERSION = 2  # 2: repeat column in commits, maintenance and queries (--repeat)
+FORMAT_VERSION = 3  # 2: repeat column in commits, maintenance and queries (--repeat); 3: requests, stream tables
 REPEATED = ("commits", "maintenance", "queries", "requests")  # tables with a row per repetition
 
 TABLES: dict[str, pa.Schema] = {
@@ -97,6 +108,24 @@ TABLES: dict[str, pa.Schema] = {
         ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),
         ("seq", pa.int64()), ("query", pa.string()), ("started_s", pa.float64()), ("ended_s", pa.float64()),
         ("outcome", pa.string()), ("expected", pa.string()), ("got", pa.string()), ("error", pa.string()),
+    ]),
+    "stream": pa.schema([
+        ("engine", pa.string()), ("run", pa.string()), ("micro_batch", pa.int64()), ("batches", pa.string()),
+        ("files", pa.int64()), ("records", pa.int64()), ("started_s", pa.float64()), ("ended_s", pa.float64()),
+        ("duration_s", pa.float64()), ("ingest_s", pa.float64()), ("inline_maintenance_s", pa.float64()),
+        ("maintenance_running", pa.bool_()), ("freshness_s", pa.float64()), ("oldest_freshness_s", pa.float64()),
+        ("backlog_batches", pa.int64()), ("late_rows", pa.int64()), ("quarantined", pa.string()),
+        ("instant", pa.string()), ("replayed", pa.bool_()),
+    ]),
+    "stream_lag": pa.schema([
+        ("engine", pa.string()), ("run", pa.string()), ("t_s", pa.float64()), ("arrived", pa.int64()),
+        ("committed", pa.int64()), ("backlog_batches", pa.int64()), ("backlog_s", pa.float64()),
+        ("maintenance_running", pa.bool_()),
+    ]),
+    "stream_rates": pa.schema([
+        ("engine", pa.string()), ("step", pa.int64()), ("rate", pa.float64()), ("records_per_s", pa.float64()),
+        ("batches", pa.int64()), ("sustained", pa.bool_()), ("lag_slope", pa.float64()),
+        ("final_backlog_s", pa.float64()), ("processed_per_s", pa.float64()), ("wall_s", pa.float64()),
     ]),
     "requests": pa.schema([
         ("engine", pa.string()), ("repeat", pa.int64()), ("phase", pa.string()), ("context", pa.string()),

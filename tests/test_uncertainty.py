@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reports.uncertainty import Interval, interval, p95, ratio_interval, timing_winner, total_per_repeat
+from runresults.uncertainty import Interval, interval, p95, ratio_interval, timing_winner, total_per_repeat
 
 
 def _samples(center: float, spread: float, n: int, seed: int) -> list[float]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from deltalake import DeltaTable, WriterProperties, write_deltalake
+from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from pyspark.sql import DataFrame
 
 from engines.base import MaintenanceResult
@@ -30,7 +30,7 @@ from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
 from engines.spark.arrow_compat import to_arrow
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
 from engines.table.storage import Storage, s3_location
-from engines.table.transaction import CommitResult, EmptyBatchError
+from engines.table.transaction import CommitResult, EmptyBatchError, current_commit_extra
 
 
 @dataclass
@@ -135,9 +135,11 @@ class DeltaPeerEngine:
         data = to_arrow(df)
         if data.num_rows == 0:
             raise EmptyBatchError(f"{self.name}: empty batch; nothing was written")
+        extra = current_commit_extra()  # a streaming writer's checkpoint goes into the commitInfo
         write_deltalake(self.path, data, mode="append", partition_by=[self.config.partition_column],
                         target_file_size=self.config.max_file_size, writer_properties=self.props,
-                        storage_options=self.options)
+                        storage_options=self.options,
+                        commit_properties=CommitProperties(custom_metadata=extra) if extra else None)
         return self._result(self.log.latest_version())
 
     def _result(self, version: int) -> CommitResult:

@@ -25,7 +25,7 @@ from engines.table.model import FileSlice
 from engines.table.storage import hadoop_uri
 from engines.table.table import HudiTable
 from engines.table.timeline import Instant, State
-from engines.table.transaction import CommitResult, EmptyBatchError
+from engines.table.transaction import CommitResult, EmptyBatchError, current_commit_extra
 from engines.table.view import AsOfError
 
 CLEAN, REPLACE, COMMIT = "clean", "replacecommit", "commit"
@@ -140,7 +140,10 @@ class HudiEngine(TableEngine):
     def ingest(self, df: DataFrame) -> CommitResult:
         with self._lock:
             try:
-                df.write.format("hudi").options(**self.options).mode("append").save(self.path)
+                # a streaming writer's checkpoint: Hudi copies write options named "_..." (its
+                # commitmeta.key.prefix) into the commit's extraMetadata
+                extra = {k: v for k, v in current_commit_extra().items() if k.startswith("_")}
+                df.write.format("hudi").options(**self.options, **extra).mode("append").save(self.path)
             except Exception as exc:
                 raise HudiError(f"{self.name}: Apache Hudi failed the commit: {_java_message(exc)}") from None
             new = self._new_instants()

@@ -8,12 +8,34 @@ markers) → ``<t>.commit`` written atomically. Nothing is visible before the la
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from engines.table.metadata import CommitMetadata
 from engines.table.model import WriteStat, parse_base_file_name
 from engines.table.table import HudiTable
 from engines.table.timeline import REPLACE, Instant
+
+_COMMIT_EXTRA: ContextVar[dict[str, str] | None] = ContextVar("commit_extra", default=None)
+
+
+@contextmanager
+def commit_extra_metadata(extra: dict[str, str]) -> Iterator[None]:
+    """Every commit this thread completes inside the block carries ``extra`` in its
+    ``extraMetadata`` (a streaming writer's checkpoint, as Hudi's streaming sink records its batch
+    id there); commits of other threads (async table services) do not."""
+    token = _COMMIT_EXTRA.set({**(_COMMIT_EXTRA.get() or {}), **extra})
+    try:
+        yield
+    finally:
+        _COMMIT_EXTRA.reset(token)
+
+
+def current_commit_extra() -> dict[str, str]:
+    """The ``extraMetadata`` :func:`commit_extra_metadata` set for this thread (empty outside it)."""
+    return dict(_COMMIT_EXTRA.get() or {})
 
 
 class EmptyBatchError(ValueError):
@@ -58,6 +80,6 @@ def commit_write(table: HudiTable, instant: Instant, stats: list[WriteStat], ope
     """Reconcile leftovers and write the completed instant (the commit point)."""
     remove_uncommitted_leftovers(table, instant.timestamp, stats)
     meta = CommitMetadata(operation_type=operation, write_stats=stats, schema=schema,
-                          replaced_file_ids=replaced or {}, extra=extra or {})
+                          replaced_file_ids=replaced or {}, extra={**(_COMMIT_EXTRA.get() or {}), **(extra or {})})
     table.complete(instant, meta, replace=instant.action == REPLACE or bool(replaced))
     return CommitResult(instant.timestamp, instant.action, operation, stats, replaced or {})

@@ -1,0 +1,134 @@
+"""One streaming run of one engine: landing folder -> ``readStream`` (Parquet file source in the
+generator's schema) -> ``foreachBatch`` -> engine, with its table services beside the stream and
+the lag sampled while it runs.
+
+The run ends when every scheduled landing file is committed or quarantined (or at
+``stream.timeout_s``, or when the query fails); the query is then stopped, the services stopped,
+and whatever they still have pending executed once (``Services.finish``). A run restarted on the
+same root resumes: files already landed keep their arrival time, Spark's checkpoint replays the
+micro-batch its commit log lacks, and the table's commit markers make that replay a no-op.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.scenario import Scenario
+from bench.stream.landing import BAD_NAME, OLD_NAME, Dropper, Landing, batch_name, schedule
+from bench.stream.services import Recorder, Services
+from bench.stream.sink import StreamSink
+from workloads.generator import arrow_schema
+
+
+class StreamFailed(RuntimeError):
+    """The streaming query failed or the run timed out; the message names the engine and why."""
+
+
+@dataclass
+class StreamRun:
+    engine: Any
+    label: str
+    sink: StreamSink
+    services: Services
+    names: list[str]
+    lag: list[dict[str, Any]] = field(default_factory=list)
+    wall_s: float = 0.0
+    error: str | None = None
+
+    @property
+    def good_names(self) -> list[str]:
+        return [n for n in self.names if n != BAD_NAME]
+
+
+def landing_names(batches: list[int], bad_input: bool) -> list[str]:
+    """The files a run lands, in order; with bad input the foreign file lands a third of the way in
+    and the old batch two thirds of the way."""
+    names = [batch_name(b) for b in batches]
+    if bad_input:
+        names.insert(max(1, len(names) // 3), BAD_NAME)
+        names.insert(max(2, 2 * len(names) // 3), OLD_NAME)
+    return names
+
+
+def stream_manual(config: dict[str, Any], kind: str) -> dict[str, Any]:
+    """An engine's config with its own service modes off: beside a stream, the driver runs them."""
+    return config if kind == "hudi" else {**config, "mode": "manual"}
+
+
+def spark_schema(scenario: Scenario) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(arrow_schema(scenario.workload))
+
+
+def stream_engine(spark: Any, scenario: Scenario, engine: Any, kind: str, root: str | Path, label: str, rate: float,
+                  batches: list[int], cache: str | Path, bad_input: bool = False, record: Recorder | None = None,
+                  maintenance: bool | None = None) -> StreamRun:
+    """Stream ``batches`` (landing every ``1 / rate`` s) into ``engine``; see the module docstring."""
+    cfg = scenario.stream
+    root = Path(root)
+    landing = Landing(root, scenario.workload, cache, cfg.retention_hours)
+    names = landing_names(batches, bad_input)
+    enabled = cfg.maintenance == "design" if maintenance is None else maintenance
+    services = Services(engine, kind, enabled, scenario.maintenance.async_interval_s, cfg.async_max_commits, record)
+    schema = spark_schema(scenario)
+    t0 = time.time()
+    sink = StreamSink(spark, engine, services, landing, label, t0, cfg.retention_hours, schema, root / "checkpoint")
+    run = StreamRun(engine, label, sink, services, names)
+    dropper = Dropper(landing, schedule([n for n in names if n not in landing.arrivals], rate))
+    services.start()
+    query = (spark.readStream.schema(schema).option("maxFilesPerTrigger", cfg.files_per_trigger)
+             .parquet(str(landing.folder))
+             .writeStream.foreachBatch(sink).option("checkpointLocation", str(sink.checkpoint))
+             .trigger(processingTime=f"{int(cfg.trigger_s * 1000)} milliseconds")
+             .queryName(f"{engine.name}_{label}".replace(":", "_").replace(".", "_")).start())
+    dropper.start()
+    expected = set(run.good_names)
+    deadline = time.time() + cfg.timeout_s
+    try:
+        while True:
+            time.sleep(cfg.lag_sample_s)
+            now = time.time()
+            arrived, committed, backlog, backlog_s = sink.lag(now)
+            run.lag.append({"engine": engine.name, "run": label, "t_s": now - t0, "arrived": arrived,
+                            "committed": committed, "backlog_batches": backlog, "backlog_s": backlog_s,
+                            "maintenance_running": services.busy})
+            done = expected <= set(sink.state.committed) and (not bad_input or BAD_NAME in sink.state.quarantined)
+            if done:
+                break
+            exc = query.exception()
+            if exc is not None or not query.isActive:
+                run.error = f"{engine.name}: the streaming query stopped: {str(exc).splitlines()[0] if exc else 'inactive'}"
+                break
+            if dropper.error:
+                run.error = f"{engine.name}: landing failed: {dropper.error}"
+                break
+            if now > deadline:
+                run.error = (f"{engine.name}: stream run {label} timed out after {cfg.timeout_s:.0f} s with "
+                             f"{len(expected - set(sink.state.committed))} landing file(s) uncommitted")
+                break
+    finally:
+        query.stop()
+        dropper.stop()
+        services.stop()
+    run.wall_s = time.time() - t0
+    if run.error is None:
+        services.finish()
+    errors = sink.state.errors + services.errors
+    if run.error is None and sink.state.errors:
+        run.error = f"{engine.name}: " + sink.state.errors[0]
+    if errors and run.error is None:
+        run.error = f"{engine.name}: table service failed: {errors[0]}"
+    return run
+
+
+def expected_names(names: list[str]) -> list[str]:
+    """The landing files whose rows the table must hold (all but the foreign one)."""
+    return [n for n in names if n not in (BAD_NAME,)]
+
+
+__all__ = ["OLD_NAME", "StreamFailed", "StreamRun", "expected_names", "landing_names", "stream_engine",
+           "stream_manual"]

@@ -1,0 +1,72 @@
+"""Kill and restart a live stream: a real SIGKILL of the streaming process at a chosen step, then
+a restart from its checkpoint; nothing may be lost or duplicated, and hudi-rs must agree.
+
+The child (``bench.stream.child``) streams with ``LAYOUTBENCH_CRASH_AT`` set and dies there; this
+process then resumes the same stream on its own Spark session (recovery, the same landing folder
+and checkpoint, Spark replaying the micro-batch its commit log lacks) and checks every key of the
+ground truth is in the live snapshot exactly once. One ``crash`` row per kill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench.scenario import Scenario
+from bench.stream.child import resume
+from engines.table import faults
+
+# (engine kind, point): the kill points of the crash matrix for streams
+KILL_POINTS: dict[str, tuple[str, ...]] = {
+    "append_compaction": ("option1.before_commit", "stream.after_table_commit:3"),
+    "clustering": ("clustering.after_group_written", "stream.after_table_commit:3"),
+}
+
+
+def kill_child(scenario_path: str, engine: str, root: Path, master: str, point: str,
+               timeout: float = 400.0) -> subprocess.CompletedProcess:
+    """Run the streaming child until ``point`` kills it (return code -9 when it did)."""
+    env = {**os.environ, faults.ENV: point, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    root.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "bench.stream.child", scenario_path, engine, str(root), master],
+                          env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def kill_and_restart(spark: Any, scenario: Scenario, scenario_path: str, engine: str, point: str, root: Path,
+                     master: str = "local[2]") -> dict[str, Any]:
+    """One kill and restart; the ``crash`` table's row for it."""
+    from bench.crashtest import hudi_rs_keys
+    from bench.stream.run import key_check, truth_of
+
+    if os.environ.get(faults.ENV):
+        raise ValueError(f"unset {faults.ENV} before a kill test: it would kill this process")
+    t0 = time.perf_counter()
+    child = kill_child(scenario_path, engine, root, master, point)
+    details: dict[str, Any] = {"child_rc": child.returncode, "child_s": round(time.perf_counter() - t0, 1)}
+    if child.returncode != -9:
+        details["child_stderr"] = child.stderr[-1500:]
+    landed_before = len((root / "arrivals.jsonl").read_text().splitlines()) if (root / "arrivals.jsonl").exists() else 0
+    eng, run = resume(spark, scenario, engine, root)
+    try:
+        truth = truth_of(scenario, run.good_names)
+        keys = key_check(eng, truth)
+        replayed = sum(1 for r in run.sink.state.rows if r.get("replayed"))
+        hudi_ok = None
+        if getattr(eng, "table", None) is not None:
+            rs = hudi_rs_keys(str((root / "table").resolve()))
+            ours = Counter(truth.column("trace_id").to_pylist())
+            hudi_ok = rs is not None and Counter(rs) == ours
+    finally:
+        eng.close()
+    details.update(landed_before_restart=landed_before, replayed_micro_batches=replayed, restart_error=run.error,
+                   rows=keys["rows"], total_s=round(time.perf_counter() - t0, 1))
+    return {"engine": engine, "point": f"stream:{point}", "recovered": run.error is None and child.returncode == -9,
+            "rows_lost": keys["rows_lost"], "rows_duplicated": keys["rows_duplicated"], "query_failures": 0,
+            "hudi_rs_agrees": hudi_ok, "details": json.dumps(details, default=str)}

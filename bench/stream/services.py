@@ -1,0 +1,171 @@
+"""Each design's table services beside a live stream (the issue's list, DESIGN.md §3):
+
+| engine kind | beside the stream |
+| --- | --- |
+| ``clustering`` (Option 2) | as Hudi's streaming sink with ``hoodie.clustering.async.enabled``: the writer schedules after ``async.max.commits`` commits (pending plans' file groups excluded) and cleans after each commit; Hudi's ``AsyncClusteringService`` (``engines.clustering.modes``) executes the plans on a thread |
+| ``append_compaction`` (Option 1) | an async compaction service: a thread that schedules, executes and cleans every ``maintenance.async_interval_s`` |
+| ``delta_peer`` | delta-rs OPTIMIZE (and VACUUM) on a thread every ``maintenance.async_interval_s`` |
+| ``cow_baseline`` | inline: its merge happens at ingest; the writer cleans after each commit |
+| ``hudi``, ``append_only`` | inline ``after_commit`` only |
+
+Instant-creating calls (schedule, clean) and the sink's ingest share one mutex, so the service
+thread and the writer never race for an instant time; executions run outside it, beside ingest.
+Every execution's wall interval is kept, so a micro-batch knows whether maintenance overlapped it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from engines.base import Engine, MaintenanceResult
+
+Recorder = Callable[[MaintenanceResult, str], None]
+
+
+class Services:
+    """The table services of one engine beside its stream (see the module docstring)."""
+
+    def __init__(self, engine: Engine, kind: str, enabled: bool, interval_s: float, async_max_commits: int,
+                 record: Recorder | None = None) -> None:
+        self.engine = engine
+        self.kind = kind
+        self.enabled = enabled
+        self.interval_s = interval_s
+        self.async_max_commits = async_max_commits
+        self.record = record or (lambda res, mode: None)
+        self.mutex = threading.RLock()
+        self.intervals: list[list[float | None]] = []  # [start, end or None] (time.time()) per execution
+        self.errors: list[str] = []
+        self.runs = 0
+        self.commits = 0  # ingest commits seen: a service waits for the table's first one (delta-rs creates it)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._clustering: Any = None
+        self.mode = "none" if not enabled else {
+            "clustering": "async_clustering", "append_compaction": "async_compaction",
+            "delta_peer": "async_optimize"}.get(kind, "inline")
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.mode == "async_clustering":
+            from engines.clustering.modes import AsyncClusteringService
+
+            self._clustering = AsyncClusteringService(self._run_pending_clustering, name=f"stream-clustering-"
+                                                      f"{self.engine.name}", poll_s=self.interval_s)
+        elif self.mode in ("async_compaction", "async_optimize"):
+            self._thread = threading.Thread(target=self._loop, daemon=True, name=f"stream-service-{self.engine.name}")
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the service thread; a running execution finishes first."""
+        self._stop.set()
+        if self._clustering is not None:
+            self._clustering.close()
+            self.errors += self._clustering.errors
+            self._clustering = None
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def running_between(self, t0: float, t1: float) -> bool:
+        """Whether any execution overlapped the wall interval ``[t0, t1]``."""
+        for start, end in list(self.intervals):
+            if start is not None and start <= t1 and (end is None or end >= t0):
+                return True
+        return False
+
+    @property
+    def busy(self) -> bool:
+        return any(end is None for _, end in list(self.intervals))
+
+    # -- the writer's side (inside foreachBatch, after the commit) -------------------------------
+    def after_ingest(self) -> list[MaintenanceResult]:
+        """The writer's post-commit work: auto clean and, for Option 2, the async schedule."""
+        out: list[MaintenanceResult] = []
+        self.commits += 1
+        if not self.enabled:
+            return out
+        if self.mode in ("inline", "async_clustering"):
+            with self.mutex:
+                out += [m for m in self.engine.after_commit() if m is not None]
+        if self.mode == "async_clustering":
+            from engines.clustering.modes import may_schedule
+
+            with self.mutex:
+                if may_schedule("async", self.engine.table.refresh(), 1, self.async_max_commits):
+                    instant = self.engine.schedule()
+                    if instant is not None and self._clustering is not None:
+                        self._clustering.notify()
+                cleaned = self.engine.clean()
+            if cleaned is not None:
+                out.append(cleaned)
+        for res in out:
+            self.record(res, "inline")
+        return out
+
+    # -- the service's side ----------------------------------------------------------------------
+    def _timed(self, work: Callable[[], MaintenanceResult | None]) -> MaintenanceResult | None:
+        span: list[float | None] = [time.time(), None]
+        self.intervals.append(span)
+        try:
+            return work()
+        finally:
+            span[1] = time.time()
+
+    def _run_pending_clustering(self, mode: str = "async") -> list[MaintenanceResult]:
+        from engines.clustering.executor import pending_instants
+
+        out = []
+        for inst in pending_instants(self.engine.table):
+            res = self._timed(lambda i=inst.timestamp: self.engine.execute(i))
+            if res is not None:
+                self.runs += 1
+                self.record(res, mode)
+                out.append(res)
+        return out
+
+    def run_once(self, mode: str = "async") -> list[MaintenanceResult]:
+        """One round of the async service: schedule, execute, clean."""
+        out = []
+        with self.mutex:
+            instant = self.engine.schedule()
+        if instant is not None:
+            res = self._timed(lambda: self.engine.execute(instant))
+            if res is not None:
+                self.runs += 1
+                self.record(res, mode)
+                out.append(res)
+        with self.mutex:
+            cleaned = self.engine.clean()
+        if cleaned is not None:
+            self.record(cleaned, mode)
+            out.append(cleaned)
+        return out
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            if not self.commits:
+                continue
+            try:
+                self.run_once()
+            except Exception as exc:  # recorded; the service tries again next round
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def finish(self) -> list[MaintenanceResult]:
+        """After the stream: execute what is still pending (Option 2's queued plans), then clean."""
+        if not self.enabled or not self.commits:
+            return []
+        if self.mode == "async_clustering":
+            out = self._run_pending_clustering("final")
+            with self.mutex:
+                cleaned = self.engine.clean()
+            if cleaned is not None:
+                self.record(cleaned, "final")
+                out.append(cleaned)
+            return out
+        if self.mode in ("async_compaction", "async_optimize"):
+            return self.run_once("final")
+        return []
