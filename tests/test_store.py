@@ -253,4 +253,4 @@ def test_small_scenario_on_the_store_matches_local_disk(tmp_path: Path) -> None:
     assert {"ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning",
             "query_scan"} <= phases
     section = requests_section(on_s3)
-    assert section is not None and "per GB ingested" in section and "2026-11-24" in section
+    assert section is not None and "requests / GB ingested" in section and "2026-11-24" in section
