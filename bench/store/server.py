@@ -43,6 +43,20 @@ def wait_for_port(host: str, port: int, timeout_s: float, what: str) -> None:
     raise StoreError(f"{what} did not accept connections on {host}:{port} within {timeout_s:.0f} s")
 
 
+def _die_with_parent() -> None:
+    """In the server's process before it starts: SIGTERM it when the process that started it dies,
+    even by SIGKILL (a run killed by a timeout leaves no server behind). The kernel watches the thread
+    that started it: start the server from one that outlives it (the main thread, as the runner and the
+    tests do). Linux only; elsewhere a no-op."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class S3Server:
     """moto's S3 server as a child process on 127.0.0.1 (its log in a temporary file)."""
 
@@ -60,7 +74,8 @@ class S3Server:
         env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
-                                         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                                         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                         preexec_fn=_die_with_parent)
         try:
             wait_for_port(self.host, self.port, 30, f"the S3 server (moto, log {self.log_path})")
         except StoreError:
