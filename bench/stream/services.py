@@ -2,9 +2,9 @@
 
 | engine kind | beside the stream |
 | --- | --- |
-| ``clustering`` (Option 2) | as Hudi's streaming sink with ``hoodie.clustering.async.enabled``: the writer schedules after ``async.max.commits`` commits (pending plans' file groups excluded) and cleans after each commit; Hudi's ``AsyncClusteringService`` (``engines.clustering.modes``) executes the plans on a thread |
-| ``append_compaction`` (Option 1) | an async compaction service: a thread that schedules, executes and cleans every ``maintenance.async_interval_s`` |
-| ``delta_peer`` | delta-rs OPTIMIZE (and VACUUM) on a thread every ``maintenance.async_interval_s`` |
+| ``clustering`` (Option 2) | as Hudi's streaming sink with ``hoodie.clustering.async.enabled``: the writer schedules after ``async.max.commits`` commits (pending plans' file groups excluded) and cleans after each commit; the one async service loop (``engines.async_service.AsyncService``, Hudi's ``AsyncClusteringService``) executes the plans on a thread |
+| ``append_compaction`` (Option 1) | an async compaction service (the same ``AsyncService``): schedules, executes and cleans every ``maintenance.async_interval_s`` |
+| ``delta_peer`` | delta-rs OPTIMIZE (and VACUUM) on the same kind of service every ``maintenance.async_interval_s`` |
 | ``cow_baseline`` | inline: its merge happens at ingest; the writer cleans after each commit |
 | ``hudi``, ``append_only`` | inline ``after_commit`` only |
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
+from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
 
 Recorder = Callable[[MaintenanceResult, str], None]
@@ -41,9 +41,7 @@ class Services:
         self.errors: list[str] = []
         self.runs = 0
         self.commits = 0  # ingest commits seen: a service waits for the table's first one (delta-rs creates it)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._clustering: Any = None
+        self._service: AsyncService | None = None
         self.mode = "none" if not enabled else {
             "clustering": "async_clustering", "append_compaction": "async_compaction",
             "delta_peer": "async_optimize"}.get(kind, "inline")
@@ -51,24 +49,17 @@ class Services:
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
         if self.mode == "async_clustering":
-            from engines.clustering.modes import AsyncClusteringService
-
-            self._clustering = AsyncClusteringService(self._run_pending_clustering, name=f"stream-clustering-"
-                                                      f"{self.engine.name}", poll_s=self.interval_s)
+            self._service = AsyncService(self._run_pending_clustering, f"stream-clustering-{self.engine.name}",
+                                         self.interval_s)
         elif self.mode in ("async_compaction", "async_optimize"):
-            self._thread = threading.Thread(target=self._loop, daemon=True, name=f"stream-service-{self.engine.name}")
-            self._thread.start()
+            self._service = AsyncService(self._round, f"stream-service-{self.engine.name}", self.interval_s)
 
     def stop(self) -> None:
         """Stop the service thread; a running execution finishes first."""
-        self._stop.set()
-        if self._clustering is not None:
-            self._clustering.close()
-            self.errors += self._clustering.errors
-            self._clustering = None
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        if self._service is not None:
+            self._service.close()
+            self.errors += self._service.errors
+            self._service = None
 
     def running_between(self, t0: float, t1: float) -> bool:
         """Whether any execution overlapped the wall interval ``[t0, t1]``."""
@@ -97,8 +88,8 @@ class Services:
             with self.mutex:
                 if may_schedule("async", self.engine.table.refresh(), 1, self.async_max_commits):
                     instant = self.engine.schedule()
-                    if instant is not None and self._clustering is not None:
-                        self._clustering.notify()
+                    if instant is not None and self._service is not None:
+                        self._service.notify()
                 cleaned = self.engine.clean()
             if cleaned is not None:
                 out.append(cleaned)
@@ -145,14 +136,9 @@ class Services:
             out.append(cleaned)
         return out
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            if not self.commits:
-                continue
-            try:
-                self.run_once()
-            except Exception as exc:  # recorded; the service tries again next round
-                self.errors.append(f"{type(exc).__name__}: {exc}")
+    def _round(self) -> list[MaintenanceResult]:
+        """One round of the async compaction / OPTIMIZE service, once the table has a commit."""
+        return self.run_once() if self.commits else []
 
     def finish(self) -> list[MaintenanceResult]:
         """After the stream: execute what is still pending (Option 2's queued plans), then clean."""

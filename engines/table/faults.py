@@ -38,6 +38,8 @@ POINTS: dict[str, tuple[str, ...]] = {
     "archive": ("archive.after_archive_written",),
     # HudiTable.start of the other actions (not in a crash matrix)
     "timeline": ("timeline.replacecommit.after_requested", "timeline.basefilecompaction.after_requested"),
+    # the streaming sink: a micro-batch committed to the table, not yet recorded by Spark (stream --kill-test)
+    "stream": ("stream.after_table_commit",),
 }
 KNOWN = frozenset(name for names in POINTS.values() for name in names)
 StepHook = Callable[[str], None] | None
