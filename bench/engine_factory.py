@@ -18,9 +18,9 @@ from bench.hoodie_conf import KEYS as HOODIE_KINDS
 from bench.hoodie_conf import HoodieConfError, split_hoodie, translate
 from bench.scenario import EngineSpec, Scenario, ScenarioError
 from engines.base import Engine
+from engines.table.sizes import MB
 from engines.table.table import HudiTable, TableConfig, logical_clock
 
-MB = 1 << 20
 LOGICAL_START = datetime(2026, 1, 1, tzinfo=UTC)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from engines.table.sizes import PARQUET_SMALL_FILE_LIMIT
 from engines.table.table import HudiTable
 
 SIZE_BUCKETS = [(1 << 20, "<1 MB"), (10 << 20, "1-10 MB"), (50 << 20, "10-50 MB"), (100 << 20, "50-100 MB"),
@@ -15,7 +16,7 @@ def size_bucket(size: int) -> str:
     return next(label for limit, label in SIZE_BUCKETS if size < limit)
 
 
-def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = 100 << 20) -> dict[str, Any]:
+def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = PARQUET_SMALL_FILE_LIMIT) -> dict[str, Any]:
     """Timeline, partitions, file groups, live vs physical files, size histogram and row count."""
     table = HudiTable.open(base)
     view = table.view()

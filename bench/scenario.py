@@ -13,6 +13,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bench.engine_kinds import ENGINE_KINDS
+from engines.table.sizes import (
+    CLEANER_COMMITS_RETAINED,
+    MB,
+    PARQUET_MAX_FILE_SIZE,
+    PARQUET_SMALL_FILE_LIMIT,
+    ROW_GROUP_ROWS,
+)
 from workloads.spec import WorkloadSpec
 
 QUERY_NAMES = ("full_scan_by_level", "service_hours", "point_lookup", "recent_hour", "topn_latency")
@@ -58,11 +65,11 @@ class MaintenanceSpec(_Strict):
 class SizingSpec(_Strict):
     """File sizing shared by every engine so the comparison is fair."""
 
-    small_file_limit_mb: float = Field(100.0, ge=0)
-    target_file_mb: float = Field(120.0, gt=0)
-    max_file_mb: float = Field(120.0, gt=0)
-    row_group_rows: int = Field(65_536, ge=1_000)
-    cleaner_commits_retained: int = Field(10, ge=1)
+    small_file_limit_mb: float = Field(PARQUET_SMALL_FILE_LIMIT / MB, ge=0)
+    target_file_mb: float = Field(PARQUET_MAX_FILE_SIZE / MB, gt=0)
+    max_file_mb: float = Field(PARQUET_MAX_FILE_SIZE / MB, gt=0)
+    row_group_rows: int = Field(ROW_GROUP_ROWS, ge=1_000)
+    cleaner_commits_retained: int = Field(CLEANER_COMMITS_RETAINED, ge=1)
 
     @model_validator(mode="after")
     def _limits(self) -> SizingSpec:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from engines.table.sizes import MB
 from reports.summary import EngineSummary, fmt
 from runresults import Results
-
-MB = 1 << 20
 
 # Why real Hudi's figures differ from ours, each a named Hudi rule (engines/hudi/config.py keeps
 # Hudi's defaults for them; a scenario may override any of them with its hoodie.* key).

@@ -11,9 +11,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from engines.table.sizes import MB
 from runresults import Results  # noqa: E402
 
-MB = 1 << 20
 DPI = 90
 
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pandas as pd
 
+from engines.table.sizes import MB
 from runresults import Results
 from runresults.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
 
 FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2",
             "delta_peer": "Delta peer", "hudi": "Apache Hudi", "append_only": "No maintenance (control)"}
 RFC_DESIGNS = ("Baseline", "Option 1", "Option 2")  # the designs that compete; the others are references
-MB = 1 << 20
 
 
 def _num(x: Any) -> float | None:

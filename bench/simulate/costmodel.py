@@ -17,7 +17,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-MB = 1 << 20
+from engines.table.sizes import MB
 
 
 @dataclass

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MB = 1 << 20
+from engines.table.sizes import PARQUET_MAX_FILE_SIZE, PARQUET_SMALL_FILE_LIMIT
 
 
 @dataclass(frozen=True)
 class CompactionConfig:
-    small_file_limit: int = 100 * MB  # files below this are merged
-    target_file_size: int = 120 * MB  # outputs are evenly sized, each <= this
+    small_file_limit: int = PARQUET_SMALL_FILE_LIMIT  # files below this are merged
+    target_file_size: int = PARQUET_MAX_FILE_SIZE  # outputs are evenly sized, each <= this
     min_files_per_partition: int = 2  # a partition with fewer small files is skipped
     partitions: tuple[str, ...] | None = None  # only these partitions (None = all)
     partition_regex: str | None = None  # only partitions fully matching this

@@ -44,6 +44,7 @@ from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
 from engines.table import faults, plans
 from engines.table.model import FileSlice, WriteStat, parse_base_file_name
+from engines.table.sizes import CLEANER_COMMITS_RETAINED, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, Instant
 from engines.table.transaction import CommitResult, commit_write
@@ -59,12 +60,12 @@ class Option1Config:
     inline_every: int = 10
     async_interval_s: float = 2.0
     max_parallel_operations: int = 2
-    target_file_size: int = 120 * (1 << 20)
-    max_file_size: int = 120 * (1 << 20)
-    row_group_rows: int = 65_536
+    target_file_size: int = PARQUET_MAX_FILE_SIZE
+    max_file_size: int = PARQUET_MAX_FILE_SIZE
+    row_group_rows: int = ROW_GROUP_ROWS
     sort_columns: tuple[str, ...] = ()
     cbd_delete: Literal["cleaner", "immediate"] = "cleaner"
-    cleaner_commits_retained: int = 10
+    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED
 
     def __post_init__(self) -> None:
         if self.order not in ("rfc", "commit_before_delete"):

@@ -6,14 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-MB = 1 << 20
+from engines.table.sizes import (
+    CLUSTERING_MAX_BYTES_PER_GROUP,
+    CLUSTERING_SMALL_FILE_LIMIT,
+    CLUSTERING_TARGET_FILE_MAX_BYTES,
+)
 
 
 @dataclass(frozen=True)
 class ClusteringConfig:
-    small_file_limit: int = 300 * MB  # small.file.limit
-    target_file_size: int = 1024 * MB  # target.file.max.bytes
-    max_bytes_per_group: int = 2048 * MB  # max.bytes.per.group
+    small_file_limit: int = CLUSTERING_SMALL_FILE_LIMIT  # small.file.limit
+    target_file_size: int = CLUSTERING_TARGET_FILE_MAX_BYTES  # target.file.max.bytes
+    max_bytes_per_group: int = CLUSTERING_MAX_BYTES_PER_GROUP  # max.bytes.per.group
     max_num_groups: int = 30  # max.num.groups
     sort_columns: tuple[str, ...] = ()  # sort.columns
     single_group_clustering_enabled: bool = True  # single.group.clustering.enabled (0.14+)

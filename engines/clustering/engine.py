@@ -43,6 +43,7 @@ from engines.table import faults, plans
 from engines.table import rollback as table_rollback
 from engines.table.cleaner import run_clean
 from engines.table.model import FileSlice, WriteStat
+from engines.table.sizes import CLEANER_COMMITS_RETAINED, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import REPLACE, Instant, State
 from engines.table.transaction import CommitResult
@@ -63,11 +64,11 @@ class Option2Config:
     max_parallel_groups: int = 2  # hoodie.clustering.max.parallelism
     update_strategy: Literal["reject", "allow"] = "reject"  # hoodie.clustering.updates.strategy
     preserve_commit_metadata: bool = True  # hoodie.clustering.preserve.commit.metadata
-    cleaner_commits_retained: int = 10  # hoodie.cleaner.commits.retained
+    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED  # hoodie.cleaner.commits.retained
     auto_clean: bool = True  # hoodie.clean.automatic
-    target_file_size: int = 120 * (1 << 20)  # ingest target (hoodie.parquet.max.file.size)
-    max_file_size: int = 120 * (1 << 20)  # ingest roll-over size
-    row_group_rows: int = 65_536
+    target_file_size: int = PARQUET_MAX_FILE_SIZE  # ingest target (hoodie.parquet.max.file.size)
+    max_file_size: int = PARQUET_MAX_FILE_SIZE  # ingest roll-over size
+    row_group_rows: int = ROW_GROUP_ROWS
 
     def __post_init__(self) -> None:
         if self.mode not in modes.MODES:

@@ -32,6 +32,7 @@ from engines.spark.writer import write_dataframe, write_empty_file
 from engines.table import faults
 from engines.table.model import FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
+from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
 from engines.table.transaction import CommitResult, commit_write
@@ -87,8 +88,8 @@ def find_conflicts(touched: list[FileSlice], pending: dict[tuple[str, str], str]
 
 
 def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame | None, operation: str,
-                update_strategy: UpdateStrategy = "reject", row_group_rows: int = 65_536,
-                max_file_size: int = 120 << 20, on_step: faults.StepHook = None) -> CommitResult:
+                update_strategy: UpdateStrategy = "reject", row_group_rows: int = ROW_GROUP_ROWS,
+                max_file_size: int = PARQUET_MAX_FILE_SIZE, on_step: faults.StepHook = None) -> CommitResult:
     """Upsert (``updates``) or delete (``deletes``: key + partition columns) through the simple index."""
     if (updates is None) == (deletes is None):
         raise ValueError("merge_write takes either updates or deletes")

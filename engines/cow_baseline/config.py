@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MB = 1 << 20
+from engines.table.sizes import PARQUET_MAX_FILE_SIZE, PARQUET_SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE
 
 
 @dataclass(frozen=True)
 class CowConfig:
-    small_file_limit: int = 100 * MB  # hoodie.parquet.small.file.limit
-    max_file_size: int = 120 * MB  # hoodie.parquet.max.file.size
-    record_size_estimate: int = 1024  # hoodie.copyonwrite.record.size.estimate
+    small_file_limit: int = PARQUET_SMALL_FILE_LIMIT  # hoodie.parquet.small.file.limit
+    max_file_size: int = PARQUET_MAX_FILE_SIZE  # hoodie.parquet.max.file.size
+    record_size_estimate: int = RECORD_SIZE_ESTIMATE  # hoodie.copyonwrite.record.size.estimate
     record_size_estimation_threshold: float = 1.0  # hoodie.record.size.estimation.threshold
     insert_split_size: int = 500_000  # hoodie.copyonwrite.insert.split.size
     auto_split_inserts: bool = True  # hoodie.copyonwrite.insert.auto.split

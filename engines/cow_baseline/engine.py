@@ -32,6 +32,7 @@ from engines.table import faults
 from engines.table.cleaner import run_clean
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
+from engines.table.sizes import CLEANER_COMMITS_RETAINED, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT, REPLACE
 from engines.table.transaction import CommitResult, commit_write
@@ -41,8 +42,8 @@ from engines.table.transaction import CommitResult, commit_write
 class CowEngineConfig:
     planner: CowConfig = field(default_factory=CowConfig)
     operation: Literal["insert", "bulk_insert"] = "insert"
-    row_group_rows: int = 65_536
-    cleaner_commits_retained: int = 10
+    row_group_rows: int = ROW_GROUP_ROWS
+    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED
     auto_clean: bool = True
     mode: str = "manual"
 

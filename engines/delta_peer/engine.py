@@ -29,17 +29,23 @@ from engines.base import MaintenanceResult
 from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
 from engines.spark.arrow_compat import to_arrow
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
+from engines.table.sizes import (
+    CLEANER_COMMITS_RETAINED,
+    PARQUET_MAX_FILE_SIZE,
+    PARQUET_SMALL_FILE_LIMIT,
+    ROW_GROUP_ROWS,
+)
 from engines.table.storage import Storage, s3_location
 from engines.table.transaction import CommitResult, EmptyBatchError, current_commit_extra
 
 
 @dataclass
 class DeltaPeerConfig:
-    small_file_limit: int = 100 << 20
-    target_file_size: int = 120 << 20
-    max_file_size: int = 120 << 20
-    row_group_rows: int = 65_536
-    commits_retained: int = 10
+    small_file_limit: int = PARQUET_SMALL_FILE_LIMIT
+    target_file_size: int = PARQUET_MAX_FILE_SIZE
+    max_file_size: int = PARQUET_MAX_FILE_SIZE
+    row_group_rows: int = ROW_GROUP_ROWS
+    commits_retained: int = CLEANER_COMMITS_RETAINED
     partition_column: str = "dt"
     sort_columns: list[str] = field(default_factory=list)
     min_files: int = 2

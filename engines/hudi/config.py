@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-MB = 1 << 20
+from engines.table.sizes import (
+    CLEANER_COMMITS_RETAINED,
+    CLUSTERING_TARGET_FILE_MAX_BYTES,
+    PARQUET_MAX_FILE_SIZE,
+    PARQUET_SMALL_FILE_LIMIT,
+    RECORD_SIZE_ESTIMATE,
+)
+
 PRESETS = ("hudi_cow", "hudi_clustering")
 MODES = ("manual", "inline", "async", "schedule_inline")
 
@@ -22,11 +29,11 @@ class HudiConfig:
     the write, executed by :meth:`~engines.hudi.engine.HudiEngine.execute`)."""
 
     preset: str = "hudi_cow"
-    small_file_limit: int = 100 * MB
-    target_file_size: int = 1024 * MB
-    max_file_size: int = 120 * MB
-    record_size_estimate: int = 1024
-    cleaner_commits_retained: int = 10
+    small_file_limit: int = PARQUET_SMALL_FILE_LIMIT
+    target_file_size: int = CLUSTERING_TARGET_FILE_MAX_BYTES
+    max_file_size: int = PARQUET_MAX_FILE_SIZE
+    record_size_estimate: int = RECORD_SIZE_ESTIMATE
+    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED
     sort_columns: tuple[str, ...] = ()
     mode: str = "manual"
     inline_every: int = 4

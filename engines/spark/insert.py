@@ -11,6 +11,7 @@ from engines.spark.batch_stats import partition_counts
 from engines.spark.writer import WriteSpec, write_dataframe
 from engines.table import faults
 from engines.table.schema import avro_schema_string, check_compatible
+from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
 from engines.table.transaction import CommitResult, EmptyBatchError, commit_write
@@ -33,8 +34,8 @@ def insert_new_file_groups(
     table: HudiTable,
     df: DataFrame,
     operation: str = "INSERT",
-    target_file_bytes: int = 120 * 1024 * 1024,
-    row_group_rows: int = 65_536,
+    target_file_bytes: int = PARQUET_MAX_FILE_SIZE,
+    row_group_rows: int = ROW_GROUP_ROWS,
     sort_columns: list[str] | None = None,
     stats_columns: list[str] | None = None,
     num_tasks: int | None = None,

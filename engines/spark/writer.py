@@ -31,6 +31,7 @@ from pyspark.sql import DataFrame
 from engines.table import faults
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import META_COLUMNS, WriteStat, base_file_name
+from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 
 _NAMESPACE = uuid.UUID("6f1c2a55-61b2-4b52-9a0e-5c7e4b1f0a11")
 STATS_SCHEMA = "stat string"
@@ -46,9 +47,9 @@ class WriteSpec:
     partition_column: str
     record_key: str
     hive_style: bool = True
-    target_file_bytes: int = 120 * 1024 * 1024
+    target_file_bytes: int = PARQUET_MAX_FILE_SIZE
     max_rows_per_file: int | None = None
-    row_group_rows: int = 65_536
+    row_group_rows: int = ROW_GROUP_ROWS
     compression: str = "snappy"
     stats_columns: list[str] = field(default_factory=list)
     preserve_commit_metadata: bool = False
