@@ -19,6 +19,8 @@ from engines.table.transaction import CommitResult
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from engines.async_service import AsyncService
+
 
 @dataclass
 class MaintenanceResult:
@@ -98,6 +100,17 @@ class TableEngine:
     table: HudiTable
     writes_batches_once = False
     own_batch_bytes = False
+    _service: AsyncService | None = None  # an async mode's service thread (engines.async_service)
+
+    @property
+    def async_results(self) -> list[MaintenanceResult]:
+        """What the engine's async service executed so far (none without one)."""
+        return self._service.results if self._service is not None else []
+
+    @property
+    def async_errors(self) -> list[str]:
+        """Failures the engine's async service recorded (it goes on after each)."""
+        return self._service.errors if self._service is not None else []
 
     def after_commit(self) -> list[MaintenanceResult]:
         return []
@@ -143,14 +156,6 @@ class TableServiceModes(TableEngine):
         self._inline_every = inline_every
         self._service = (AsyncService(self.schedule_and_execute, f"async-{self.name}", async_interval_s)
                          if mode == "async" else None)
-
-    @property
-    def async_results(self) -> list[MaintenanceResult]:
-        return self._service.results if self._service is not None else []
-
-    @property
-    def async_errors(self) -> list[str]:
-        return self._service.errors if self._service is not None else []
 
     def commits_since_last_service(self) -> int:
         timeline = self.table.refresh()

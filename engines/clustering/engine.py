@@ -156,14 +156,6 @@ class ClusteringEngine(TableEngine, PlanExecutor):
         """Async mode: wait until the service has executed everything queued."""
         return self._service.wait_idle(timeout) if self._service is not None else True
 
-    @property
-    def async_results(self) -> list[MaintenanceResult]:
-        return self._service.results if self._service is not None else []
-
-    @property
-    def async_errors(self) -> list[str]:
-        return self._service.errors if self._service is not None else []
-
     def close(self) -> None:
         if self._service is not None:
             self._service.close()

@@ -242,14 +242,6 @@ class HudiEngine(TableEngine):
         res = self.execute(instant) if instant is not None else None
         return [res] if res is not None else []
 
-    @property
-    def async_results(self) -> list[MaintenanceResult]:
-        return self._service.results if self._service is not None else []
-
-    @property
-    def async_errors(self) -> list[str]:
-        return self._service.errors if self._service is not None else []
-
     def close(self) -> None:
         if self._service is not None:
             self._service.close()
