@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -35,8 +36,28 @@ def kill_child(scenario_path: str, engine: str, root: Path, master: str, point: 
     env = {**os.environ, faults.ENV: point, "PYTHONPATH": os.pathsep.join(
         [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     root.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "bench.stream.child", scenario_path, engine, str(root), master],
-                          env=env, capture_output=True, text=True, timeout=timeout)
+    # its own process group: the child's JVM (PySpark's gateway) is in it, and must die with the child
+    proc = subprocess.Popen([sys.executable, "-m", "bench.stream.child", scenario_path, engine, str(root), master],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        _kill_group(proc.pid)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _kill_group(pgid: int, wait_s: float = 30.0) -> None:
+    """SIGKILL what is left of the child's process group and wait until it is gone. A killed driver's
+    JVM would otherwise run its streaming query on for a moment, orphaned, and write the next
+    micro-batch's offsets into the checkpoint the restart is using (Spark: CONCURRENT_STREAM_LOG_UPDATE)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"the killed stream's process group {pgid} did not exit within {wait_s:.0f} s")
 
 
 def kill_and_restart(spark: Any, scenario: Scenario, scenario_path: str, engine: str, point: str, root: Path,
