@@ -94,8 +94,8 @@ def validate_store(real: Results, sim: Results) -> list[Check]:
     engines = [e for e in real.engines if e in set(sr.engine)]
     for engine in engines:
         r, s = rr[rr.engine == engine], sr[sr.engine == engine]
-        puts = [(f"{c}", int(r[(r.context == c) & (r.op == "PUT")]["count"].sum()),
-                 int(s[(s.context == c) & (s.op == "PUT")]["count"].sum()))
+        ri, si = r[(r.phase == "ingest") & (r.op == "PUT")], s[(s.phase == "ingest") & (s.op == "PUT")]
+        puts = [(c, int(ri[ri.context == c]["count"].sum()), int(si[si.context == c]["count"].sum()))
                 for c in sorted(set(r[r.phase == "ingest"].context), key=_batch_no)]
         diff = [p for p in puts if p[1] != p[2]]
         checks.append(Check(engine, f"PUTs per ingest commit ({len(puts)} commits)",
