@@ -485,13 +485,15 @@ def calibrate(
                                          "model; runs on the S3 store give the request model and, at two "
                                          "first-byte latencies, the query model on the store"),
     out: str | None = typer.Option(None, "--out", help="calibration file (default RUN/calibration.json)"),
+    requests_from: str | None = typer.Option(None, "--requests", help="the store run to fit the request model "
+                                             "to (default: the first store run given)"),
 ) -> None:
     """Fit the simulator's cost model to real runs."""
     from bench.simulate import calibrate as fit
     from runresults import ResultsError
 
     try:
-        print(fit(run_dirs, out))
+        print(fit(run_dirs, out, requests_from))
     except ResultsError as exc:
         fail(str(exc))
 

@@ -28,12 +28,17 @@ def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return coef
 
 
-def calibrate(run_dir: str | Path | list[str | Path], out_path: str | Path | None = None) -> Path:
-    """Fit a cost model to the real run(s) and save it (default ``RUN/calibration.json``)."""
+def calibrate(run_dir: str | Path | list[str | Path], out_path: str | Path | None = None,
+              requests_from: str | Path | None = None) -> Path:
+    """Fit a cost model to the real run(s) and save it (default ``RUN/calibration.json``); the
+    request model from ``requests_from`` when given (a store run of the code whose requests are to
+    be modelled), else from the first store run."""
     dirs = list(run_dir) if isinstance(run_dir, (list, tuple)) else [run_dir]
     runs = [Results(d) for d in dirs]
     res = runs[0]
-    model = CostModel(source="calibrated from " + ", ".join(str(r.run.get("run_id")) for r in runs))
+    counted = Results(requests_from) if requests_from is not None else None
+    model = CostModel(source="calibrated from " + ", ".join(str(r.run.get("run_id")) for r in runs)
+                      + (f"; requests from {counted.run.get('run_id')}" if counted is not None else ""))
     c = res.table("commits")
     ing = c[c.kind == "ingest"]
     if len(ing) >= 3:
@@ -60,7 +65,7 @@ def calibrate(run_dir: str | Path | list[str | Path], out_path: str | Path | Non
         # the generator's bytes per record, as the simulator uses uncalibrated: it reproduces the real
         # file counts (held exact by the validation), which a per-run average over small files does not
         model.bytes_per_record = None
-        model.requests = fit_requests(on_store[0], model)
+        model.requests = fit_requests(counted or on_store[0], model)
         fit_store_queries(on_store, model)
     return model.save(out_path or Path(dirs[0]) / "calibration.json")
 
