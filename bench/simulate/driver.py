@@ -40,6 +40,7 @@ from bench.simulate.costmodel import CostModel
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.clustering.planner import plan_clustering
 from engines.cow_baseline.assign import assign_inserts
+from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, new_file_id
 from engines.table.pruning import prune
@@ -141,7 +142,7 @@ LOGICAL_CLOCK = InstantClock(logical_start=LOGICAL_START)  # the runner's determ
 @dataclass
 class SimFile:
     slice: FileSlice
-    dead_at: int | None = None  # instant index at which it left the snapshot
+    dead_at: str | None = None  # the instant at which it left the snapshot
     replaced: bool = False  # its whole file group was replaced (vs a superseded slice)
 
 
@@ -164,6 +165,7 @@ class SimEngine:
     small: int = 0
     dead: set[str] = field(default_factory=set)  # physical files no longer live, waiting for the cleaner
     by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
+    data_instants: list[str] = field(default_factory=list)  # completed commits and replacecommits
     last_instant: str | None = None  # the newest instant of its timeline, commits and cleans alike
     avg_record_size: int | None = None  # Hudi's estimate from the newest commit above the threshold
     planner: Any = None  # the planner config resolved once from the scenario (bench.engine_factory)
@@ -207,7 +209,8 @@ class Simulator:
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
         e.instants += 1
-        return self._tick(e)
+        e.data_instants.append(self._tick(e))
+        return e.last_instant
 
     def _tick(self, e: SimEngine) -> str:
         e.last_instant = LOGICAL_CLOCK.next(e.last_instant)
@@ -223,7 +226,7 @@ class Simulator:
         s = FileSlice(partition, file_id, instant, path, size, rows, stats or {})
         old = e.live.get((partition, file_id))
         if old is not None:
-            e.physical[old.path].dead_at = e.instants
+            e.physical[old.path].dead_at = instant
             e.dead.add(old.path)
             e.rows.pop(old.path, None)
             e.live_bytes -= old.size_bytes
@@ -249,14 +252,25 @@ class Simulator:
             e.phys_bytes -= s.size_bytes
         else:
             f = e.physical[s.path]
-            f.dead_at, f.replaced = e.instants, True
+            f.dead_at, f.replaced = e.last_instant, True
             e.dead.add(s.path)
 
     def _clean(self, e: SimEngine) -> int:
-        if e.instants <= self.retained:
+        """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
+        groups that hold files no longer live; a simulated table has no pending instants."""
+        earliest = earliest_to_retain(e.data_instants, self.retained)
+        if earliest is None or not e.dead:
             return 0
-        earliest = e.instants - self.retained + 1
-        doomed = [p for p in e.dead if e.physical[p].dead_at < earliest]  # type: ignore[operator]
+        groups: dict[tuple[str, str], list[SimFile]] = defaultdict(list)
+        for p in e.dead:
+            groups[e.physical[p].slice.file_group].append(e.physical[p])
+        doomed: list[str] = []
+        for key, dead in groups.items():
+            live = e.live.get(key)
+            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=lambda s: s.instant)
+            replaced_at = max(f.dead_at for f in dead if f.replaced) if live is None and any(
+                f.replaced for f in dead) else None
+            doomed += [s.path for s in doomed_in_group(committed, earliest, replaced_at)]
         for p in doomed:
             e.phys_bytes -= e.physical.pop(p).slice.size_bytes
             e.dead.discard(p)
