@@ -61,6 +61,9 @@ class Services:
             self.errors += self._service.errors
             self._service = None
 
+    def drain(self) -> None:
+        """Nothing to wait for before the query stops: these services are stopped and finished after it."""
+
     def running_between(self, t0: float, t1: float) -> bool:
         """Whether any execution overlapped the wall interval ``[t0, t1]``."""
         for start, end in list(self.intervals):

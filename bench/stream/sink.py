@@ -25,12 +25,13 @@ import pyarrow.parquet as pq
 
 from bench.stream.landing import Landing
 from bench.stream.services import Services
+from engines.hudi.config import STREAM_WRITER_ID
 from engines.table import faults
 from engines.table.transaction import commit_extra_metadata
 
 STREAM_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"  # Hudi's own key: {writer identifier: batch id}
 STREAM_FILES_KEY = "_layoutbench_stream_files"  # "_": Apache Hudi keeps write options so named in extraMetadata
-WRITER_ID = "layoutbench"
+WRITER_ID = STREAM_WRITER_ID  # both writers' (foreachBatch's and Hudi's own sink's) checkpoint identifier
 
 
 def _local_path(uri: str) -> Path:
@@ -99,6 +100,15 @@ def micro_batch_files(checkpoint: str | Path, batch_id: int) -> list[Path]:
     return sorted({_local_path(u) for u in out})
 
 
+def late_rows(paths: list[Path], newest_ts_us: int | None, retention_us: int) -> tuple[int, int]:
+    """(rows of these files older than the retention window, the newest event seen so far): the
+    window ends at the newest event seen, these files included."""
+    tables = [pq.read_table(p, columns=["ts"]).column(0) for p in paths]
+    newest = max([int(pc.max(t).cast("int64").as_py() or 0) for t in tables if len(t)] + [newest_ts_us or 0])
+    horizon = newest - retention_us
+    return sum(int(pc.sum(pc.less(t.cast("int64"), horizon)).as_py() or 0) for t in tables), newest
+
+
 @dataclass
 class SinkState:
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -139,11 +149,14 @@ class StreamSink:
 
     def _late(self, paths: list[Path]) -> int:
         """Rows of these files older than the retention window; advances the newest event seen."""
-        tables = [pq.read_table(p, columns=["ts"]).column(0) for p in paths]
-        newest = max([int(pc.max(t).cast("int64").as_py() or 0) for t in tables if len(t)] + [self.newest_ts_us or 0])
-        self.newest_ts_us = newest
-        horizon = newest - self.retention_us
-        return sum(int(pc.sum(pc.less(t.cast("int64"), horizon)).as_py() or 0) for t in tables)
+        late, self.newest_ts_us = late_rows(paths, self.newest_ts_us, self.retention_us)
+        return late
+
+    def poll(self, query: Any) -> None:
+        """Nothing to observe: the ``foreachBatch`` writer records each micro-batch as it writes it."""
+
+    def finish(self) -> None:
+        """Nothing left to record after the stream (see :meth:`poll`)."""
 
     def _micro_batch(self, df: Any, batch_id: int) -> None:
         t_start = time.time()
