@@ -84,5 +84,14 @@ def test_hudi_sink_async_clustering_beside_the_stream(spark, tmp_path) -> None:
     between = [r for r in replaces if commits[0].timestamp < r.timestamp and done(r) < done(commits[-1])
                and any(c.timestamp > r.timestamp for c in commits)]
     assert between, ([(r.timestamp, done(r)) for r in replaces], [(c.timestamp, done(c)) for c in commits])
+    # hudi-rs reads the table Hudi's sink wrote: every landed key exactly once
+    from collections import Counter
+
+    from bench.crashtest import hudi_rs_keys
+    from bench.stream.run import truth_of
+
+    truth = truth_of(parse_scenario(DOC), [n for b in stream.batches if b for n in b.split(",")])
+    assert Counter(hudi_rs_keys(results.run["engines"]["hudi_sink"]["table_path"]) or []) == Counter(
+        truth.column("trace_id").to_pylist())
     maint = results.table("maintenance")
     assert ((maint.kind == "clustering") & (maint["mode"] == "stream-async")).sum() == len(replaces)
