@@ -7,6 +7,7 @@
 | ``delta_peer`` | delta-rs OPTIMIZE (and VACUUM) on the same kind of service every ``maintenance.async_interval_s`` |
 | ``cow_baseline`` | inline: its merge happens at ingest; the writer cleans after each commit |
 | ``hudi``, ``append_only`` | inline ``after_commit`` only |
+| ``hudi`` with ``stream_sink: hudi`` | Hudi's own sink and its async clustering service (``bench.stream.hudi_sink``; not these services) |
 
 Instant-creating calls (schedule, clean) and the sink's ingest share one mutex, so the service
 thread and the writer never race for an instant time; executions run outside it, beside ingest.
