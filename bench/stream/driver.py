@@ -73,12 +73,13 @@ def spark_schema(scenario: Scenario) -> Any:
 
 def stream_engine(spark: Any, scenario: Scenario, engine: Any, kind: str, root: str | Path, label: str, rate: float,
                   batches: list[int], cache: str | Path, bad_input: bool = False, record: Recorder | None = None,
-                  maintenance: bool | None = None) -> StreamRun:
-    """Stream ``batches`` (landing every ``1 / rate`` s) into ``engine``; see the module docstring."""
+                  maintenance: bool | None = None, names: list[str] | None = None) -> StreamRun:
+    """Stream ``batches`` (landing every ``1 / rate`` s) into ``engine``; see the module docstring.
+    ``names``, when given, are the landing files instead (generator batches, update files)."""
     cfg = scenario.stream
     root = Path(root)
     landing = Landing(root, scenario.workload, cache, cfg.retention_hours)
-    names = landing_names(batches, bad_input)
+    names = landing_names(batches, bad_input) if names is None else list(names)
     enabled = cfg.maintenance == "design" if maintenance is None else maintenance
     schema = spark_schema(scenario)
     t0 = time.time()

@@ -62,6 +62,15 @@ class Services:
             self.errors += self._service.errors
             self._service = None
 
+    def await_plans(self, timeout_s: float) -> None:
+        """Run the pending clustering plans now (an upsert was rejected on their file groups): the
+        async service is woken and waited for; without one they are executed in this thread."""
+        if self._service is not None:
+            self._service.notify()
+            self._service.wait_idle(timeout_s)
+        else:
+            self._run_pending_clustering("inline")
+
     def drain(self) -> None:
         """Nothing to wait for before the query stops: these services are stopped and finished after it."""
 
