@@ -21,7 +21,10 @@ NOTE = ("Freshness: a landing file's arrival (its rename into the landing folder
         "async table-service execution overlapped, and the others. Sustainable: the highest stepped rate whose "
         "lag did not grow (lag slope below the limit); capacity: commits per second while saturated, with its "
         "95% percentile-bootstrap interval. Rates are landing files (batches) per second; records per second "
-        "in parentheses.")
+        "in parentheses. Services `hudi_async_clustering`: Apache Hudi's own streaming sink "
+        "(`writeStream.format(\"hudi\")`) wrote the table and ran clustering on its own async service; its "
+        "commit and execution times are read from the table's timeline, micro-batch times from the query's "
+        "progress.")
 
 
 def _f(v: object, pattern: str = "{:.3g}") -> str:

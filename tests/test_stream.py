@@ -135,3 +135,53 @@ def test_stream_tables_have_schemas() -> None:
     for name in ("stream", "stream_lag", "stream_rates"):
         assert isinstance(TABLES[name], pa.Schema)
     assert pd.DataFrame(columns=TABLES["stream"].names).empty
+
+
+@pytest.mark.slow
+def test_update_under_a_pending_plan_is_rejected_then_retried(spark, tmp_path: Path) -> None:
+    """The landing folder's generator batches only insert; an update file (``u<b>``) makes a
+    micro-batch upsert. Option 2 rejects it while its file groups are under a pending clustering
+    plan (reject strategy); the sink retries once the plan was executed, as Hudi's sink retries a
+    failed micro-batch: nothing lost, the corrections visible, the update committed after the plan."""
+    from bench.engine_factory import build_engine
+    from bench.stream.driver import stream_engine
+    from bench.stream.landing import update_name
+    from bench.stream.run import _spec, key_check, truth_of
+    from workloads.generator import batch_df, batch_updates_table
+
+    doc = {**DOC, "workload": {**DOC["workload"], "corrections_fraction": 0.2},
+           "engines": [{"name": "option2", "kind": "clustering"}],
+           "maintenance": {"mode": "async", "async_interval_s": 600},  # the service runs only when woken
+           "stream": {**DOC["stream"], "bad_input": False, "async_max_commits": 50}}
+    sc = parse_scenario(doc)
+    es = sc.engines[0]
+    engine = build_engine(_spec(es), sc, str((tmp_path / "table").resolve()))
+    try:
+        for b in (0, 1):
+            engine.ingest(batch_df(spark, sc.workload, b))
+        plan = engine.schedule()
+        assert plan is not None and engine.pending_plan() == plan
+        names = [update_name(2), batch_name(2)]
+        run = stream_engine(spark, sc, engine, es.kind, tmp_path / "run", "fixed", 2.0, [], tmp_path / "cache",
+                            names=names)
+        assert run.error is None, run.error
+        conflicts = run.sink.state.conflicts
+        assert conflicts and conflicts[0]["plans"] == [plan] and conflicts[0]["file_groups"] > 0, conflicts
+        timeline = engine.table.refresh()
+        assert plan in {i.timestamp for i in timeline.completed(["replacecommit"])}
+        upd = next(r for r in run.sink.state.rows if r["batches"] == update_name(2))
+        assert upd["instant"] > plan  # written after the plan completed, onto its output file groups
+        truth = truth_of(sc, [batch_name(0), batch_name(1), *names])
+        keys = key_check(engine, truth)
+        assert keys["rows_lost"] == keys["rows_duplicated"] == keys["rows_unexpected"] == 0, keys
+        probe = engine.probe()
+        live = pa.concat_tables([pq.read_table(probe.storage.abs(s.path), columns=["trace_id", "message"])
+                                 for s in probe.snapshot()])
+        message = dict(zip(live.column("trace_id").to_pylist(), live.column("message").to_pylist(), strict=True))
+        corrected = batch_updates_table(sc.workload, 2)
+        assert corrected.num_rows > 0
+        for k, m in zip(corrected.column("trace_id").to_pylist(), corrected.column("message").to_pylist(),
+                        strict=True):
+            assert message[k] == m
+    finally:
+        engine.close()

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.driver import SCHEDULE, MaintenanceSchedule, run_batches
-from bench.engine_factory import MB, resolve_planner
+from bench.engine_factory import LOGICAL_START, MB, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario, fingerprint
@@ -41,7 +41,9 @@ from bench.simulate.costmodel import CostModel
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.clustering.planner import plan_clustering
 from engines.cow_baseline.assign import assign_inserts
-from engines.table.model import FileSlice, commit_order
+from engines.table.cleaner import doomed_in_group, earliest_to_retain
+from engines.table.instants import InstantClock
+from engines.table.model import FileSlice, commit_order, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
 from runresults import (
@@ -135,10 +137,13 @@ def _params_so_far(spec: WorkloadSpec, b: int, window_hours: float) -> QueryPara
     return choose_params(truth, spec.partition_column, window_hours)
 
 
+LOGICAL_CLOCK = InstantClock(logical_start=LOGICAL_START)  # the runner's deterministic instants
+
+
 @dataclass
 class SimFile:
     slice: FileSlice
-    dead_at: int | None = None  # instant index at which it left the snapshot
+    dead_at: str | None = None  # the instant at which it left the snapshot
     replaced: bool = False  # its whole file group was replaced (vs a superseded slice)
 
 
@@ -161,6 +166,8 @@ class SimEngine:
     small: int = 0
     dead: set[str] = field(default_factory=set)  # physical files no longer live, waiting for the cleaner
     by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
+    data_instants: list[str] = field(default_factory=list)  # completed commits and replacecommits
+    last_instant: str | None = None  # the newest instant of its timeline, commits and cleans alike
     avg_record_size: int | None = None  # Hudi's estimate from the newest commit above the threshold
     planner: Any = None  # the planner config resolved once from the scenario (bench.engine_factory)
     options: dict[str, Any] = field(default_factory=dict)  # engine-level config keys (order, sort_columns)
@@ -204,8 +211,14 @@ class Simulator:
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _instant(self, e: SimEngine) -> str:
+        """A new commit's instant: the table's logical clock, as the runner's tables use it."""
         e.instants += 1
-        return f"{20260101000000000 + e.instants}"
+        e.data_instants.append(self._tick(e))
+        return e.last_instant
+
+    def _tick(self, e: SimEngine) -> str:
+        e.last_instant = LOGICAL_CLOCK.next(e.last_instant)
+        return e.last_instant
 
     def _add(self, e: SimEngine, partition: str, file_id: str, instant: str, rows: int, size: int,
              stats: dict | None = None, data: pa.Table | None = None, task: int = 0) -> FileSlice:
@@ -217,7 +230,7 @@ class Simulator:
         s = FileSlice(partition, file_id, instant, path, size, rows, stats or {})
         old = e.live.get((partition, file_id))
         if old is not None:
-            e.physical[old.path].dead_at = e.instants
+            e.physical[old.path].dead_at = instant
             e.dead.add(old.path)
             e.rows.pop(old.path, None)
             e.live_bytes -= old.size_bytes
@@ -243,14 +256,25 @@ class Simulator:
             e.phys_bytes -= s.size_bytes
         else:
             f = e.physical[s.path]
-            f.dead_at, f.replaced = e.instants, True
+            f.dead_at, f.replaced = e.last_instant, True
             e.dead.add(s.path)
 
     def _clean(self, e: SimEngine) -> int:
-        if e.instants <= self.retained:
+        """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
+        groups that hold files no longer live; a simulated table has no pending instants."""
+        earliest = earliest_to_retain(e.data_instants, self.retained)
+        if earliest is None or not e.dead:
             return 0
-        earliest = e.instants - self.retained + 1
-        doomed = [p for p in e.dead if e.physical[p].dead_at < earliest]  # type: ignore[operator]
+        groups: dict[tuple[str, str], list[SimFile]] = defaultdict(list)
+        for p in e.dead:
+            groups[e.physical[p].slice.file_group].append(e.physical[p])
+        doomed: list[str] = []
+        for key, dead in groups.items():
+            live = e.live.get(key)
+            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=lambda s: s.instant)
+            replaced_at = max(f.dead_at for f in dead if f.replaced) if live is None and any(
+                f.replaced for f in dead) else None
+            doomed += [s.path for s in doomed_in_group(committed, earliest, replaced_at)]
         for p in doomed:
             e.phys_bytes -= e.physical.pop(p).slice.size_bytes
             e.dead.discard(p)
@@ -334,7 +358,7 @@ class Simulator:
             instant = self._instant(e)
             ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
             offsets: dict[str, int] = defaultdict(int)
-            for bucket in assign_inserts(by_part, counts, avg, cfg):
+            for i, bucket in enumerate(assign_inserts(by_part, counts, avg, cfg)):
                 new_rows = None
                 if self.with_rows:
                     lo = offsets[bucket.partition]
@@ -349,8 +373,9 @@ class Simulator:
                                              base.size_bytes + int(bucket.num_records * self.bpr),
                                              None if data is not None else _merge_stats(
                                                  [base.column_stats, self._estimated_stats(bucket.partition)]), data))
-                else:
-                    written.append(self._add(e, bucket.partition, e.new_id(), instant, bucket.num_records,
+                else:  # the engine writes every bucket as task 0 of its group (engines.spark.group_write)
+                    file_id = new_file_id(f"bucket-{i}", instant, bucket.partition, 0, 0, 0)
+                    written.append(self._add(e, bucket.partition, file_id, instant, bucket.num_records,
                                              int(bucket.num_records * self.bpr),
                                              self._estimated_stats(bucket.partition) if new_rows is None else None,
                                              new_rows))
@@ -385,8 +410,8 @@ class Simulator:
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
         deleted = self._clean(e)
         reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq, files_deleted=deleted)
-        if deleted:
-            self.writer.add("maintenance", engine=e.name, batch=b, kind="clean", instant=f"{e.instants}",
+        if deleted:  # a clean takes an instant only when it deletes something, as the real one
+            self.writer.add("maintenance", engine=e.name, batch=b, kind="clean", instant=self._tick(e),
                             mode="simulated", duration_s=self.model.file_create_s * deleted, files_in=0, files_out=0,
                             bytes_read=0, bytes_written=0, records=0, files_deleted=deleted, details="{}")
 

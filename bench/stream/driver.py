@@ -1,6 +1,8 @@
 """One streaming run of one engine: landing folder -> ``readStream`` (Parquet file source in the
 generator's schema) -> ``foreachBatch`` -> engine, with its table services beside the stream and
-the lag sampled while it runs.
+the lag sampled while it runs. A ``hudi`` engine with ``stream_sink: hudi`` is written by Apache
+Hudi's own sink instead (``writeStream.format("hudi")``, its async clustering inside the sink;
+``bench.stream.hudi_sink`` observes it).
 
 The run ends when every scheduled landing file is committed or quarantined (or at
 ``stream.timeout_s``, or when the query fails); the query is then stopped, the services stopped,
@@ -31,8 +33,8 @@ class StreamFailed(RuntimeError):
 class StreamRun:
     engine: Any
     label: str
-    sink: StreamSink
-    services: Services
+    sink: Any  # StreamSink (foreachBatch) or bench.stream.hudi_sink.HudiSinkObserver (Hudi's own sink)
+    services: Any  # Services, or bench.stream.hudi_sink.HudiSinkServices
     names: list[str]
     lag: list[dict[str, Any]] = field(default_factory=list)
     wall_s: float = 0.0
@@ -58,6 +60,11 @@ def stream_manual(config: dict[str, Any], kind: str) -> dict[str, Any]:
     return config if kind == "hudi" else {**config, "mode": "manual"}
 
 
+def uses_hudi_sink(engine: Any, kind: str) -> bool:
+    """Whether the engine is written by Apache Hudi's own streaming sink (``stream_sink: hudi``)."""
+    return kind == "hudi" and getattr(engine.config, "stream_sink", "foreach_batch") == "hudi"
+
+
 def spark_schema(scenario: Scenario) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -66,31 +73,46 @@ def spark_schema(scenario: Scenario) -> Any:
 
 def stream_engine(spark: Any, scenario: Scenario, engine: Any, kind: str, root: str | Path, label: str, rate: float,
                   batches: list[int], cache: str | Path, bad_input: bool = False, record: Recorder | None = None,
-                  maintenance: bool | None = None) -> StreamRun:
-    """Stream ``batches`` (landing every ``1 / rate`` s) into ``engine``; see the module docstring."""
+                  maintenance: bool | None = None, names: list[str] | None = None) -> StreamRun:
+    """Stream ``batches`` (landing every ``1 / rate`` s) into ``engine``; see the module docstring.
+    ``names``, when given, are the landing files instead (generator batches, update files)."""
     cfg = scenario.stream
     root = Path(root)
     landing = Landing(root, scenario.workload, cache, cfg.retention_hours)
-    names = landing_names(batches, bad_input)
+    names = landing_names(batches, bad_input) if names is None else list(names)
     enabled = cfg.maintenance == "design" if maintenance is None else maintenance
-    services = Services(engine, kind, enabled, scenario.maintenance.async_interval_s, cfg.async_max_commits, record)
     schema = spark_schema(scenario)
     t0 = time.time()
-    sink = StreamSink(spark, engine, services, landing, label, t0, cfg.retention_hours, schema, root / "checkpoint")
+    query_name = f"{engine.name}_{label}".replace(":", "_").replace(".", "_")
+    if uses_hudi_sink(engine, kind):
+        from bench.stream.hudi_sink import HudiSinkObserver, HudiSinkServices, start_hudi_sink
+
+        services: Any = HudiSinkServices(engine, enabled, record, wait_s=cfg.timeout_s)
+        sink: Any = HudiSinkObserver(engine, services, landing, label, t0, cfg.retention_hours, root / "checkpoint")
+    else:
+        services = Services(engine, kind, enabled, scenario.maintenance.async_interval_s, cfg.async_max_commits,
+                            record)
+        sink = StreamSink(spark, engine, services, landing, label, t0, cfg.retention_hours, schema,
+                          root / "checkpoint")
     run = StreamRun(engine, label, sink, services, names)
     dropper = Dropper(landing, schedule([n for n in names if n not in landing.arrivals], rate))
     services.start()
-    query = (spark.readStream.schema(schema).option("maxFilesPerTrigger", cfg.files_per_trigger)
-             .parquet(str(landing.folder))
-             .writeStream.foreachBatch(sink).option("checkpointLocation", str(sink.checkpoint))
-             .trigger(processingTime=f"{int(cfg.trigger_s * 1000)} milliseconds")
-             .queryName(f"{engine.name}_{label}".replace(":", "_").replace(".", "_")).start())
+    if isinstance(sink, StreamSink):
+        query = (spark.readStream.schema(schema).option("maxFilesPerTrigger", cfg.files_per_trigger)
+                 .parquet(str(landing.folder))
+                 .writeStream.foreachBatch(sink).option("checkpointLocation", str(sink.checkpoint))
+                 .trigger(processingTime=f"{int(cfg.trigger_s * 1000)} milliseconds")
+                 .queryName(query_name).start())
+    else:
+        query = start_hudi_sink(spark, engine, schema, landing.folder, sink.checkpoint, cfg.files_per_trigger,
+                                cfg.trigger_s, query_name, cfg.async_max_commits, enabled)
     dropper.start()
     expected = set(run.good_names)
     deadline = time.time() + cfg.timeout_s
     try:
         while True:
             time.sleep(cfg.lag_sample_s)
+            sink.poll(query)
             now = time.time()
             arrived, committed, backlog, backlog_s = sink.lag(now)
             run.lag.append({"engine": engine.name, "run": label, "t_s": now - t0, "arrived": arrived,
@@ -98,6 +120,7 @@ def stream_engine(spark: Any, scenario: Scenario, engine: Any, kind: str, root: 
                             "maintenance_running": services.busy})
             done = expected <= set(sink.state.committed) and (not bad_input or BAD_NAME in sink.state.quarantined)
             if done:
+                services.drain()
                 break
             exc = query.exception()
             if exc is not None or not query.isActive:
@@ -112,11 +135,13 @@ def stream_engine(spark: Any, scenario: Scenario, engine: Any, kind: str, root: 
                 break
     finally:
         query.stop()
+        sink.poll(query)
         dropper.stop()
         services.stop()
     run.wall_s = time.time() - t0
     if run.error is None:
         services.finish()
+    sink.finish()
     errors = sink.state.errors + services.errors
     if run.error is None and sink.state.errors:
         run.error = f"{engine.name}: " + sink.state.errors[0]

@@ -7,6 +7,9 @@ arrival (wall time of the rename) is appended to ``arrivals.jsonl``, which a res
 back. Batches land every ``1 / rate`` seconds; their sizes follow ``workload.arrival`` (steady,
 bursty, diurnal), so the records per second follow the pattern.
 
+Updates: ``u<b>.parquet`` carries batch ``b``'s corrections of earlier keys
+(``batch_updates_table``); the writer upserts a micro-batch holding one.
+
 Bad input (``stream.bad_input``): ``bad-000.parquet``, a file in a foreign schema, and
 ``old-000000.parquet``, a generator batch (another seed) dated well before the retention window.
 """
@@ -25,7 +28,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workloads.generator import arrow_schema, batch_table
+from workloads.generator import arrow_schema, batch_table, batch_updates_table
 from workloads.spec import WorkloadSpec
 
 BAD_NAME = "bad-000.parquet"
@@ -36,6 +39,18 @@ OLD_RECORDS = 300
 
 def batch_name(b: int) -> str:
     return f"b{b:06d}.parquet"
+
+
+def update_name(b: int) -> str:
+    """The landing file carrying batch ``b``'s updates (``workload.corrections_fraction`` of earlier keys)."""
+    return f"u{b:06d}.parquet"
+
+
+def update_of(name: str) -> int | None:
+    """The generator batch whose updates a landing file carries, None for other files."""
+    if name.startswith("u") and name.endswith(".parquet") and name[1:-8].isdigit():
+        return int(name[1:-8])
+    return None
 
 
 def batch_of(name: str) -> int | None:
@@ -57,6 +72,9 @@ def old_spec(spec: WorkloadSpec, retention_hours: float) -> WorkloadSpec:
 
 def batch_rows(spec: WorkloadSpec, name: str, retention_hours: float) -> pa.Table:
     """The rows a landing file of the generator carries (ground truth for it)."""
+    u = update_of(name)
+    if u is not None:
+        return batch_updates_table(spec, u)
     b = batch_of(name)
     if b is None:
         raise ValueError(f"{name} is not a generator batch")

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bench.engine_factory import build_engine, spark_conf_for
@@ -34,7 +35,7 @@ from bench.queries import choose_params
 from bench.runner import EngineState, RunContext, audit, record_maintenance, run_checkpoint, table_state
 from bench.scenario import EngineSpec, Scenario
 from bench.stream.driver import StreamRun, stream_engine, stream_manual
-from bench.stream.landing import batch_rows
+from bench.stream.landing import batch_rows, update_of
 from bench.stream.ratesearch import capacity_intervals, search
 from engines.spark.session import get_spark, resolve_master, warm_up
 from runresults import (
@@ -54,8 +55,18 @@ def _spec(es: EngineSpec) -> EngineSpec:
 
 
 def truth_of(scenario: Scenario, names: list[str]) -> pa.Table:
-    """Ground truth: the rows of every landed generator file."""
-    return pa.concat_tables([batch_rows(scenario.workload, n, scenario.stream.retention_hours) for n in names])
+    """Ground truth: the rows of every landed generator file, then the landed update files' rows
+    in place of the rows they correct (same key), in landing order."""
+    def rows(n: str) -> pa.Table:
+        return batch_rows(scenario.workload, n, scenario.stream.retention_hours)
+
+    table = pa.concat_tables([rows(n) for n in names if update_of(n) is None])
+    for n in names:
+        if update_of(n) is not None:
+            upd = rows(n)
+            kept = table.filter(pc.invert(pc.is_in(table.column("trace_id"), value_set=upd.column("trace_id"))))
+            table = pa.concat_tables([kept, upd.select(kept.schema.names).cast(kept.schema)])
+    return table
 
 
 def key_check(engine: Any, truth: pa.Table) -> dict[str, int]:
@@ -166,6 +177,7 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
                 steps.append(row)
             capacity = interval(capacity_intervals(result), statistic=lambda x: 1.0 / np.mean(x, axis=-1))
         summary[es.name] = {**summarize(run.sink.state.rows, steps, capacity, mean_records), "keys": keys,
+                            "update_conflicts": len(run.sink.state.conflicts),
                             "maintenance_runs": run.services.runs, "maintenance_mode": run.services.mode}
     if kill_test:
         _kill_tests(ctx, scenario, scenario_path, spark)

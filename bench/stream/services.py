@@ -7,6 +7,7 @@
 | ``delta_peer`` | delta-rs OPTIMIZE (and VACUUM) on the same kind of service every ``maintenance.async_interval_s`` |
 | ``cow_baseline`` | inline: its merge happens at ingest; the writer cleans after each commit |
 | ``hudi``, ``append_only`` | inline ``after_commit`` only |
+| ``hudi`` with ``stream_sink: hudi`` | Hudi's own sink and its async clustering service (``bench.stream.hudi_sink``; not these services) |
 
 Instant-creating calls (schedule, clean) and the sink's ingest share one mutex, so the service
 thread and the writer never race for an instant time; executions run outside it, beside ingest.
@@ -60,6 +61,18 @@ class Services:
             self._service.close()
             self.errors += self._service.errors
             self._service = None
+
+    def await_plans(self, timeout_s: float) -> None:
+        """Run the pending clustering plans now (an upsert was rejected on their file groups): the
+        async service is woken and waited for; without one they are executed in this thread."""
+        if self._service is not None:
+            self._service.notify()
+            self._service.wait_idle(timeout_s)
+        else:
+            self._run_pending_clustering("inline")
+
+    def drain(self) -> None:
+        """Nothing to wait for before the query stops: these services are stopped and finished after it."""
 
     def running_between(self, t0: float, t1: float) -> bool:
         """Whether any execution overlapped the wall interval ``[t0, t1]``."""

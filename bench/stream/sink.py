@@ -23,14 +23,18 @@ from urllib.parse import unquote, urlparse
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bench.stream.landing import Landing
+from bench.stream.landing import Landing, update_of
 from bench.stream.services import Services
+from engines.clustering.writer import ClusteringUpdateConflictError
+from engines.hudi.config import STREAM_WRITER_ID
 from engines.table import faults
 from engines.table.transaction import commit_extra_metadata
 
 STREAM_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"  # Hudi's own key: {writer identifier: batch id}
 STREAM_FILES_KEY = "_layoutbench_stream_files"  # "_": Apache Hudi keeps write options so named in extraMetadata
-WRITER_ID = "layoutbench"
+CONFLICT_RETRIES = 3  # Hudi's streaming sink's default retry count
+CONFLICT_WAIT_S = 120.0  # for the pending plans' execution before a retry
+WRITER_ID = STREAM_WRITER_ID  # both writers' (foreachBatch's and Hudi's own sink's) checkpoint identifier
 
 
 def _local_path(uri: str) -> Path:
@@ -99,6 +103,15 @@ def micro_batch_files(checkpoint: str | Path, batch_id: int) -> list[Path]:
     return sorted({_local_path(u) for u in out})
 
 
+def late_rows(paths: list[Path], newest_ts_us: int | None, retention_us: int) -> tuple[int, int]:
+    """(rows of these files older than the retention window, the newest event seen so far): the
+    window ends at the newest event seen, these files included."""
+    tables = [pq.read_table(p, columns=["ts"]).column(0) for p in paths]
+    newest = max([int(pc.max(t).cast("int64").as_py() or 0) for t in tables if len(t)] + [newest_ts_us or 0])
+    horizon = newest - retention_us
+    return sum(int(pc.sum(pc.less(t.cast("int64"), horizon)).as_py() or 0) for t in tables), newest
+
+
 @dataclass
 class SinkState:
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -107,6 +120,7 @@ class SinkState:
     commits: list[dict[str, Any]] = field(default_factory=list)  # ingest commits, for the commits table
     late_rows: int = 0
     errors: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, Any]] = field(default_factory=list)  # upserts rejected under a pending plan
 
 
 class StreamSink:
@@ -139,11 +153,14 @@ class StreamSink:
 
     def _late(self, paths: list[Path]) -> int:
         """Rows of these files older than the retention window; advances the newest event seen."""
-        tables = [pq.read_table(p, columns=["ts"]).column(0) for p in paths]
-        newest = max([int(pc.max(t).cast("int64").as_py() or 0) for t in tables if len(t)] + [self.newest_ts_us or 0])
-        self.newest_ts_us = newest
-        horizon = newest - self.retention_us
-        return sum(int(pc.sum(pc.less(t.cast("int64"), horizon)).as_py() or 0) for t in tables)
+        late, self.newest_ts_us = late_rows(paths, self.newest_ts_us, self.retention_us)
+        return late
+
+    def poll(self, query: Any) -> None:
+        """Nothing to observe: the ``foreachBatch`` writer records each micro-batch as it writes it."""
+
+    def finish(self) -> None:
+        """Nothing left to record after the stream (see :meth:`poll`)."""
 
     def _micro_batch(self, df: Any, batch_id: int) -> None:
         t_start = time.time()
@@ -178,8 +195,7 @@ class StreamSink:
             marker = {STREAM_CHECKPOINT_KEY: json.dumps({WRITER_ID: str(batch_id)}),
                       STREAM_FILES_KEY: json.dumps(names)}
             t_ingest = time.time()
-            with self.services.mutex, commit_extra_metadata(marker):
-                res = self.engine.ingest(data)
+            res = self._write(data, batch_id, marker, [n for n in names if update_of(n) is not None])
             t_commit = time.time()
             faults.point("stream.after_table_commit")
             arrivals = [self.landing.arrival(n) or t_ingest for n in names]
@@ -197,6 +213,27 @@ class StreamSink:
                        late_rows=late, instant=res.instant)
         self.last_batch_id = batch_id
         self._finish(row, t_start)
+
+    def _write(self, data: Any, batch_id: int, marker: dict[str, str], updates: list[str]) -> Any:
+        """One commit of the micro-batch: an insert, or an upsert when it holds update files. An
+        upsert rejected on file groups of a pending clustering plan (Option 2's reject strategy)
+        is retried once the plans were executed, as Hudi's streaming sink retries a failed
+        micro-batch (``hoodie.datasource.write.streaming.retry.count``) while its async service
+        clusters; each rejection is kept in ``state.conflicts``."""
+        if updates and not callable(getattr(self.engine, "upsert", None)):
+            raise ValueError(f"{self.engine.name}: landing files {updates} carry updates; this engine takes inserts only")
+        write = self.engine.upsert if updates else self.engine.ingest
+        for attempt in range(CONFLICT_RETRIES + 1):
+            try:
+                with self.services.mutex, commit_extra_metadata(marker):
+                    return write(data)
+            except ClusteringUpdateConflictError as exc:
+                self.state.conflicts.append({"micro_batch": batch_id, "plans": exc.plans,
+                                             "file_groups": len(exc.conflicts), "t": time.time()})
+                if attempt == CONFLICT_RETRIES:
+                    raise
+                self.services.await_plans(CONFLICT_WAIT_S)
+        raise AssertionError("unreachable")
 
     def _finish(self, row: dict[str, Any], t_start: float) -> None:
         t_end = time.time()

@@ -74,6 +74,14 @@ class Option1Config:
             raise ValueError("max_parallel_operations and inline_every must be at least 1")
 
 
+def append_batch(table: HudiTable, config: Option1Config, df: DataFrame, on_step: faults.StepHook = None) -> CommitResult:
+    """APPEND: the batch as new base files, no index lookup, no small-file merge."""
+    return insert_new_file_groups(
+        table, df, operation="INSERT", target_file_bytes=config.max_file_size,
+        row_group_rows=config.row_group_rows, sort_columns=list(config.sort_columns) or None,
+        extra={"writeMode": "APPEND"}, on_step=on_step)
+
+
 class AppendCompactionEngine(TableServiceModes, PlanExecutor):
     """Option 1 over one table; see the module docstring for the decisions."""
 
@@ -94,11 +102,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
 
     # -- ingest -------------------------------------------------------------------------------
     def ingest(self, df: DataFrame) -> CommitResult:
-        """APPEND: new base files, no index lookup, no small-file merge."""
-        return insert_new_file_groups(
-            self.table, df, operation="INSERT", target_file_bytes=self.config.max_file_size,
-            row_group_rows=self.config.row_group_rows, sort_columns=list(self.config.sort_columns) or None,
-            extra={"writeMode": "APPEND"}, on_step=self.on_step)
+        return append_batch(self.table, self.config, df, self.on_step)
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         return self.table.view().snapshot(as_of)

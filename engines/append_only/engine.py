@@ -8,24 +8,30 @@ compaction and mode settings are ignored.
 
 from __future__ import annotations
 
-from engines.append_compaction.engine import AppendCompactionEngine
-from engines.base import MaintenanceResult
+from typing import TYPE_CHECKING
+
+from engines.append_compaction.engine import Option1Config, append_batch
+from engines.base import TableEngine
+from engines.table import faults
+from engines.table.table import HudiTable
+from engines.table.transaction import CommitResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
-class AppendOnlyEngine(AppendCompactionEngine):
-    """APPEND writes; schedule, execute and clean do nothing."""
+class AppendOnlyEngine(TableEngine):
+    """APPEND writes; the table engine's defaults (no service, no cleaner) for everything else."""
 
-    def schedule(self) -> str | None:
-        return None
+    writes_batches_once = True
 
-    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
-        return None
+    def __init__(self, table: HudiTable, config: Option1Config, name: str | None = None,
+                 on_step: faults.StepHook = None) -> None:
+        self.table = table
+        self.config = config
+        self.name = name or "append_only"
+        self.on_step = on_step
 
-    def clean(self) -> MaintenanceResult | None:
-        return None
-
-    def after_commit(self) -> list[MaintenanceResult]:
-        return []
-
-    def schedule_and_execute(self) -> list[MaintenanceResult]:
-        return []
+    def ingest(self, df: DataFrame) -> CommitResult:
+        """APPEND, as Option 1 writes a batch."""
+        return append_batch(self.table, self.config, df, self.on_step)

@@ -17,6 +17,11 @@ from engines.table.sizes import (
 
 PRESETS = ("hudi_cow", "hudi_clustering")
 MODES = ("manual", "inline", "async", "schedule_inline")
+# How ``layoutbench stream`` feeds the engine: foreach_batch (the stream driver's foreachBatch calls
+# ingest, the driver runs the table services) or hudi (Hudi's own sink, writeStream.format("hudi"),
+# which schedules clustering after its commits and executes it on its own async service).
+STREAM_SINKS = ("foreach_batch", "hudi")
+STREAM_WRITER_ID = "layoutbench"  # the sink's checkpoint identifier, as the foreachBatch writer's
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class HudiConfig:
     async_interval_s: float = 5.0
     metadata_table: bool = False
     operation: str | None = None  # the preset's when None
+    stream_sink: str = "foreach_batch"  # one of STREAM_SINKS; only ``layoutbench stream`` reads it
     options: dict[str, str] = field(default_factory=dict)  # hoodie.* keys, passed through unchanged
 
     def __post_init__(self) -> None:
@@ -47,6 +53,13 @@ class HudiConfig:
             raise ValueError(f"unknown Hudi preset {self.preset!r}; known: {list(PRESETS)}")
         if self.mode not in MODES:
             raise ValueError(f"unknown Hudi clustering mode {self.mode!r}; known: {list(MODES)}")
+        if self.stream_sink not in STREAM_SINKS:
+            raise ValueError(f"unknown stream_sink {self.stream_sink!r}; known: {list(STREAM_SINKS)} "
+                             f"(foreach_batch: the stream driver writes each micro-batch; hudi: Hudi's own "
+                             f"streaming sink with its async clustering)")
+        if self.stream_sink == "hudi" and self.mode != "manual":
+            raise ValueError(f"stream_sink 'hudi' runs Hudi's own async clustering inside the sink; mode must be "
+                             f"'manual' (got {self.mode!r})")
         if not isinstance(self.options, dict):
             raise ValueError("options must be a map of hoodie.* keys to values")
         bad = sorted(k for k in self.options if not str(k).startswith("hoodie."))
@@ -118,6 +131,35 @@ def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, recor
         })
     opts.update(cfg.options)
     return {k: _text(v) for k, v in opts.items()}
+
+
+def streaming_sink_options(cfg: HudiConfig, options: dict[str, str], async_max_commits: int,
+                           async_clustering: bool = True) -> dict[str, str]:
+    """The options of ``writeStream.format("hudi")`` (Hudi's ``HoodieStreamingSink``): the engine's
+    ``options`` with clustering moved to the sink's async service — after each commit the writer
+    schedules a plan once ``async_max_commits`` commits have passed since the last one
+    (``hoodie.clustering.async.enabled`` / ``.max.commits``; inline scheduling off), and the sink
+    hands it to its ``SparkStreamingAsyncClusteringService`` in the same JVM. The sink's checkpoint
+    (the micro-batch id in each commit's extraMetadata, key ``_hudi_streaming_sink_checkpoint``) is
+    written under ``STREAM_WRITER_ID``. A failed micro-batch is never skipped
+    (``ignore.failed.batch`` false). With ``async_clustering`` false (a stream without
+    maintenance) nothing is scheduled. ``cfg.options`` still win."""
+    if async_max_commits < 1:
+        raise ValueError("async_max_commits must be at least 1")
+    out = dict(options)
+    out.update({
+        "hoodie.datasource.write.streaming.checkpoint.identifier": STREAM_WRITER_ID,
+        "hoodie.datasource.write.streaming.ignore.failed.batch": "false",
+    })
+    if cfg.clustering:
+        out.update({
+            "hoodie.clustering.inline": "false",
+            "hoodie.clustering.schedule.inline": "false",
+            "hoodie.clustering.async.enabled": _text(async_clustering),
+            "hoodie.clustering.async.max.commits": str(async_max_commits),
+        })
+    out.update({k: _text(v) for k, v in cfg.options.items()})
+    return out
 
 
 def lift_hoodie_keys(config: dict[str, object]) -> dict[str, object]:

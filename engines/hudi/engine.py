@@ -136,6 +136,15 @@ class HudiEngine(TableEngine):
                    if i.timestamp < instant.timestamp]
         return earlier[-1] if earlier else None
 
+    # -- what a writer outside the engine completed (Hudi's own streaming sink) --------------------
+    def instant_time(self, instant: Instant, state: State) -> float | None:
+        """Wall time (file modification time) at which ``instant`` reached ``state``; None if it has not."""
+        return self._mtime(instant, state)
+
+    def maintenance_of(self, instant: Instant) -> MaintenanceResult:
+        """A completed clean or replacecommit as a maintenance result (duration: requested -> completed)."""
+        return self._maintenance_of(instant)
+
     # -- the Engine protocol -------------------------------------------------------------------
     def ingest(self, df: DataFrame) -> CommitResult:
         with self._lock:

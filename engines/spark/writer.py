@@ -15,7 +15,6 @@ how many jobs ran before, which would make reruns differ byte-wise).
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -30,10 +29,9 @@ from pyspark.sql import DataFrame
 
 from engines.table import faults
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
-from engines.table.model import META_COLUMNS, WriteStat, base_file_name
+from engines.table.model import META_COLUMNS, WriteStat, base_file_name, new_file_id
 from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 
-_NAMESPACE = uuid.UUID("6f1c2a55-61b2-4b52-9a0e-5c7e4b1f0a11")
 STATS_SCHEMA = "stat string"
 T = TypeVar("T")
 
@@ -86,8 +84,7 @@ class _OpenFile:
                                  "raise target_file_bytes or split the rows")
             self.file_id = spec.file_id_override
         else:
-            seed = f"{spec.file_id_prefix}/{spec.instant}/{self.partition}/{task}/{attempt}/{seq}"
-            self.file_id = f"{uuid.uuid5(_NAMESPACE, seed)}-{seq}"
+            self.file_id = new_file_id(spec.file_id_prefix, spec.instant, self.partition, task, attempt, seq)
         token = f"{task}-0-{attempt}"
         self.name = base_file_name(self.file_id, token, spec.instant)
         self.rel = f"{self.partition}/{self.name}" if self.partition else self.name

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from engines.table import faults, plans
 from engines.table.avro import CLEAN_METADATA, encode_plan
@@ -51,28 +53,48 @@ class CleanResult:
     earliest_commit_to_retain: str | None
 
 
-def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -> CleanPlan:
-    """KEEP_LATEST_COMMITS over ``view`` (no I/O beyond what the view reads); see the module docstring."""
-    instants = [i.timestamp for i in view.timeline.completed_data_instants()]
+class _Slice(Protocol):
+    instant: str
+    path: str
+
+
+S = TypeVar("S", bound=_Slice)
+
+
+def earliest_to_retain(completed_data_instants: Sequence[str], retained: int) -> str | None:
+    """The oldest instant a reader may still query, or None while there are at most ``retained``."""
     if retained < 1:
         raise ValueError("cleaner_commits_retained must be at least 1")
-    if len(instants) <= retained:
+    if len(completed_data_instants) <= retained:
+        return None
+    return completed_data_instants[len(completed_data_instants) - retained]
+
+
+def doomed_in_group(committed: Sequence[S], earliest: str, replaced_at: str | None = None) -> list[S]:
+    """The rule for one file group, its committed slices oldest first (the simulator applies it to
+    its simulated slices): all of them when the group was replaced before ``earliest``; else every
+    slice older than ``earliest`` but the newest such one, and never the newest slice."""
+    if not committed:
+        return []
+    if replaced_at is not None and replaced_at < earliest:
+        return list(committed)
+    keep = {committed[-1].path}
+    older = [f for f in committed if f.instant < earliest]
+    if older:
+        keep.add(older[-1].path)
+    return [f for f in older if f.path not in keep]
+
+
+def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -> CleanPlan:
+    """KEEP_LATEST_COMMITS over ``view`` (no I/O beyond what the view reads); see the module docstring."""
+    earliest = earliest_to_retain([i.timestamp for i in view.timeline.completed_data_instants()], retained)
+    if earliest is None:
         return CleanPlan(None)
-    earliest = instants[len(instants) - retained]
     replaced = view.timeline.replaced_file_groups()
     doomed: list[BaseFile] = []
     for key, files in sorted(view.file_groups().items()):
         committed = [f for f in files if view.is_committed(f.instant)]
-        if not committed:
-            continue
-        if key in replaced and replaced[key] < earliest:
-            doomed += committed
-            continue
-        keep = {committed[-1].path}
-        older = [f for f in committed if f.instant < earliest]
-        if older:
-            keep.add(older[-1].path)
-        doomed += [f for f in committed if f.instant < earliest and f.path not in keep]
+        doomed += doomed_in_group(committed, earliest, replaced.get(key))
     protected = plans.pending_paths(view.timeline)  # files pending clustering / compaction plans read
     return CleanPlan(earliest, [f for f in doomed if f.path not in protected])
 

@@ -6,6 +6,7 @@ engines build them from a table's file-system view, the simulator from its metad
 
 from __future__ import annotations
 
+import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -138,6 +139,17 @@ def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
         return None
     file_id, token, instant = parts
     return file_id, token, instant
+
+
+_FILE_ID_NAMESPACE = uuid.UUID("6f1c2a55-61b2-4b52-9a0e-5c7e4b1f0a11")
+
+
+def new_file_id(prefix: str, instant: str, partition: str, task: int, attempt: int, seq: int) -> str:
+    """The fileId a write task gives its ``seq``-th new file: a name-based UUID of where it is
+    written, so a rerun (and the simulator, which must visit small files in the same fileId order
+    as the engines) mints the same ids."""
+    seed = f"{prefix}/{instant}/{partition}/{task}/{attempt}/{seq}"
+    return f"{uuid.uuid5(_FILE_ID_NAMESPACE, seed)}-{seq}"
 
 
 def base_file_name(file_id: str, write_token: str, instant: str) -> str:
