@@ -407,30 +407,42 @@ def simulate(
     calibration: str | None = typer.Option(None, "--calibration", help="calibration file from `calibrate`"),
     horizon: int | None = typer.Option(None, "--horizon", help="number of batches (default: the scenario's)"),
     out: str = typer.Option("results", "--out", help="results root"),
-    validate_against: str | None = typer.Option(
-        None, "--validate", help="a real run of the same scenario: print every figure beside the real one "
-        "(validation.md in the results folder; exit 1 when one is out of tolerance)"),
+    validate_against: list[str] = typer.Option(
+        [], "--validate", help="a real run of the same scenario (repeatable): print every figure beside the real "
+        "one (validation.md in the results folder; exit 1 when one is out of tolerance); a run on the S3 store "
+        "also compares requests and query seconds, simulated at that run's first-byte latency"),
 ) -> None:
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
     from bench.simulate import simulate as run_simulation
-    from bench.simulate.validate import render, validate
+    from bench.simulate.validate import render, validate, validate_store
     from runresults import Results, ResultsError
 
     try:
         sc = load_scenario(scenario)
-        real = Results(validate_against) if validate_against else None
+        reals = [Results(v) for v in validate_against]
     except (ScenarioError, ResultsError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
         return
     run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True)
     _print_summary(Results(run_dir))
-    if real is not None:
-        checks = validate(real, Results(run_dir))
-        text = render(checks)
+    texts, ok = [], True
+    for real in reals:
+        sim_dir = run_dir
+        fb = (real.run.get("store") or {}).get("first_byte_ms")
+        if sc.store.kind == "s3" and fb is not None and fb != sc.store.first_byte_ms:
+            # the real run's latency: query seconds depend on it, requests and files do not
+            at = sc.model_copy(update={"store": sc.store.model_copy(update={"first_byte_ms": fb})})
+            sim_dir = run_simulation(at, out, calibration_path=calibration, horizon_batches=horizon,
+                                     run_id=f"{run_dir.name}-fb{fb:g}")
+        checks = validate(real, Results(sim_dir)) + validate_store(real, Results(sim_dir))
+        ok = ok and all(c.ok for c in checks)
+        texts.append(f"#### Against {real.folder}\n\n" + render(checks))
+    if reals:
+        text = "\n".join(texts)
         (run_dir / "validation.md").write_text(text)
-        console.print(text)
-        if not all(c.ok for c in checks):
+        console.print(text, markup=False)
+        if not ok:
             print(run_dir)
             raise typer.Exit(EXIT_FAILED)
     print(run_dir)
@@ -469,15 +481,19 @@ def sweep(
 
 @app.command()
 def calibrate(
-    run_dir: str = typer.Argument(..., help="results folder of a real run"),
+    run_dirs: list[str] = typer.Argument(..., help="results folder(s) of real runs: the first gives the time "
+                                         "model; runs on the S3 store give the request model and, at two "
+                                         "first-byte latencies, the query model on the store"),
     out: str | None = typer.Option(None, "--out", help="calibration file (default RUN/calibration.json)"),
+    requests_from: str | None = typer.Option(None, "--requests", help="the store run to fit the request model "
+                                             "to (default: the first store run given)"),
 ) -> None:
-    """Fit the simulator's cost model to a real run."""
+    """Fit the simulator's cost model to real runs."""
     from bench.simulate import calibrate as fit
     from runresults import ResultsError
 
     try:
-        print(fit(run_dir, out))
+        print(fit(run_dirs, out, requests_from))
     except ResultsError as exc:
         fail(str(exc))
 

@@ -31,6 +31,7 @@ from runresults import Results
 
 REPO = Path(__file__).resolve().parents[1]
 S3_SMALL = REPO / "bench" / "scenarios" / "s3_small.yaml"
+S3_CALIBRATION = REPO / "bench" / "sweeps" / "s3_calibration.json"
 
 
 @pytest.fixture(scope="module")
@@ -187,13 +188,46 @@ def _finish(started: tuple[subprocess.Popen, Path]) -> Results:
     return Results(next(line for line in reversed(text.splitlines()) if line.strip()).strip())
 
 
-@pytest.mark.slow
-def test_small_scenario_on_the_store_matches_local_disk(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def small_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Results, Results]:
+    """s3_small on the store and the same scenario on local disk (one pair for the module's tests)."""
+    tmp_path = tmp_path_factory.mktemp("s3_small")
     local_yaml = tmp_path / "local.yaml"
     local_yaml.write_text(S3_SMALL.read_text().replace("kind: s3", "kind: local"))
     # the two runs at once: each waits on its JVM and the store as much as on the CPU
     runs = [_start(S3_SMALL, tmp_path / "s3"), _start(local_yaml, tmp_path / "local")]
     on_s3, local = (_finish(p) for p in runs)
+    return on_s3, local
+
+
+@pytest.mark.slow
+def test_simulated_requests_match_the_counted_ones(small_runs: tuple[Results, Results], tmp_path: Path) -> None:
+    """The simulator with the shipped store calibration replays s3_small: PUTs per ingest commit
+    exactly as counted (one per file written, the instant's files, a new partition's marker), and
+    every engine's requests per phase and operation within the validation's stated tolerance. The
+    calibration was fitted to s3_small's own counts (bench/sweeps/s3_calibration.json, at 0 and 20 ms):
+    this holds a fresh run to it (the counts are deterministic but for Apache Hudi's, not simulated)."""
+    from bench.scenario import load_scenario
+    from bench.simulate import simulate
+    from bench.simulate.validate import REQUEST_SLACK, REQUEST_TOLERANCE, validate_store
+
+    on_s3, _ = small_runs
+    sim = Results(simulate(load_scenario(S3_SMALL), tmp_path, calibration_path=S3_CALIBRATION))
+    checks = [c for c in validate_store(on_s3, sim) if not c.figure.startswith("seconds")]
+    engines = {c.engine for c in checks}
+    assert engines == {"baseline", "option1_rfc", "option2_sorted", "append_only"}  # the simulated kinds
+    puts = [c for c in checks if c.figure.startswith("PUTs per ingest commit")]
+    assert len(puts) == 4 and all(c.ok for c in puts), puts
+    phases = {c.figure.split(" in ")[1] for c in checks if " in " in c.figure}
+    assert {"ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning",
+            "query_scan"} <= phases
+    bad = [c for c in checks if not c.ok]
+    assert not bad, f"outside {REQUEST_TOLERANCE:.0%} or {REQUEST_SLACK} requests: {bad}"
+
+
+@pytest.mark.slow
+def test_small_scenario_on_the_store_matches_local_disk(small_runs: tuple[Results, Results]) -> None:
+    on_s3, local = small_runs
     assert on_s3.run["verification"]["ok"] and local.run["verification"]["ok"]
     assert on_s3.run["store"]["kind"] == "s3" and local.run["store"]["kind"] == "local"
     cols = ["engine", "seq", "kind", "records_written", "files_written", "live_files", "physical_files"]

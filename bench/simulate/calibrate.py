@@ -1,14 +1,25 @@
-"""``layoutbench calibrate RUN``: fit the cost model's parameters to a real run (least squares)."""
+"""``layoutbench calibrate RUN [RUN ...]``: fit the cost model's parameters to real runs (least squares).
+
+The first run gives the time model (ingest, maintenance, query seconds). Runs on the S3-protocol
+store (a non-empty ``requests`` table) also give the request model (:mod:`bench.simulate.requests`,
+fitted on the first of them) and the query model on the store: query seconds against files, MB and
+the first-byte latency of the requests each run made, over every store run given, so two runs at two
+latencies separate what latency adds from what it does not.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import nnls
 
+from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import MB, CostModel
+from bench.simulate.driver import SIMULATED_KINDS, run_simulation
 from runresults import Results
+from workloads.generator import bytes_per_record
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -17,9 +28,17 @@ def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return coef
 
 
-def calibrate(run_dir: str | Path, out_path: str | Path | None = None) -> Path:
-    res = Results(run_dir)
-    model = CostModel(source=f"calibrated from {res.run.get('run_id')}")
+def calibrate(run_dir: str | Path | list[str | Path], out_path: str | Path | None = None,
+              requests_from: str | Path | None = None) -> Path:
+    """Fit a cost model to the real run(s) and save it (default ``RUN/calibration.json``); the
+    request model from ``requests_from`` when given (a store run of the code whose requests are to
+    be modelled), else from the first store run."""
+    dirs = list(run_dir) if isinstance(run_dir, (list, tuple)) else [run_dir]
+    runs = [Results(d) for d in dirs]
+    res = runs[0]
+    counted = Results(requests_from) if requests_from is not None else None
+    model = CostModel(source="calibrated from " + ", ".join(str(r.run.get("run_id")) for r in runs)
+                      + (f"; requests from {counted.run.get('run_id')}" if counted is not None else ""))
     c = res.table("commits")
     ing = c[c.kind == "ingest"]
     if len(ing) >= 3:
@@ -41,4 +60,64 @@ def calibrate(run_dir: str | Path, out_path: str | Path | None = None) -> Path:
         x = np.column_stack([np.ones(len(q)), q.files_scanned, q.rows_scanned * model.bytes_per_record / MB])
         o, f, s = _fit(x, q.latency_s.to_numpy())
         model.query_overhead_s, model.file_open_s, model.scan_s_per_mb = float(o), float(f), float(s)
-    return model.save(out_path or Path(run_dir) / "calibration.json")
+    on_store = [r for r in runs if not r.table("requests").empty]
+    if on_store:
+        # the generator's bytes per record, as the simulator uses uncalibrated: it reproduces the real
+        # file counts (held exact by the validation), which a per-run average over small files does not
+        model.bytes_per_record = None
+        model.requests = fit_requests(counted or on_store[0], model)
+        fit_store_queries(on_store, model)
+    return model.save(out_path or Path(dirs[0]) / "calibration.json")
+
+
+def _scenario(res: Results):  # noqa: ANN202 - bench.scenario.Scenario, imported late (pydantic)
+    from bench.scenario import Scenario
+
+    return Scenario.model_validate(res.run["scenario"])
+
+
+def fit_requests(res: Results, model: CostModel) -> dict[str, list[float]]:
+    """The request model: the simulator replays the real run's scenario (same planners, same file
+    counts) and its events are regressed on the real run's counted requests."""
+    done = run_simulation(_scenario(res), model)
+    events = {e.name: e.events for e in done.engines}
+    return reqmodel.fit(events, {e.name: e.kind for e in done.engines}, res.table("requests"))
+
+
+def store_query_points(res: Results) -> pd.DataFrame:
+    """Per engine, checkpoint and query of a store run: median latency over its runs, files and MB
+    scanned (cold run) and requests per run (query scan, all operations)."""
+    q = res.table("queries")
+    q = q[(q.get("repeat", 0) == 0) & q.error.isna()] if "error" in q else q[q.get("repeat", 0) == 0]
+    req = res.table("requests")
+    req = req[(req.get("repeat", 0) == 0) & (req.phase == "query_scan")]
+    per_ctx = req.groupby(["engine", "context"])["count"].sum()
+    rows = []
+    for (engine, cp, name), runs in q.groupby(["engine", "checkpoint", "query"]):
+        cold = runs[runs.run == 0]
+        if cold.empty or cold.rows_scanned.isna().all():
+            continue
+        rows.append({"engine": engine, "checkpoint": int(cp), "query": name, "latency_s": float(runs.latency_s.median()),
+                     "files": int(cold.files_scanned.iloc[0]), "rows": float(cold.rows_scanned.iloc[0]),
+                     "requests": float(per_ctx.get((engine, f"{name}@{int(cp)}"), 0)) / len(runs)})
+    return pd.DataFrame(rows)
+
+
+def fit_store_queries(runs: list[Results], model: CostModel) -> None:
+    """Query seconds on the store = overhead + per file + per MB + share x requests x first-byte
+    latency, fitted over the store runs (at least two first-byte latencies to separate the terms)."""
+    xs, ys = [], []
+    for res in runs:
+        fb_s = float((res.run.get("store") or {}).get("first_byte_ms") or 0.0) / 1000
+        kinds = {n: e.get("kind") for n, e in res.run.get("engines", {}).items()}
+        bpr = model.bytes_per_record or bytes_per_record(_scenario(res).workload)
+        pts = store_query_points(res)
+        pts = pts[pts.engine.map(kinds).isin(SIMULATED_KINDS)] if not pts.empty else pts
+        for p in pts.itertuples():
+            xs.append([1.0, p.files, p.rows * bpr / MB, p.requests * fb_s])
+            ys.append(p.latency_s)
+    if len(ys) < 4:
+        return
+    o, f, s, share = _fit(np.array(xs), np.array(ys))
+    model.query_overhead_s, model.file_open_s, model.scan_s_per_mb = float(o), float(f), float(s)
+    model.first_byte_share = float(share)

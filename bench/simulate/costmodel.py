@@ -4,6 +4,12 @@
     maintenance = service_overhead_s + MB_read * read_s_per_mb + MB_written * rewrite_s_per_mb
                   + (files_in + files_out) * service_file_s
     query       = query_overhead_s + files_scanned * file_open_s + MB_scanned * scan_s_per_mb
+                  + first_byte_share * requests_per_run * first_byte_ms / 1000
+
+On an object store, ``requests`` holds the request model (:mod:`bench.simulate.requests`: requests
+per phase, fitted to a real run's counted requests) and ``first_byte_share`` the share of a query's
+requests whose first-byte latency adds to its wall time (1: all serial; fitted to query latencies
+measured at two first-byte latencies).
 
 Parameters come from ``layoutbench calibrate RUN`` (least squares on a real run's rows) or the
 defaults below (measured once on the 2-core development machine, local disk). Request prices
@@ -36,6 +42,8 @@ class CostModel:
     get_per_1000_usd: float = 0.0004
     list_per_1000_usd: float = 0.005
     bytes_per_record: float | None = None
+    first_byte_share: float = 0.0
+    requests: dict[str, list[float]] | None = None  # kind|phase|op|object -> coefficients
     source: str = "defaults"
 
     def ingest_s(self, bytes_written: int, files: int) -> float:
@@ -45,8 +53,9 @@ class CostModel:
         return (self.service_overhead_s + bytes_read / MB * self.read_s_per_mb
                 + bytes_written / MB * self.rewrite_s_per_mb + (files_in + files_out) * self.service_file_s)
 
-    def query_s(self, files: int, bytes_scanned: int) -> float:
-        return self.query_overhead_s + files * self.file_open_s + bytes_scanned / MB * self.scan_s_per_mb
+    def query_s(self, files: int, bytes_scanned: int, requests: float = 0.0, first_byte_ms: float = 0.0) -> float:
+        return (self.query_overhead_s + files * self.file_open_s + bytes_scanned / MB * self.scan_s_per_mb
+                + self.first_byte_share * requests * first_byte_ms / 1000)
 
     def request_cost_usd(self, puts: int, gets: int, lists: int) -> float:
         return (puts * self.put_per_1000_usd + gets * self.get_per_1000_usd + lists * self.list_per_1000_usd) / 1000

@@ -35,6 +35,7 @@ from bench.engine_factory import LOGICAL_START, MB, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario, fingerprint
+from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.costmodel import CostModel
 from engines.append_compaction.planner import plan_base_file_compaction
@@ -171,6 +172,8 @@ class SimEngine:
     planner: Any = None  # the planner config resolved once from the scenario (bench.engine_factory)
     options: dict[str, Any] = field(default_factory=dict)  # engine-level config keys (order, sort_columns)
     rows: dict[str, pa.Table] = field(default_factory=dict)  # path -> its rows' query columns (exact mode)
+    events: reqmodel.Events = field(default_factory=dict)  # what each phase did, for the request model
+    partitions: set[str] = field(default_factory=set)  # partition paths ever written (a new one is a new prefix)
 
     def new_id(self) -> str:
         self.counter += 1
@@ -204,6 +207,7 @@ class Simulator:
         self.service_weights = weights / weights.sum()
         self.services = [f"svc-{i:03d}" for i in range(self.spec.num_services)]
         self.batch = 0
+        self.first_byte_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _instant(self, e: SimEngine) -> str:
@@ -346,6 +350,7 @@ class Simulator:
     # -- engines ------------------------------------------------------------------------------
     def ingest(self, e: SimEngine, b: int, counts: dict[str, int]) -> None:
         written: list[FileSlice] = []
+        merged: list[FileSlice] = []
         if e.kind == "cow_baseline":
             cfg = e.planner
             by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)}
@@ -362,6 +367,7 @@ class Simulator:
                 if bucket.base_slice is not None:
                     base = bucket.base_slice
                     e.gets += 1
+                    merged.append(base)
                     data = pa.concat_tables([e.rows[base.path], new_rows]) if new_rows is not None else None
                     written.append(self._add(e, bucket.partition, base.file_id, instant, base.num_rows + bucket.num_records,
                                              base.size_bytes + int(bucket.num_records * self.bpr),
@@ -390,17 +396,27 @@ class Simulator:
         bb = sum(int(r * self.bpr) for r in counts.values())
         dur = self.model.ingest_s(sum(s.size_bytes for s in written), len(written))
         self._record(e, b, "ingest", instant, written, dur, 0, bb)
+        new_partitions = len({s.partition for s in written} - e.partitions)
+        e.partitions |= {s.partition for s in written}
+        reqmodel.add_event(e.events, "ingest", f"batch {b}", commits=e.seq, files_written=len(written),
+                           files_merged=len(merged), row_groups_merged=self._row_groups_of(merged),
+                           partitions_new=new_partitions)
         if e.kind == "cow_baseline":  # the baseline cleans after every commit (auto clean)
             self._maybe_clean(e, b)
 
+    def _row_groups_of(self, slices: list[FileSlice]) -> int:
+        return sum(max(1, math.ceil(s.num_rows / self.row_group_rows)) for s in slices)
+
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
         deleted = self._clean(e)
+        reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq, files_deleted=deleted)
         if deleted:  # a clean takes an instant only when it deletes something, as the real one
             self.writer.add("maintenance", engine=e.name, batch=b, kind="clean", instant=self._tick(e),
                             mode="simulated", duration_s=self.model.file_create_s * deleted, files_in=0, files_out=0,
                             bytes_read=0, bytes_written=0, records=0, files_deleted=deleted, details="{}")
 
     def maintain(self, e: SimEngine, b: int) -> None:
+        reqmodel.add_event(e.events, "maintenance_planning", f"batch {b}", commits=e.seq, live_files=len(e.live))
         if e.kind == "append_only":  # the control: nothing is ever maintained
             return
         candidates = list(e.live.values()) if self.exact else [
@@ -422,16 +438,19 @@ class Simulator:
         if not groups:
             if e.kind == "cow_baseline" or cleans_after:
                 self._maybe_clean(e, b)
+            else:  # the runner's cleaner runs after every maintenance step, here with nothing to clean
+                reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq)
             return
         instant = self._instant(e)
         written: list[FileSlice] = []
-        files_in = bytes_read = 0
+        files_in = bytes_read = row_groups_in = 0
         delete_now = e.kind == "append_compaction" and e.options.get("order", "rfc") == "rfc"
         for partition, members, n_out in groups:
             rows = sum(s.num_rows for s in members)
             total = sum(s.size_bytes for s in members)
             files_in += len(members)
             bytes_read += total
+            row_groups_in += self._row_groups_of(members)
             e.gets += len(members)
             outputs = self._rewrite_rows(e, members, n_out)
             estimated = self._estimated_rewrite_stats(e, members, n_out) if outputs is None else None
@@ -451,8 +470,12 @@ class Simulator:
                         bytes_written=sum(s.size_bytes for s in written), records=sum(s.num_rows for s in written),
                         files_deleted=files_in if delete_now else 0, details=json.dumps({"groups": len(groups)}))
         self._record(e, b, kind, instant, written, dur, files_in, 0)
+        reqmodel.add_event(e.events, "maintenance_execution", f"batch {b}", commits=e.seq, files_in=files_in,
+                           files_out=len(written), row_groups_in=row_groups_in)
         if cleans_after:
             self._maybe_clean(e, b)
+        else:
+            reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq)
 
     # -- queries --------------------------------------------------------------------------------
     def query_params(self) -> QueryParams:
@@ -499,14 +522,20 @@ class Simulator:
 
     def queries(self, e: SimEngine, b: int, params: QueryParams) -> None:
         live = sorted(e.live.values(), key=lambda s: s.path)
+        reqmodel.add_event(e.events, "query_planning", f"checkpoint {b}", commits=e.seq)
         for name in self.sc.queries.suite:
             preds = PREDICATES[name](params)
             kept, pruned = prune(live, preds)
             scanned = sum(s.size_bytes for s in kept)
             rg_total, rg_match, rows = self._row_groups(e, kept, preds)
             e.gets += len(kept)
+            one_run = {"files_scanned": len(kept), "row_groups_scanned": rg_match}
+            for _ in range(self.sc.queries.warm_runs + 1):  # the runner's cold run and its warm runs
+                reqmodel.add_event(e.events, "query_scan", f"{name}@{b}", **one_run)
+            requests = reqmodel.per_run(self.model.requests, e.kind, "query_scan", one_run)
             self.writer.add("queries", engine=e.name, checkpoint=b, query=name, run=0,
-                            latency_s=self.model.query_s(len(kept), scanned), files_total=len(live),
+                            latency_s=self.model.query_s(len(kept), scanned, requests, self.first_byte_ms),
+                            files_total=len(live),
                             files_scanned=len(kept), files_pruned=pruned, row_groups_total=rg_total,
                             row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None)
 
@@ -620,5 +649,9 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
                        "not_simulated": not_simulated,
                        "bytes_per_record": sim.bpr, "cost_model": model.__dict__, "requests": requests,
                        "elapsed_s": wall})
+    if model.requests:
+        for e in engines:
+            for row in reqmodel.predict(model.requests, e.kind, e.events):
+                writer.add("requests", engine=e.name, repeat=0, request_bytes=0, response_bytes=0, throttled=0, **row)
     writer.write_run(run)
     return run_dir

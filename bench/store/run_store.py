@@ -85,7 +85,7 @@ def _table_of(key: str) -> tuple[str | None, int]:
     rest = parts[i + 1:]
     if len(rest) > 1 and rest[0].startswith("repeat") and rest[0][6:].isdigit():
         return rest[1], int(rest[0][6:])
-    return (rest[0] if rest else None), 0
+    return (rest[0] or None) if rest else None, 0  # the tables/ prefix itself (a listing) is no engine's
 
 
 @contextmanager

@@ -56,6 +56,10 @@ def s3a_conf(loc: S3Location) -> dict[str, str]:
         "spark.jars.packages": HADOOP_AWS,
         "spark.hadoop.fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
         "spark.hadoop.fs.s3a.endpoint.region": loc.region or "us-east-1",
+        # Keep directory markers (HADOOP-13230, Hadoop 3.3.1+): by default s3a deletes every parent
+        # marker after each file it writes, one DELETE_MULTI (and its probes) per write; on
+        # s3_small that was 11% of Apache Hudi's ingest requests. Readers of 3.3.x handle kept markers.
+        "spark.hadoop.fs.s3a.directory.marker.retention": "keep",
     }
     if loc.endpoint:
         conf |= {"spark.hadoop.fs.s3a.endpoint": f"{loc.scheme}://{loc.endpoint}",

@@ -139,7 +139,16 @@ class Storage:
 
     # -- reads ------------------------------------------------------------------------------
     def exists(self, rel: str) -> bool:
+        """Whether a file (or, on a local file system, a directory) exists at ``rel``. On an object
+        store it is one HEAD of the key: pyarrow's file info adds a LIST after a 404 to look for a
+        directory of that name, and every caller asks about a file (timeline states, properties, the lock)."""
         try:
+            if self.is_object_store:
+                try:
+                    self.fs.open_input_file(self.abs(rel)).close()
+                    return True
+                except FileNotFoundError:
+                    return False
             return self.fs.get_file_info(self.abs(rel)).type != pafs.FileType.NotFound
         except OSError as exc:
             raise self._error("HEAD", rel, exc) from None
@@ -210,6 +219,22 @@ class Storage:
                 out.append(FileEntry(path[cut:] if path.startswith(prefix) else path, info.size or 0, info.mtime_ns))
         out.sort(key=_PATH)  # a key of strings sorts faster than the tuples
         return out
+
+    def list_with_dirs(self, rel: str = "") -> tuple[list[FileEntry], list[str]]:
+        """The files directly under ``rel`` (sorted by path) and the names of its sub-directories, from
+        one listing (on an object store one LIST, where asking about a directory first costs two)."""
+        selector = pafs.FileSelector(self.abs(rel), allow_not_found=True, recursive=False)
+        prefix = self.root + "/"
+        cut = len(prefix)
+        try:
+            infos = self.fs.get_file_info(selector)
+        except OSError as exc:
+            raise self._error("LIST", rel, exc) from None
+        files = [FileEntry(i.path[cut:] if i.path.startswith(prefix) else i.path, i.size or 0, i.mtime_ns)
+                 for i in infos if i.type == pafs.FileType.File]
+        files.sort(key=_PATH)
+        dirs = sorted(i.base_name for i in infos if i.type == pafs.FileType.Directory)
+        return files, dirs
 
     def list_names(self, rel: str = "", recursive: bool = False) -> list[tuple[str, list[str]]] | None:
         """What ``list(rel, recursive, sizes=False)`` lists, as (folder prefix, sorted file names) per folder.
@@ -402,7 +427,8 @@ class Storage:
             raise StorageError(f"cannot delete {self.abs(rel)}: {exc}") from exc
 
     def delete_dir(self, rel: str) -> None:
-        if self.exists(rel):
+        """Delete a directory and what it holds, if it exists (on an object store: if any key has its prefix)."""
+        if self.list(rel, recursive=True) if self.is_object_store else self.exists(rel):
             self.fs.delete_dir(self.abs(rel))
 
     def parquet_metadata(self, rel: str):

@@ -145,8 +145,12 @@ class Timeline:
     @classmethod
     def load(cls, storage: Storage) -> Timeline:
         """Load layout 1 (``.hoodie/``) or, when present, layout 2 (``.hoodie/timeline/``, read-only)."""
-        folder = LAYOUT2_FOLDER if storage.is_dir(LAYOUT2_FOLDER) else METAFOLDER
-        names = [e.path.rsplit("/", 1)[-1] for e in storage.list(folder)]
+        entries, dirs = storage.list_with_dirs(METAFOLDER)
+        folder = METAFOLDER
+        if LAYOUT2_FOLDER.rsplit("/", 1)[-1] in dirs:
+            folder = LAYOUT2_FOLDER
+            entries = storage.list(folder)
+        names = [e.path.rsplit("/", 1)[-1] for e in entries]
         completed: dict[tuple[str, str], str] = {}
         instants = _parse_listing(names, completed)
         return cls(storage, instants, folder, completed)
