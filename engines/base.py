@@ -48,15 +48,28 @@ def clean_result(res: object) -> MaintenanceResult | None:
                                       "earliest_commit_to_retain": res.earliest_commit_to_retain})  # type: ignore[attr-defined]
 
 
+class InsertsOnlyError(ValueError):
+    """An update reached an engine that takes inserts only."""
+
+
 @runtime_checkable
 class Engine(Protocol):
     name: str
-    table: HudiTable
+    table: HudiTable | None  # None for an engine over another format (see ``table_format``)
+    table_format: str  # "hudi" (our tables and Apache Hudi's: hudi-rs reads them) or "delta"
     writes_batches_once: bool  # each batch is written once as new files: its bytes measure the batch
     own_batch_bytes: bool  # write amplification against its own ingest bytes (another file format)
 
     def ingest(self, df: DataFrame) -> CommitResult:
         """Commit one batch."""
+        ...
+
+    def upsert(self, df: DataFrame) -> CommitResult:
+        """Commit one batch of inserts and updates; :class:`InsertsOnlyError` where it takes inserts only."""
+        ...
+
+    def committed_extras(self) -> list[dict[str, str]]:
+        """The extra metadata of every completed commit, oldest first (none before the first write)."""
         ...
 
     def after_commit(self) -> list[MaintenanceResult]:
@@ -98,6 +111,7 @@ class TableEngine:
 
     name: str
     table: HudiTable
+    table_format = "hudi"
     writes_batches_once = False
     own_batch_bytes = False
     _service: AsyncService | None = None  # an async mode's service thread (engines.async_service)
@@ -111,6 +125,13 @@ class TableEngine:
     def async_errors(self) -> list[str]:
         """Failures the engine's async service recorded (it goes on after each)."""
         return self._service.errors if self._service is not None else []
+
+    def upsert(self, df: DataFrame) -> CommitResult:
+        raise InsertsOnlyError(f"{self.name} takes inserts only: it has no update path")
+
+    def committed_extras(self) -> list[dict[str, str]]:
+        table = self.table
+        return [table.commit_metadata(i).extra for i in table.refresh().completed(["commit", "replacecommit"])]
 
     def after_commit(self) -> list[MaintenanceResult]:
         return []

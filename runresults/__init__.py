@@ -171,11 +171,14 @@ def package_versions() -> dict[str, str | None]:
     from importlib import metadata
 
     out: dict[str, str | None] = {"python": platform.python_version()}
-    for pkg in ("pyspark", "pyarrow", "pandas", "fastavro", "hudi", "deltalake", "layoutbench"):
+    # hudi-rs's Python package is named "hudi": keyed "hudi-rs" so that nobody reads its version
+    # as Apache Hudi's (the bundle's version is keyed by its Maven coordinates, org.apache.hudi:...)
+    for pkg, key in (("pyspark", "pyspark"), ("pyarrow", "pyarrow"), ("pandas", "pandas"), ("fastavro", "fastavro"),
+                     ("hudi", "hudi-rs"), ("deltalake", "deltalake"), ("layoutbench", "layoutbench")):
         try:
-            out[pkg] = metadata.version(pkg)
+            out[key] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
-            out[pkg] = None
+            out[key] = None
     out["java"] = java_version()
     return out
 

@@ -185,3 +185,21 @@ def test_update_under_a_pending_plan_is_rejected_then_retried(spark, tmp_path: P
             assert message[k] == m
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("kind", ["append_only", "delta_peer"])
+def test_an_update_to_an_inserts_only_engine_is_refused_naming_it(tmp_path: Path, kind: str) -> None:
+    """The stream's upsert path goes through the engine protocol: an engine without an update path
+    refuses it with one error naming the engine, before anything is written."""
+    from bench.engine_factory import build_engine
+    from bench.scenario import EngineSpec, load_scenario
+    from engines.base import InsertsOnlyError
+
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml")
+    engine = build_engine(EngineSpec(name=f"my_{kind}", kind=kind), scenario, str(tmp_path / "t"))
+    try:
+        with pytest.raises(InsertsOnlyError, match=f"my_{kind} takes inserts only"):
+            engine.upsert(None)  # type: ignore[arg-type]
+        assert engine.committed_extras() == []
+    finally:
+        engine.close()

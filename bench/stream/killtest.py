@@ -80,7 +80,7 @@ def kill_and_restart(spark: Any, scenario: Scenario, scenario_path: str, engine:
         keys = key_check(eng, truth)
         replayed = sum(1 for r in run.sink.state.rows if r.get("replayed"))
         hudi_ok = None
-        if getattr(eng, "table", None) is not None:
+        if eng.table_format == "hudi":
             rs = hudi_rs_keys(str((root / "table").resolve()))
             ours = Counter(truth.column("trace_id").to_pylist())
             hudi_ok = rs is not None and Counter(rs) == ours

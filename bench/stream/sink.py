@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from bench.stream.landing import Landing, update_of
 from bench.stream.services import Services
+from engines.base import InsertsOnlyError
 from engines.clustering.writer import ClusteringUpdateConflictError
 from engines.hudi.config import STREAM_WRITER_ID
 from engines.table import faults
@@ -44,24 +45,7 @@ def _local_path(uri: str) -> Path:
 
 def committed_stream_state(engine: Any) -> tuple[int, set[str]]:
     """(the newest micro-batch id the table committed, -1 if none; landing files committed)."""
-    entries: list[dict[str, str]] = []
-    from engines.delta_peer.engine import DeltaPeerEngine
-
-    if not isinstance(engine, DeltaPeerEngine):
-        try:
-            table = engine.table
-            timeline = table.refresh()
-        except Exception:  # noqa: BLE001 - a table its engine creates with the first write: nothing committed
-            return -1, set()
-        for inst in timeline.completed(["commit", "replacecommit"]):
-            entries.append(table.commit_metadata(inst).extra)
-    else:
-        from deltalake import DeltaTable
-
-        try:
-            entries = list(reversed(DeltaTable(engine.path).history()))
-        except Exception:  # noqa: BLE001 - no table yet: nothing committed
-            return -1, set()
+    entries = engine.committed_extras()
     newest, files = -1, set()
     for extra in entries:
         raw = extra.get(STREAM_CHECKPOINT_KEY)
@@ -220,13 +204,13 @@ class StreamSink:
         is retried once the plans were executed, as Hudi's streaming sink retries a failed
         micro-batch (``hoodie.datasource.write.streaming.retry.count``) while its async service
         clusters; each rejection is kept in ``state.conflicts``."""
-        if updates and not callable(getattr(self.engine, "upsert", None)):
-            raise ValueError(f"{self.engine.name}: landing files {updates} carry updates; this engine takes inserts only")
         write = self.engine.upsert if updates else self.engine.ingest
         for attempt in range(CONFLICT_RETRIES + 1):
             try:
                 with self.services.mutex, commit_extra_metadata(marker):
                     return write(data)
+            except InsertsOnlyError as exc:
+                raise InsertsOnlyError(f"landing files {updates} carry updates; {exc}") from exc
             except ClusteringUpdateConflictError as exc:
                 self.state.conflicts.append({"micro_batch": batch_id, "plans": exc.plans,
                                              "file_groups": len(exc.conflicts), "t": time.time()})

@@ -23,9 +23,10 @@ from typing import Any
 from urllib.parse import unquote
 
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
+from deltalake.exceptions import TableNotFoundError
 from pyspark.sql import DataFrame
 
-from engines.base import MaintenanceResult
+from engines.base import InsertsOnlyError, MaintenanceResult
 from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
 from engines.spark.arrow_compat import to_arrow
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
@@ -113,6 +114,7 @@ class DeltaProbe:
 class DeltaPeerEngine:
     """Same protocol as our engines (:class:`engines.base.Engine`), on a delta-rs table."""
 
+    table_format = "delta"
     writes_batches_once = False  # its bytes are not Hudi bytes; never the run's batch-size reference
     own_batch_bytes = True  # WA against this engine's own ingest bytes (no meta columns in Delta files)
 
@@ -147,6 +149,17 @@ class DeltaPeerEngine:
                         storage_options=self.options,
                         commit_properties=CommitProperties(custom_metadata=extra) if extra else None)
         return self._result(self.log.latest_version())
+
+    def upsert(self, df: DataFrame) -> CommitResult:
+        raise InsertsOnlyError(f"{self.name} takes inserts only: the Delta peer appends")
+
+    def committed_extras(self) -> list[dict[str, str]]:
+        """Each commit's custom metadata (delta-rs keeps it in the version's commitInfo), oldest first."""
+        try:
+            history = DeltaTable(self.path, storage_options=self.options).history()
+        except TableNotFoundError:
+            return []
+        return [dict(h) for h in reversed(history)]
 
     def _result(self, version: int) -> CommitResult:
         va = self.log.versions(version)[version]

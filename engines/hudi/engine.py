@@ -91,6 +91,9 @@ class HudiEngine(TableEngine):
             return False
         return True
 
+    def committed_extras(self) -> list[dict[str, str]]:
+        return super().committed_extras() if self._exists() else []
+
     def _new_instants(self) -> list[Instant]:
         timeline = self.table.refresh()
         new = [i for i in timeline.instants if i.is_completed and (i.timestamp, i.action) not in self._seen]
