@@ -33,7 +33,14 @@ from typing import Any
 
 from bench.stream.landing import Landing
 from bench.stream.services import Recorder
-from bench.stream.sink import STREAM_CHECKPOINT_KEY, WRITER_ID, SinkState, late_rows, micro_batch_files
+from bench.stream.sink import (
+    STREAM_CHECKPOINT_KEY,
+    WRITER_ID,
+    SinkState,
+    landing_lag,
+    late_rows,
+    micro_batch_files,
+)
 from engines.hudi.config import streaming_sink_options
 from engines.table.timeline import Instant, State
 
@@ -278,9 +285,5 @@ class HudiSinkObserver:
                        and self.state.committed.get(n, float("inf")) > t)
 
     def lag(self, now: float) -> tuple[int, int, int, float]:
-        """(landed, committed, backlog in files, backlog in seconds: age of the oldest landed, uncommitted file)."""
-        landed = self.landing.landed()
-        with self.lock:
-            waiting = [t for n, t in landed.items() if n not in self.state.committed and n not in self.state.quarantined]
-            committed = sum(1 for n in landed if n in self.state.committed)
-        return len(landed), committed, len(waiting), (now - min(waiting)) if waiting else 0.0
+        """(landed, committed, backlog in files, backlog in seconds): :func:`landing_lag`."""
+        return landing_lag(self.landing, self.state, self.lock, now)

@@ -43,6 +43,16 @@ def _local_path(uri: str) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
 
 
+def landing_lag(landing: Any, state: SinkState, lock: Any, now: float) -> tuple[int, int, int, float]:
+    """(landed, committed, backlog in files, backlog in seconds: age of the oldest landed, uncommitted
+    file) of a landing folder against what a sink committed; quarantined files are not waiting."""
+    landed = landing.landed()
+    with lock:
+        waiting = [t for n, t in landed.items() if n not in state.committed and n not in state.quarantined]
+        committed = sum(1 for n in landed if n in state.committed)
+    return len(landed), committed, len(waiting), (now - min(waiting)) if waiting else 0.0
+
+
 def committed_stream_state(engine: Any) -> tuple[int, set[str]]:
     """(the newest micro-batch id the table committed, -1 if none; landing files committed)."""
     entries = engine.committed_extras()
@@ -231,9 +241,5 @@ class StreamSink:
             return sum(1 for n in landed if n not in self.state.committed and n not in self.state.quarantined)
 
     def lag(self, now: float) -> tuple[int, int, int, float]:
-        """(landed, committed, backlog in files, backlog in seconds: age of the oldest landed, uncommitted file)."""
-        landed = self.landing.landed()
-        with self.lock:
-            waiting = [t for n, t in landed.items() if n not in self.state.committed and n not in self.state.quarantined]
-            committed = sum(1 for n in landed if n in self.state.committed)
-        return len(landed), committed, len(waiting), (now - min(waiting)) if waiting else 0.0
+        """(landed, committed, backlog in files, backlog in seconds): :func:`landing_lag`."""
+        return landing_lag(self.landing, self.state, self.lock, now)
