@@ -36,8 +36,7 @@ from bench.stream.services import Recorder
 from bench.stream.sink import (
     STREAM_CHECKPOINT_KEY,
     WRITER_ID,
-    SinkState,
-    landing_lag,
+    LandingSink,
     late_rows,
     micro_batch_files,
 )
@@ -136,27 +135,19 @@ class HudiSinkServices:
         return True
 
 
-class HudiSinkObserver:
+class HudiSinkObserver(LandingSink):
     """The stream run's sink record for Hudi's own sink (see the module docstring): the same
     ``state`` (micro-batch rows, committed files and their commit times, quarantined files,
     ingest commits, late rows) and ``lag`` as the ``foreachBatch`` writer's."""
 
     def __init__(self, engine: Any, services: HudiSinkServices, landing: Landing, label: str, t0: float,
                  retention_hours: float, checkpoint: str | Path) -> None:
-        self.engine = engine
+        super().__init__(engine, landing, label, t0, retention_hours, checkpoint)
         self.services = services
-        self.landing = landing
-        self.label = label
-        self.t0 = t0
-        self.retention_us = int(retention_hours * 3600 * 1e6)
-        self.checkpoint = Path(checkpoint)
-        self.state = SinkState()
-        self.lock = threading.Lock()
         self.progress: dict[int, dict[str, Any]] = {}  # micro-batch id -> its progress (with addBatch)
         self.batch_commit: dict[int, dict[str, Any]] = {}  # micro-batch id -> its ingest commit
         self.batch_files: dict[int, list[Path]] = {}
         self.checked: set[int] = set()  # micro-batches whose files were schema-checked
-        self.newest_ts_us: int | None = None
         self.seen = services.seen
         self.failures: dict[tuple[str, str], int] = {}  # instant -> failed reads (retried on the next look)
         services.poll = self.poll
@@ -284,6 +275,3 @@ class HudiSinkObserver:
             return sum(1 for n, a in landed.items() if a <= t and n not in self.state.quarantined
                        and self.state.committed.get(n, float("inf")) > t)
 
-    def lag(self, now: float) -> tuple[int, int, int, float]:
-        """(landed, committed, backlog in files, backlog in seconds): :func:`landing_lag`."""
-        return landing_lag(self.landing, self.state, self.lock, now)

@@ -43,16 +43,6 @@ def _local_path(uri: str) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
 
 
-def landing_lag(landing: Any, state: SinkState, lock: Any, now: float) -> tuple[int, int, int, float]:
-    """(landed, committed, backlog in files, backlog in seconds: age of the oldest landed, uncommitted
-    file) of a landing folder against what a sink committed; quarantined files are not waiting."""
-    landed = landing.landed()
-    with lock:
-        waiting = [t for n, t in landed.items() if n not in state.committed and n not in state.quarantined]
-        committed = sum(1 for n in landed if n in state.committed)
-    return len(landed), committed, len(waiting), (now - min(waiting)) if waiting else 0.0
-
-
 def committed_stream_state(engine: Any) -> tuple[int, set[str]]:
     """(the newest micro-batch id the table committed, -1 if none; landing files committed)."""
     entries = engine.committed_extras()
@@ -117,26 +107,44 @@ class SinkState:
     conflicts: list[dict[str, Any]] = field(default_factory=list)  # upserts rejected under a pending plan
 
 
-class StreamSink:
-    """The ``foreachBatch`` function of one engine's stream (see the module docstring)."""
+class LandingSink:
+    """What every sink of a landing folder keeps (the ``foreachBatch`` writer and the record of
+    Hudi's own sink): the engine, the landing folder, the run's ``state`` under ``lock``, and the lag."""
 
-    def __init__(self, spark: Any, engine: Any, services: Services, landing: Landing, label: str, t0: float,
-                 retention_hours: float, schema: Any, checkpoint: str | Path) -> None:
-        self.spark = spark
+    def __init__(self, engine: Any, landing: Landing, label: str, t0: float, retention_hours: float,
+                 checkpoint: str | Path) -> None:
         self.engine = engine
-        self.services = services
         self.landing = landing
         self.label = label
         self.t0 = t0
         self.retention_us = int(retention_hours * 3600 * 1e6)
-        self.schema = schema
         self.checkpoint = Path(checkpoint)
         self.state = SinkState()
+        self.lock = threading.Lock()
         self.newest_ts_us: int | None = None
+
+    def lag(self, now: float) -> tuple[int, int, int, float]:
+        """(landed, committed, backlog in files, backlog in seconds: age of the oldest landed,
+        uncommitted file); quarantined files are not waiting."""
+        landed = self.landing.landed()
+        with self.lock:
+            waiting = [t for n, t in landed.items() if n not in self.state.committed and n not in self.state.quarantined]
+            committed = sum(1 for n in landed if n in self.state.committed)
+        return len(landed), committed, len(waiting), (now - min(waiting)) if waiting else 0.0
+
+
+class StreamSink(LandingSink):
+    """The ``foreachBatch`` function of one engine's stream (see the module docstring)."""
+
+    def __init__(self, spark: Any, engine: Any, services: Services, landing: Landing, label: str, t0: float,
+                 retention_hours: float, schema: Any, checkpoint: str | Path) -> None:
+        super().__init__(engine, landing, label, t0, retention_hours, checkpoint)
+        self.spark = spark
+        self.services = services
+        self.schema = schema
         self.last_batch_id, done = committed_stream_state(engine)
         now = time.time()
         self.state.committed.update({name: now for name in done})
-        self.lock = threading.Lock()
 
     def __call__(self, df: Any, batch_id: int) -> None:
         try:
@@ -240,6 +248,3 @@ class StreamSink:
         with self.lock:
             return sum(1 for n in landed if n not in self.state.committed and n not in self.state.quarantined)
 
-    def lag(self, now: float) -> tuple[int, int, int, float]:
-        """(landed, committed, backlog in files, backlog in seconds): :func:`landing_lag`."""
-        return landing_lag(self.landing, self.state, self.lock, now)
