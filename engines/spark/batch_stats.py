@@ -34,3 +34,10 @@ def partition_counts(df: DataFrame, column: str) -> dict[Any, int]:
         with _LOCK:
             _COUNTS.setdefault(df, {})[column] = counts
     return dict(counts)
+
+
+def known_partition_counts(df: DataFrame, column: str) -> dict[Any, int] | None:
+    """The counts :func:`partition_counts` already holds for the cached ``df``, or None (no job)."""
+    with _LOCK:
+        known = _COUNTS.get(df, {}).get(column) if getattr(df, "is_cached", False) else None
+    return dict(known) if known is not None else None

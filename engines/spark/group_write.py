@@ -21,12 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
+from engines.spark.arrow_compat import arrow_batch_rows
 from engines.spark.arrow_rewrite import rebatch
 from engines.spark.writer import STATS_SCHEMA, WriteSpec, run_write_job, write_partition_rows
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import WriteStat
-
-DEFAULT_BATCH_ROWS = 10_000  # Spark's default spark.sql.execution.arrow.maxRecordsPerBatch
 
 
 def _pieces(batches: Iterator[pa.RecordBatch], group_column: str) -> Iterator[tuple[int, pa.Table]]:
@@ -57,9 +56,7 @@ def write_groups(df: DataFrame, group_column: str, specs: Sequence[WriteSpec], s
     if not specs:
         return []
     spark = df.sparkSession
-    batch_rows = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", str(DEFAULT_BATCH_ROWS)))
-    if batch_rows <= 0:
-        batch_rows = 1 << 62  # Spark then hands a task all its rows as one batch
+    batch_rows = arrow_batch_rows(spark)
     tasks = max(1, min(len(specs), spark.sparkContext.defaultParallelism))
     ordered = df.repartition(tasks, group_column).sortWithinPartitions(group_column, *order)
     specs, schemas = list(specs), list(schemas)

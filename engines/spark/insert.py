@@ -7,7 +7,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.spark.arrow_compat import arrow_schema_of
-from engines.spark.batch_stats import partition_counts
+from engines.spark.batch_stats import known_partition_counts, partition_counts
+from engines.spark.local_write import can_write_locally, write_locally
 from engines.spark.writer import WriteSpec, write_dataframe
 from engines.table import faults
 from engines.table.schema import avro_schema_string, check_compatible
@@ -42,21 +43,31 @@ def insert_new_file_groups(
     extra: dict[str, str] | None = None,
     on_step: faults.StepHook = None,
 ) -> CommitResult:
-    """Write ``df`` as new file groups (one per partition value per task, rolled at target size)."""
+    """Write ``df`` as new file groups (one per partition value per task, rolled at target size).
+
+    ``num_tasks`` defaults to the number of partition values (:func:`partition_counts`: one Spark job
+    unless the runner counted the cached batch already)."""
     table.check_writable()
     schema = arrow_schema_of(df)
     check_compatible(table.latest_schema(), schema, "the batch")
     partition_col = table.partition_fields[0]
-    n = num_tasks or max(1, len(partition_counts(df, partition_col)))
-    spread = df.coalesce(1) if n == 1 else df.repartition(n, F.col(partition_col))
-    ordered = spread.sortWithinPartitions(partition_col, *(sort_columns or [table.record_key]))
+    counts = partition_counts(df, partition_col) if num_tasks is None else known_partition_counts(df, partition_col)
+    n = num_tasks or max(1, len(counts or {}))
+    order = [partition_col, *(sort_columns or [table.record_key])]
+    # a small batch is written in the driver, as the job's tasks would write it (engines.spark.local_write)
+    local = counts is not None and can_write_locally(sum(counts.values()), n, schema.field(partition_col).type)
+    spread = df.coalesce(1) if n == 1 or local else df.repartition(n, F.col(partition_col))
+    ordered = spread.sortWithinPartitions(*order)
     with table.lock:
         instant = table.start(COMMIT)
         spec = write_spec_for(
             table, instant.timestamp, target_file_bytes=target_file_bytes, row_group_rows=row_group_rows,
             stats_columns=list(stats_columns if stats_columns is not None else [c.name for c in schema]),
         )
-        stats = write_dataframe(ordered, spec, fault_point="ingest.mid_write")
+        if local:
+            stats = write_locally(ordered, spec, "ingest.mid_write", num_tasks=n)
+        else:
+            stats = write_dataframe(ordered, spec, fault_point="ingest.mid_write")
         if not stats:
             table.refresh().delete_pending(instant)
             raise EmptyBatchError("the batch is empty: nothing to insert (the started instant was removed)")
