@@ -1,0 +1,86 @@
+"""A small batch written in the driver (engines.spark.local_write) gives the same files, names and
+bytes as the Spark write job it replaces, and an ingest of a counted cached batch runs one Spark job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from engine_helpers import new_table, spec
+from pyspark.sql import functions as F
+
+from engines.spark.batch_stats import partition_counts
+from engines.spark.hash_partitioning import hash_partition, string_hash
+from engines.spark.insert import insert_new_file_groups, write_spec_for
+from engines.spark.local_write import write_locally
+from engines.spark.writer import write_dataframe
+from workloads.generator import batch_df
+
+VALUES = ["", "a", "ab", "abc", "abcd", "abcde", "2026-01-01", "2026-01-02T07", "é", "日本語", "ÿÿÿ", "x" * 37, None]
+
+
+def test_hash_partitioning_is_sparks(spark) -> None:
+    df = spark.createDataFrame([(v,) for v in VALUES], "v string")
+    assert {r[0]: r[1] for r in df.select("v", F.hash("v")).collect()} == {v: string_hash(v) for v in VALUES}
+    for n in (1, 2, 3, 7):
+        got = {r[0]: r[1] for r in df.repartition(n, "v").select("v", F.spark_partition_id()).collect()}
+        assert got == {v: hash_partition(v, n) for v in VALUES}
+    with pytest.raises(ValueError, match="num_partitions"):
+        hash_partition("a", 0)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.parquet"))}
+
+
+@pytest.mark.parametrize("num_tasks", [1, 2, 3])
+def test_local_write_is_byte_identical_to_the_spark_job(spark, tmp_path, num_tasks) -> None:
+    ws = spec(num_partitions=3, batch_records=3000, late_fraction=0.3)
+    # a null partition value shifts the Arrow batches of its task; it is written nowhere
+    df = batch_df(spark, ws, 2).withColumn("dt", F.when(F.col("trace_id").endswith("7"), None).otherwise(F.col("dt")))
+    df = df.cache()
+    counts = partition_counts(df, "dt")
+    assert None in counts and len(counts) >= 3
+    old = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")  # several batches per task
+    try:
+        stats = {}
+        for how in ("job", "local"):
+            table = new_table(tmp_path / how)
+            spec_ = write_spec_for(table, "20260101000000000", row_group_rows=900, target_file_bytes=40_000,
+                                   stats_columns=["ts", "service"])
+            if how == "job":
+                spread = df.coalesce(1) if num_tasks == 1 else df.repartition(num_tasks, F.col("dt"))
+                stats[how] = write_dataframe(spread.sortWithinPartitions("dt", "trace_id"), spec_)
+            else:
+                ordered = df.coalesce(1).sortWithinPartitions("dt", "trace_id")
+                stats[how] = write_locally(ordered, spec_, num_tasks=num_tasks)
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", old)
+        df.unpersist()
+    job, local = _files(tmp_path / "job"), _files(tmp_path / "local")
+    assert len(job) > 3  # files rolled at the target size, in every partition
+    assert local == job
+    assert stats["local"] == stats["job"]
+
+
+def _jobs(spark, fn) -> int:
+    sc = spark.sparkContext
+    sc.setJobGroup("local-write-test", "count jobs")
+    try:
+        before = len(sc.statusTracker().getJobIdsForGroup("local-write-test"))
+        fn()
+        return len(sc.statusTracker().getJobIdsForGroup("local-write-test")) - before
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+
+
+def test_ingest_of_a_counted_cached_batch_is_one_job(spark, tmp_path) -> None:
+    ws = spec(num_partitions=3, batch_records=2000, late_fraction=0.3)
+    df = batch_df(spark, ws, 3).cache()
+    parts = partition_counts(df, "dt")  # what the runner does while it generates the batch
+    table = new_table(tmp_path / "t")
+    jobs = _jobs(spark, lambda: insert_new_file_groups(table, df))
+    df.unpersist()
+    assert jobs == 1
+    assert sorted({s.partition for s in table.view().snapshot()}) == sorted(f"dt={v}" for v in parts)
