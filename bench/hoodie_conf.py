@@ -93,8 +93,13 @@ _CLUSTERING: Mapping_ = {
     "hoodie.clustering.preserve.commit.metadata": ("engine", ("preserve_commit_metadata",), _bool),
     "hoodie.clustering.updates.strategy": ("engine", ("update_strategy",), _update_strategy),
     "hoodie.clean.automatic": ("engine", ("auto_clean",), _bool),
-    "hoodie.parquet.max.file.size": ("engine", ("max_file_size",), _int),  # inserts roll new files at it
+    "hoodie.parquet.max.file.size": ("engine", ("max_file_size",), _int),  # inserts cut new files by it
     "hoodie.parquet.small.file.limit": ("none", (), _zero_only),
+    # how the insert cuts a batch into new files (Hudi's UpsertPartitioner, small-file limit 0)
+    "hoodie.copyonwrite.record.size.estimate": ("engine", ("record_size_estimate",), _int),
+    "hoodie.record.size.estimation.threshold": ("engine", ("record_size_estimation_threshold",), _float),
+    "hoodie.copyonwrite.insert.split.size": ("engine", ("insert_split_size",), _int),
+    "hoodie.copyonwrite.insert.auto.split": ("engine", ("auto_split_inserts",), _bool),
     **_CLEAN,
 }
 _COMPACTION: Mapping_ = {
@@ -126,9 +131,9 @@ SCHEDULE_KEYS: dict[str, str | None] = {
     "hoodie.clustering.async.max.commits": None,
 }
 # Why a key Hudi has is not one of ours, where that is worth saying.
-NOT_OURS: dict[str, str] = {
-    "hoodie.copyonwrite.record.size.estimate": "Option 2's inserts roll files at real bytes written, "
-    "not at a record-size estimate",
+NOT_OURS: dict[tuple[str, str], str] = {
+    ("append_compaction", "hoodie.copyonwrite.record.size.estimate"): "Option 1's appends roll files at real "
+    "bytes written, not at a record-size estimate",
 }
 
 
@@ -163,7 +168,7 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "",
             _check_schedule(key, value, schedule, prefix)
             continue
         if key not in keys:
-            why = NOT_OURS.get(key) if kind == "clustering" else None
+            why = NOT_OURS.get((kind, key))
             raise HoodieConfError(f"{prefix}{key}: not a key our {kind} engine implements"
                                   + (f" ({why})" if why else "") + f"; known: {', '.join(known_keys(kind))}")
         target, fields, parse = keys[key]

@@ -52,7 +52,7 @@ def test_one_job_merge_writes_the_bytes_of_one_job_per_file_group(spark, tmp_pat
     """Every bucket of a batch in one Spark job: the same files, bytes and commit metadata as one job per
     bucket (small files topped up and new file groups, over several partitions, Arrow batches of 700 rows
     so that a file spans several batches, row groups of 500)."""
-    import engines.cow_baseline.engine as cow
+    import engines.spark.hudi_insert as cow
 
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")
     ws = spec(num_batches=4, batch_records=3000, num_partitions=3, late_fraction=0.2)

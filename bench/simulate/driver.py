@@ -38,8 +38,10 @@ from bench.scenario import EngineSpec, Scenario, fingerprint
 from bench.simulate import rows as simrows
 from bench.simulate.costmodel import CostModel
 from engines.append_compaction.planner import plan_base_file_compaction
+from engines.clustering.config import ingest_sizing
 from engines.clustering.planner import plan_clustering
 from engines.cow_baseline.assign import assign_inserts
+from engines.cow_baseline.config import CowConfig
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, new_file_id
@@ -168,6 +170,7 @@ class SimEngine:
     data_instants: list[str] = field(default_factory=list)  # completed commits and replacecommits
     last_instant: str | None = None  # the newest instant of its timeline, commits and cleans alike
     avg_record_size: int | None = None  # Hudi's estimate from the newest commit above the threshold
+    inserts: CowConfig | None = None  # the UpsertPartitioner config of its ingest (None: rolled at bytes)
     planner: Any = None  # the planner config resolved once from the scenario (bench.engine_factory)
     options: dict[str, Any] = field(default_factory=dict)  # engine-level config keys (order, sort_columns)
     rows: dict[str, pa.Table] = field(default_factory=dict)  # path -> its rows' query columns (exact mode)
@@ -280,7 +283,10 @@ class Simulator:
                 replaced: int, batch_bytes: int) -> None:
         live_n, live_bytes, phys_bytes = len(e.live), e.live_bytes, e.phys_bytes
         wbytes, wrows = sum(s.size_bytes for s in written), sum(s.num_rows for s in written)
-        if wbytes > self.small and wrows:
+        cfg = e.inserts
+        # Hudi's estimate reads commits only (engines.spark.hudi_insert.table_average_record_size)
+        if kind == "ingest" and cfg is not None and wrows and wbytes > (
+                cfg.record_size_estimation_threshold * cfg.small_file_limit):
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
@@ -346,9 +352,10 @@ class Simulator:
     # -- engines ------------------------------------------------------------------------------
     def ingest(self, e: SimEngine, b: int, counts: dict[str, int]) -> None:
         written: list[FileSlice] = []
-        if e.kind == "cow_baseline":
-            cfg = e.planner
-            by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)}
+        if e.inserts is not None:  # the baseline, and Option 2 inserting with small-file limit 0
+            cfg = e.inserts
+            by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)} \
+                if cfg.small_file_limit > 0 else {}
             avg = e.avg_record_size or cfg.record_size_estimate  # Hudi's rule, as the engine applies it
             instant = self._instant(e)
             ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
@@ -576,7 +583,9 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     for es in scenario.engines:
         if es.kind in SIMULATED_KINDS:
             planner, options = resolve_planner(es, scenario)
-            engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options))
+            inserts = planner if es.kind == "cow_baseline" else ingest_sizing(options).cow_config(
+                options.get("max_file_size", sim.max_file)) if es.kind == "clustering" else None
+            engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options, inserts=inserts))
     not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
     checkpoint_every = scenario.queries.checkpoint_every
     checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
