@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engines.table.bloom import TYPES as BLOOM_TYPES
+
 Parser = Callable[[str], Any]
 # key -> (planner, engine, both (planner field, engine field) or none, the config fields it sets, parser)
 Mapping_ = dict[str, tuple[str, tuple[str, ...], Parser]]
@@ -69,8 +71,21 @@ def _operation(v: Any) -> str:
     return op
 
 
+def _bloom_type(v: Any) -> str:
+    name = str(v).upper()
+    if name not in BLOOM_TYPES:
+        raise ValueError(f"expected one of {list(BLOOM_TYPES)}, got {v!r}")
+    return name
+
+
 _CLEAN: Mapping_ = {
     "hoodie.cleaner.commits.retained": ("engine", ("cleaner_commits_retained",), _int),
+    # the bloom filter every base file carries in its footer (engines.table.bloom)
+    "hoodie.parquet.bloom.filter.enabled": ("engine", ("bloom_filter",), _bool),
+    "hoodie.bloom.index.filter.type": ("engine", ("bloom_filter_type",), _bloom_type),
+    "hoodie.index.bloom.num_entries": ("engine", ("bloom_num_entries",), _int),
+    "hoodie.index.bloom.fpp": ("engine", ("bloom_fpp",), _float),
+    "hoodie.bloom.index.filter.dynamic.max.entries": ("engine", ("bloom_dynamic_max_entries",), _int),
 }
 _CLUSTERING: Mapping_ = {
     "hoodie.clustering.plan.strategy.small.file.limit": ("planner", ("small_file_limit",), _int),
@@ -119,6 +134,8 @@ _COW: Mapping_ = {
     "hoodie.clean.automatic": ("engine", ("auto_clean",), _bool),
     **_CLEAN,
 }
+# the bloom keys and the engine field each sets (every kind of ours takes them)
+BLOOM_KEYS: dict[str, str] = {k: v[1][0] for k, v in _CLEAN.items() if "bloom" in k}
 KEYS: dict[str, Mapping_] = {"clustering": _CLUSTERING, "append_compaction": _COMPACTION,
                              "append_only": _COMPACTION, "cow_baseline": _COW}
 

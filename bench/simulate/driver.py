@@ -42,6 +42,7 @@ from engines.clustering.config import ingest_sizing
 from engines.clustering.planner import plan_clustering
 from engines.cow_baseline.assign import assign_inserts
 from engines.cow_baseline.config import CowConfig
+from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, new_file_id
@@ -56,8 +57,10 @@ from runresults import (
     run_record,
 )
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
+from workloads.rowdef import trace_id
 from workloads.spec import WorkloadSpec
 
+KEY_LENGTH = len(trace_id(0, 0, 0))  # characters of a record key (the footer's min/max keys)
 EXACT_BATCHES = 2000
 # Simulated files keep their rows' query columns (exact pruning) up to this many generated rows.
 ROWS_LIMIT = 4_000_000
@@ -171,6 +174,7 @@ class SimEngine:
     last_instant: str | None = None  # the newest instant of its timeline, commits and cleans alike
     avg_record_size: int | None = None  # Hudi's estimate from the newest commit above the threshold
     inserts: CowConfig | None = None  # the UpsertPartitioner config of its ingest (None: rolled at bytes)
+    bloom: BloomConfig = field(default_factory=BloomConfig)  # the footer bloom filter of its files
     planner: Any = None  # the planner config resolved once from the scenario (bench.engine_factory)
     options: dict[str, Any] = field(default_factory=dict)  # engine-level config keys (order, sort_columns)
     rows: dict[str, pa.Table] = field(default_factory=dict)  # path -> its rows' query columns (exact mode)
@@ -207,8 +211,19 @@ class Simulator:
         self.service_weights = weights / weights.sum()
         self.services = [f"svc-{i:03d}" for i in range(self.spec.num_services)]
         self.batch = 0
+        # the footer bloom filter of the runner's reference write of each batch (Hudi's by default)
+        self.batch_bloom = next((bloom_of(e.config) for e in scenario.engines if e.kind in ("append_compaction",
+                                 "append_only", "clustering")), BloomConfig())
 
     # -- bookkeeping --------------------------------------------------------------------------
+    def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
+        """A file's bytes: its rows' data plus Hudi's footer bloom filter of their keys."""
+        return data_bytes + footer_bytes(rows, e.bloom, KEY_LENGTH)
+
+    def _data(self, e: SimEngine, s: FileSlice) -> int:
+        """A file's bytes without its footer bloom filter."""
+        return s.size_bytes - footer_bytes(s.num_rows, e.bloom, KEY_LENGTH)
+
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
         e.instants += 1
@@ -370,14 +385,15 @@ class Simulator:
                     base = bucket.base_slice
                     e.gets += 1
                     data = pa.concat_tables([e.rows[base.path], new_rows]) if new_rows is not None else None
-                    written.append(self._add(e, bucket.partition, base.file_id, instant, base.num_rows + bucket.num_records,
-                                             base.size_bytes + int(bucket.num_records * self.bpr),
+                    rows = base.num_rows + bucket.num_records
+                    written.append(self._add(e, bucket.partition, base.file_id, instant, rows,
+                                             self._size(e, rows, self._data(e, base) + int(bucket.num_records * self.bpr)),
                                              None if data is not None else _merge_stats(
                                                  [base.column_stats, self._estimated_stats(bucket.partition)]), data))
                 else:  # the engine writes every bucket as task 0 of its group (engines.spark.group_write)
                     file_id = new_file_id(f"bucket-{i}", instant, bucket.partition, 0, 0, 0)
                     written.append(self._add(e, bucket.partition, file_id, instant, bucket.num_records,
-                                             int(bucket.num_records * self.bpr),
+                                             self._size(e, bucket.num_records, int(bucket.num_records * self.bpr)),
                                              self._estimated_stats(bucket.partition) if new_rows is None else None,
                                              new_rows))
         else:
@@ -389,12 +405,15 @@ class Simulator:
                 if self.with_rows:
                     pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts))
                     for r, (data, stats) in zip(parts, pieces, strict=True):
-                        written.append(self._add(e, partition, e.new_id(), instant, r, int(r * self.bpr), stats, data))
+                        written.append(self._add(e, partition, e.new_id(), instant, r,
+                                                 self._size(e, r, int(r * self.bpr)), stats, data))
                 else:
                     stats = self._estimated_stats(partition)
                     for r in parts:
-                        written.append(self._add(e, partition, e.new_id(), instant, r, int(r * self.bpr), stats))
-        bb = sum(int(r * self.bpr) for r in counts.values())
+                        written.append(self._add(e, partition, e.new_id(), instant, r,
+                                                 self._size(e, r, int(r * self.bpr)), stats))
+        # the batch written once, a file per partition (the runner's reference write), footers included
+        bb = sum(int(r * self.bpr) + footer_bytes(r, self.batch_bloom, KEY_LENGTH) for r in counts.values())
         dur = self.model.ingest_s(sum(s.size_bytes for s in written), len(written))
         self._record(e, b, "ingest", instant, written, dur, 0, bb)
         if e.kind == "cow_baseline":  # the baseline cleans after every commit (auto clean)
@@ -437,6 +456,7 @@ class Simulator:
         for partition, members, n_out in groups:
             rows = sum(s.num_rows for s in members)
             total = sum(s.size_bytes for s in members)
+            data = sum(self._data(e, s) for s in members)  # one footer per output file, not per input
             files_in += len(members)
             bytes_read += total
             e.gets += len(members)
@@ -445,7 +465,7 @@ class Simulator:
             for s in members:
                 self._retire(e, s, delete_now)
             for o, r in enumerate(split_evenly(rows, n_out)):
-                size = int(total * r / rows) if rows else 0
+                size = self._size(e, r, int(data * r / rows)) if rows else 0
                 if outputs is not None:
                     written.append(self._add(e, partition, e.new_id(), instant, r, size, data=outputs[o], task=o))
                 else:
@@ -585,7 +605,8 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
             planner, options = resolve_planner(es, scenario)
             inserts = planner if es.kind == "cow_baseline" else ingest_sizing(options).cow_config(
                 options.get("max_file_size", sim.max_file)) if es.kind == "clustering" else None
-            engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options, inserts=inserts))
+            engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options, inserts=inserts,
+                                     bloom=bloom_of(options)))
     not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
     checkpoint_every = scenario.queries.checkpoint_every
     checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]

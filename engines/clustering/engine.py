@@ -41,6 +41,7 @@ from engines.clustering.writer import ClusteringUpdateConflictError, insert, mer
 from engines.service_executor import Committed, PlanExecutor
 from engines.table import faults, plans
 from engines.table import rollback as table_rollback
+from engines.table.bloom import BloomFields
 from engines.table.cleaner import run_clean
 from engines.table.model import FileSlice, WriteStat
 from engines.table.sizes import CLEANER_COMMITS_RETAINED, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
@@ -52,7 +53,7 @@ __all__ = ["ClusteringEngine", "ClusteringUpdateConflictError", "Option2Config"]
 
 
 @dataclass
-class Option2Config:
+class Option2Config(BloomFields):
     """Planner config + engine knobs (Hudi names in comments)."""
 
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
@@ -87,6 +88,7 @@ class Option2Config:
             raise ValueError(f"unknown update strategy {self.update_strategy!r}; expected reject or allow")
         effective_ordering(self.ordering, self.clustering.sort_columns)  # validates the name
         self.ingest_sizing.cow_config(self.max_file_size)  # validates the insert sizing
+        self.check_bloom()
 
     @property
     def ingest_sizing(self) -> IngestSizing:
@@ -112,6 +114,7 @@ class ClusteringEngine(TableEngine, PlanExecutor):
     def __init__(self, table: HudiTable, config: Option2Config, name: str | None = None,
                  on_step: faults.StepHook = None) -> None:
         self.table = table
+        table.bloom = config.bloom  # every file this engine writes carries Hudi's footer bloom filter
         self.config = config
         self.name = name or ("option2_sorted" if config.clustering.sort_columns else "option2")
         self.on_step = on_step

@@ -18,6 +18,7 @@ from engines.cow_baseline.config import CowConfig
 from engines.spark.hudi_insert import insert_with_buckets
 from engines.spark.insert import insert_new_file_groups
 from engines.table import faults
+from engines.table.bloom import BloomFields
 from engines.table.cleaner import run_clean
 from engines.table.sizes import CLEANER_COMMITS_RETAINED, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
@@ -25,7 +26,7 @@ from engines.table.transaction import CommitResult
 
 
 @dataclass
-class CowEngineConfig:
+class CowEngineConfig(BloomFields):
     planner: CowConfig = field(default_factory=CowConfig)
     operation: Literal["insert", "bulk_insert"] = "insert"
     row_group_rows: int = ROW_GROUP_ROWS
@@ -42,6 +43,7 @@ class CowBaselineEngine(TableEngine):
     def __init__(self, table: HudiTable, config: CowEngineConfig, name: str | None = None,
                  on_step: faults.StepHook = None) -> None:
         self.table = table
+        table.bloom = config.bloom  # every file this engine writes carries Hudi's footer bloom filter
         self.config = config
         self.name = name or ("baseline" if config.operation == "insert" else "baseline_bulk_insert")
         self.on_step = on_step

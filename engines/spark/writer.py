@@ -3,8 +3,9 @@
 Each task writes the rows it receives, grouped by partition value, into
 ``<partition>/<fileId>_<writeToken>_<instant>.parquet``; it rolls to a new file group at a
 target size (bytes on disk) or a row cap, uses an explicit row-group size, fills the five
-``_hoodie_*`` meta columns, and returns one write stat per file (rows, bytes, record-key range,
-per-column min/max). This is how Hudi writes (its own handles inside Spark tasks) and works
+``_hoodie_*`` meta columns, writes Hudi's bloom filter of the record keys and their min/max into
+the footer (``spec.bloom``, :mod:`engines.table.bloom`; Hudi's BLOOM index reads them), and
+returns one write stat per file (rows, bytes, record-key range, per-column min/max). This is how Hudi writes (its own handles inside Spark tasks) and works
 unchanged on a cluster over shared storage.
 
 Determinism: file ids are UUIDv5 of (instant, partition, task, attempt, n) and the write token
@@ -28,6 +29,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from engines.table import faults
+from engines.table.bloom import BloomConfig, footer_metadata
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import META_COLUMNS, WriteStat, base_file_name, new_file_id
 from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
@@ -53,6 +55,7 @@ class WriteSpec:
     preserve_commit_metadata: bool = False
     file_id_prefix: str = ""
     file_id_override: str | None = None  # write a new slice of this file group (one output file only)
+    bloom: BloomConfig = field(default_factory=BloomConfig)  # the footer bloom filter of every file (Hudi's)
 
     def partition_path(self, value: str) -> str:
         return f"{self.partition_column}={value}" if self.hive_style else value
@@ -97,10 +100,13 @@ class _OpenFile:
         )
         self.rows = 0
         self.ranges: dict[str, tuple[object, object]] = {}
+        self.keys: list[pa.ChunkedArray] = []  # record keys in write order, for the bloom filter
 
     def write(self, table: pa.Table) -> None:
         self.writer.write_table(table, row_group_size=self.spec.row_group_rows)
         self.rows += table.num_rows
+        if self.spec.bloom.enabled:
+            self.keys.append(table.column("_hoodie_record_key"))
         for col in self.spec.stats_columns + ["_hoodie_record_key"]:
             if col not in table.column_names:
                 continue
@@ -115,6 +121,10 @@ class _OpenFile:
         return self.sink.tell()
 
     def close(self) -> WriteStat:
+        if self.keys:  # Hudi's footer: the bloom filter and the min/max record keys (engines.table.bloom)
+            keys = [k for chunk in self.keys for k in chunk.to_pylist()]
+            self.writer.add_key_value_metadata(footer_metadata(keys, self.spec.bloom))
+            self.keys = []
         self.writer.close()
         size = self.sink.tell()
         self.sink.close()
