@@ -56,6 +56,13 @@ class WriteSpec:
     file_id_prefix: str = ""
     file_id_override: str | None = None  # write a new slice of this file group (one output file only)
     bloom: BloomConfig = field(default_factory=BloomConfig)  # the footer bloom filter of every file (Hudi's)
+    # "parquet_mr": dictionary-encode only the columns where it pays on the file's first rows, as
+    # parquet-mr (Hudi's writer) falls back to plain; "always": pyarrow's default (every column)
+    dictionary: str = "parquet_mr"
+
+    def __post_init__(self) -> None:
+        if self.dictionary not in ("parquet_mr", "always"):
+            raise ValueError(f"unknown dictionary rule {self.dictionary!r}; expected parquet_mr or always")
 
     def partition_path(self, value: str) -> str:
         return f"{self.partition_column}={value}" if self.hive_style else value
@@ -94,16 +101,23 @@ class _OpenFile:
         if type(fs).__name__ not in ("S3FileSystem", "GcsFileSystem"):  # object stores have no directories
             fs.create_dir(f"{root}/{self.partition}" if self.partition else root, recursive=True)
         self.sink = fs.open_output_stream(f"{root}/{self.rel}")
-        self.writer = pq.ParquetWriter(
-            self.sink, schema, compression=spec.compression, write_statistics=True,
-            use_dictionary=True,
-        )
+        self.schema = schema
+        self._writer: pq.ParquetWriter | None = None  # opened at the first rows (they choose the encodings)
         self.rows = 0
         self.ranges: dict[str, tuple[object, object]] = {}
         self.keys: list[pa.ChunkedArray] = []  # record keys in write order, for the bloom filter
 
+    def writer_for(self, first: pa.Table | None) -> pq.ParquetWriter:
+        if self._writer is None:
+            dictionary: bool | list[str] = True
+            if self.spec.dictionary == "parquet_mr" and first is not None:
+                dictionary = dictionary_columns(first)
+            self._writer = pq.ParquetWriter(self.sink, self.schema, compression=self.spec.compression,
+                                            write_statistics=True, use_dictionary=dictionary)
+        return self._writer
+
     def write(self, table: pa.Table) -> None:
-        self.writer.write_table(table, row_group_size=self.spec.row_group_rows)
+        self.writer_for(table).write_table(table, row_group_size=self.spec.row_group_rows)
         self.rows += table.num_rows
         if self.spec.bloom.enabled:
             self.keys.append(table.column("_hoodie_record_key"))
@@ -123,9 +137,9 @@ class _OpenFile:
     def close(self) -> WriteStat:
         if self.keys:  # Hudi's footer: the bloom filter and the min/max record keys (engines.table.bloom)
             keys = [k for chunk in self.keys for k in chunk.to_pylist()]
-            self.writer.add_key_value_metadata(footer_metadata(keys, self.spec.bloom))
+            self.writer_for(None).add_key_value_metadata(footer_metadata(keys, self.spec.bloom))
             self.keys = []
-        self.writer.close()
+        self.writer_for(None).close()
         size = self.sink.tell()
         self.sink.close()
         key_range = self.ranges.pop("_hoodie_record_key", (None, None))
@@ -134,6 +148,33 @@ class _OpenFile:
             file_size=size, min_record_key=key_range[0], max_record_key=key_range[1],
             column_stats={c: self.ranges[c] for c in self.spec.stats_columns if c in self.ranges},
         )
+
+
+DICTIONARY_PAGE_LIMIT = 1 << 20  # parquet-mr's parquet.dictionary.page.size: a larger dictionary falls back
+
+
+def dictionary_columns(first: pa.Table) -> list[str]:
+    """The columns parquet-mr would keep dictionary-encoded after the first page of ``first``:
+    those whose dictionary plus bit-packed ids are smaller than the plain values
+    (DictionaryValuesWriter.isCompressionSatisfying) and whose dictionary fits its page limit."""
+    out = []
+    for name in first.column_names:
+        col = first.column(name).drop_null()
+        if len(col) == 0 or pa.types.is_boolean(col.type):
+            continue
+        uniq = pc.unique(col)
+        if pa.types.is_binary(col.type) or pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            plain = int(pc.sum(pc.binary_length(col)).as_py() or 0) + 4 * len(col)
+            dict_bytes = int(pc.sum(pc.binary_length(uniq)).as_py() or 0) + 4 * len(uniq)
+        elif hasattr(col.type, "bit_width") and col.type.bit_width >= 8:
+            plain, dict_bytes = col.type.bit_width // 8 * len(col), col.type.bit_width // 8 * len(uniq)
+        else:
+            out.append(name)
+            continue
+        ids = len(col) * max(1, (len(uniq) - 1).bit_length()) // 8
+        if dict_bytes + ids < plain and dict_bytes <= DICTIONARY_PAGE_LIMIT:
+            out.append(name)
+    return out
 
 
 def _repeat(value: str, n: int) -> pa.Array:
