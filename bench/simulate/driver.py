@@ -211,9 +211,10 @@ class Simulator:
         self.service_weights = weights / weights.sum()
         self.services = [f"svc-{i:03d}" for i in range(self.spec.num_services)]
         self.batch = 0
-        # the footer bloom filter of the runner's reference write of each batch (Hudi's by default)
+        # the footer bloom filter of the runner's reference write of each batch (a writes-once engine's,
+        # else its scratch write's: the first engine's)
         self.batch_bloom = next((bloom_of(e.config) for e in scenario.engines if e.kind in ("append_compaction",
-                                 "append_only", "clustering")), BloomConfig())
+                                 "append_only", "clustering")), bloom_of(scenario.engines[0].config))
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
