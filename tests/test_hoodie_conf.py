@@ -42,6 +42,11 @@ PAIRS = [
       "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
       "hoodie.cleaner.commits.retained": 4, "hoodie.parquet.max.file.size": 5 * MB,
       "hoodie.parquet.small.file.limit": 0}),
+    ("clustering",
+     {"record_size_estimate": 175, "record_size_estimation_threshold": 0.5, "insert_split_size": 999,
+      "auto_split_inserts": False},
+     {"hoodie.copyonwrite.record.size.estimate": 175, "hoodie.record.size.estimation.threshold": 0.5,
+      "hoodie.copyonwrite.insert.split.size": 999, "hoodie.copyonwrite.insert.auto.split": "false"}),
     ("append_compaction",
      {"small_file_limit_mb": 0.25, "target_file_mb": 1.5, "max_file_mb": 1.5, "cleaner_commits_retained": 3},
      {"hoodie.parquet.small.file.limit": MB // 4, "hoodie.parquet.max.file.size": int(1.5 * MB),
@@ -91,7 +96,7 @@ def test_the_articles_inline_config_table_pastes_into_a_scenario() -> None:
 
 @pytest.mark.parametrize("kind,key,needle", [
     ("clustering", "hoodie.clustering.no.such.key", "not a key our clustering engine implements"),
-    ("clustering", "hoodie.copyonwrite.record.size.estimate", "real bytes written"),
+    ("append_compaction", "hoodie.copyonwrite.record.size.estimate", "real bytes written"),
     ("append_compaction", "hoodie.clustering.plan.strategy.sort.columns", "not a key our append_compaction"),
     ("cow_baseline", "hoodie.clustering.inline", "not a key our cow_baseline engine implements"),
 ])
