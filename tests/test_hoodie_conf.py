@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from bench.cli import EXIT_BAD_INPUT, app
-from bench.engine_factory import build_engine, resolve_planner
+from bench.engine_factory import build_engine, engine_bloom, resolve_planner
 from bench.scenario import ScenarioError, load_scenario, parse_scenario
 
 runner = CliRunner()
@@ -122,3 +122,17 @@ def test_bad_values_and_clashes_are_refused_naming_the_key(tmp_path: Path) -> No
                                               "max_num_groups": 4}}]))
     with pytest.raises(ScenarioError, match=r"\['max_num_groups'\] set both"):
         build_engine(sc.engines[0], sc, str(tmp_path / "t"))
+
+
+def test_every_consumer_reads_an_engines_bloom_filter_from_its_hudi_key() -> None:
+    """The runner's reference write, the simulator and the calibration size files by engine_bloom:
+    Hudi's key switches the footer off like the shorthand, in real Hudi's options too; delta-rs has none."""
+    off = {"hoodie.parquet.bloom.filter.enabled": "false"}
+    sc = parse_scenario(scenario([{"name": "default", "kind": "append_compaction"},
+                                  {"name": "key", "kind": "clustering", "config": off},
+                                  {"name": "short", "kind": "cow_baseline", "config": {"bloom_filter": False}},
+                                  {"name": "hudi_key", "kind": "hudi", "config": {"preset": "hudi_cow", **off}},
+                                  {"name": "hudi", "kind": "hudi", "config": {"preset": "hudi_cow"}},
+                                  {"name": "delta", "kind": "delta_peer"}]))
+    got = {e.name: engine_bloom(e, sc).enabled for e in sc.engines}
+    assert got == {"default": True, "key": False, "short": False, "hudi_key": False, "hudi": True, "delta": False}

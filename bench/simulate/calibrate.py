@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import nnls
 
-from bench.hoodie_conf import BLOOM_KEYS, HoodieConfError, split_hoodie, translate
+from bench.engine_factory import engine_bloom
 from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import MB, CostModel
 from bench.simulate.driver import KEY_LENGTH, SIMULATED_KINDS, run_simulation
-from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
+from engines.table.bloom import BloomConfig, footer_bytes
 from runresults import Results
 from workloads.generator import bytes_per_record
 
@@ -31,21 +31,10 @@ def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _bloom(res: Results, engine: str) -> BloomConfig:
-    """The footer bloom filter ``engine``'s files carry: its config's bloom keys (shorthands or
-    ``hoodie.*``); Hudi's defaults for real Hudi; none for delta-rs."""
-    info = res.run.get("engines", {}).get(engine, {})
-    kind, config = info.get("kind"), info.get("config") or {}
-    if kind == "delta_peer":
-        return BloomConfig(enabled=False)
-    hoodie, own = split_hoodie(config)
-    if isinstance(own.get("options"), dict):  # real Hudi's pass-through keys
-        hoodie = {**hoodie, **own["options"]}
-    bloom_keys = {k: v for k, v in hoodie.items() if k in BLOOM_KEYS}
-    try:  # every kind of ours reads the bloom keys alike
-        engine_fields = translate("cow_baseline", bloom_keys)[1]
-    except HoodieConfError:
-        engine_fields = {}
-    return bloom_of({**own, **engine_fields})
+    """The footer bloom filter ``engine``'s files carry in the run (:func:`engine_bloom`)."""
+    scenario = _scenario(res)
+    spec = next((e for e in scenario.engines if e.name == engine), None)
+    return engine_bloom(spec, scenario) if spec is not None else BloomConfig(enabled=False)
 
 
 def calibrate(run_dir: str | Path | list[str | Path], out_path: str | Path | None = None,

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.driver import SCHEDULE, MaintenanceSchedule, run_batches
-from bench.engine_factory import LOGICAL_START, MB, resolve_planner
+from bench.engine_factory import LOGICAL_START, MB, engine_bloom, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario, fingerprint
@@ -217,8 +217,8 @@ class Simulator:
         self.first_byte_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
         # the footer bloom filter of the runner's reference write of each batch (a writes-once engine's,
         # else its scratch write's: the first engine's)
-        self.batch_bloom = next((bloom_of(e.config) for e in scenario.engines if e.kind in ("append_compaction",
-                                 "append_only", "clustering")), bloom_of(scenario.engines[0].config))
+        self.batch_bloom = engine_bloom(next((e for e in scenario.engines if e.kind in ("append_compaction",
+                                              "append_only", "clustering")), scenario.engines[0]), scenario)
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
