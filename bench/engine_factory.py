@@ -14,10 +14,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench.engine_kinds import KINDS
+from bench.hoodie_conf import BLOOM_KEYS, HoodieConfError, split_hoodie, translate
 from bench.hoodie_conf import KEYS as HOODIE_KINDS
-from bench.hoodie_conf import HoodieConfError, split_hoodie, translate
 from bench.scenario import EngineSpec, Scenario, ScenarioError
 from engines.base import Engine
+from engines.table.bloom import BloomConfig, bloom_of
 from engines.table.sizes import MB
 from engines.table.table import HudiTable, TableConfig, logical_clock
 
@@ -109,6 +110,21 @@ def resolve_planner(spec: EngineSpec, scenario: Scenario) -> tuple[Any, dict[str
     if both:
         raise ScenarioError(f"{where}: {both} set both by a hoodie.* key and by its shorthand; keep one")
     return _apply(cls, common, {**planner_h, **planner_over}, where), {**engine_h, **engine_over}
+
+
+def engine_bloom(spec: EngineSpec, scenario: Scenario) -> BloomConfig:
+    """The footer bloom filter ``spec``'s base files carry, from its bloom keys (shorthands or
+    ``hoodie.*``, also in real Hudi's ``options``): Hudi's default for our kinds and real Hudi, none
+    for delta-rs (no Hudi footer). The runner's reference write, the simulator and the calibration
+    size files by it."""
+    if spec.kind == "delta_peer":
+        return BloomConfig(enabled=False)
+    if spec.kind in KINDS and _planner_class(spec.kind) is not None:
+        return bloom_of(resolve_planner(spec, scenario)[1])
+    hoodie, own = split_hoodie(spec.config or {})
+    if isinstance(own.get("options"), dict):  # real Hudi's pass-through keys
+        hoodie = {**hoodie, **own["options"]}
+    return bloom_of({**own, **translate("cow_baseline", {k: v for k, v in hoodie.items() if k in BLOOM_KEYS})[1]})
 
 
 def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engine:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engines.table.bloom import TYPES as BLOOM_TYPES
+
 Parser = Callable[[str], Any]
 # key -> (planner, engine, both (planner field, engine field) or none, the config fields it sets, parser)
 Mapping_ = dict[str, tuple[str, tuple[str, ...], Parser]]
@@ -69,8 +71,21 @@ def _operation(v: Any) -> str:
     return op
 
 
+def _bloom_type(v: Any) -> str:
+    name = str(v).upper()
+    if name not in BLOOM_TYPES:
+        raise ValueError(f"expected one of {list(BLOOM_TYPES)}, got {v!r}")
+    return name
+
+
 _CLEAN: Mapping_ = {
     "hoodie.cleaner.commits.retained": ("engine", ("cleaner_commits_retained",), _int),
+    # the bloom filter every base file carries in its footer (engines.table.bloom)
+    "hoodie.parquet.bloom.filter.enabled": ("engine", ("bloom_filter",), _bool),
+    "hoodie.bloom.index.filter.type": ("engine", ("bloom_filter_type",), _bloom_type),
+    "hoodie.index.bloom.num_entries": ("engine", ("bloom_num_entries",), _int),
+    "hoodie.index.bloom.fpp": ("engine", ("bloom_fpp",), _float),
+    "hoodie.bloom.index.filter.dynamic.max.entries": ("engine", ("bloom_dynamic_max_entries",), _int),
 }
 _CLUSTERING: Mapping_ = {
     "hoodie.clustering.plan.strategy.small.file.limit": ("planner", ("small_file_limit",), _int),
@@ -93,8 +108,13 @@ _CLUSTERING: Mapping_ = {
     "hoodie.clustering.preserve.commit.metadata": ("engine", ("preserve_commit_metadata",), _bool),
     "hoodie.clustering.updates.strategy": ("engine", ("update_strategy",), _update_strategy),
     "hoodie.clean.automatic": ("engine", ("auto_clean",), _bool),
-    "hoodie.parquet.max.file.size": ("engine", ("max_file_size",), _int),  # inserts roll new files at it
+    "hoodie.parquet.max.file.size": ("engine", ("max_file_size",), _int),  # inserts cut new files by it
     "hoodie.parquet.small.file.limit": ("none", (), _zero_only),
+    # how the insert cuts a batch into new files (Hudi's UpsertPartitioner, small-file limit 0)
+    "hoodie.copyonwrite.record.size.estimate": ("engine", ("record_size_estimate",), _int),
+    "hoodie.record.size.estimation.threshold": ("engine", ("record_size_estimation_threshold",), _float),
+    "hoodie.copyonwrite.insert.split.size": ("engine", ("insert_split_size",), _int),
+    "hoodie.copyonwrite.insert.auto.split": ("engine", ("auto_split_inserts",), _bool),
     **_CLEAN,
 }
 _COMPACTION: Mapping_ = {
@@ -114,6 +134,8 @@ _COW: Mapping_ = {
     "hoodie.clean.automatic": ("engine", ("auto_clean",), _bool),
     **_CLEAN,
 }
+# the bloom keys and the engine field each sets (every kind of ours takes them)
+BLOOM_KEYS: dict[str, str] = {k: v[1][0] for k, v in _CLEAN.items() if "bloom" in k}
 KEYS: dict[str, Mapping_] = {"clustering": _CLUSTERING, "append_compaction": _COMPACTION,
                              "append_only": _COMPACTION, "cow_baseline": _COW}
 
@@ -126,9 +148,9 @@ SCHEDULE_KEYS: dict[str, str | None] = {
     "hoodie.clustering.async.max.commits": None,
 }
 # Why a key Hudi has is not one of ours, where that is worth saying.
-NOT_OURS: dict[str, str] = {
-    "hoodie.copyonwrite.record.size.estimate": "Option 2's inserts roll files at real bytes written, "
-    "not at a record-size estimate",
+NOT_OURS: dict[tuple[str, str], str] = {
+    ("append_compaction", "hoodie.copyonwrite.record.size.estimate"): "Option 1's appends roll files at real "
+    "bytes written, not at a record-size estimate",
 }
 
 
@@ -163,7 +185,7 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "",
             _check_schedule(key, value, schedule, prefix)
             continue
         if key not in keys:
-            why = NOT_OURS.get(key) if kind == "clustering" else None
+            why = NOT_OURS.get((kind, key))
             raise HoodieConfError(f"{prefix}{key}: not a key our {kind} engine implements"
                                   + (f" ({why})" if why else "") + f"; known: {', '.join(known_keys(kind))}")
         target, fields, parse = keys[key]

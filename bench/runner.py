@@ -478,12 +478,14 @@ def _generation_figures(generation: list[float], ingests: list[float]) -> dict[s
 
 def _measure_batch_bytes(ctx: RunContext, spec: Any) -> dict[int, int]:
     """Bytes of each batch written once as new file groups, when no engine wrote it that way."""
+    from bench.engine_factory import engine_bloom
     from engines.spark.insert import insert_new_file_groups
     from engines.table.table import HudiTable, TableConfig, logical_clock
 
     scratch = ctx.run_dir / "tables" / "_batch_bytes"
     table = HudiTable.create(str(scratch.resolve()), TableConfig("batch_bytes", spec.partition_column, "trace_id"),
                              clock=logical_clock(datetime(2026, 1, 1, tzinfo=UTC)))
+    table.bloom = engine_bloom(ctx.scenario.engines[0], ctx.scenario)  # as the simulator's reference write
     out = {}
     for b in range(spec.num_batches):
         out[b] = insert_new_file_groups(table, batch_df(ctx.spark, spec, b)).bytes_written

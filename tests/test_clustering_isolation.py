@@ -21,7 +21,8 @@ ROW_GROUP = 500
 def engine(path, **kw) -> ClusteringEngine:
     ccfg = kw.pop("clustering", ClusteringConfig(small_file_limit=1 << 30, target_file_size=400_000,
                                                  sort_columns=("service", "ts")))
-    return ClusteringEngine(new_table(path), Option2Config(clustering=ccfg, row_group_rows=ROW_GROUP, **kw))
+    return ClusteringEngine(new_table(path), Option2Config(clustering=ccfg, row_group_rows=ROW_GROUP,
+                                                           bloom_filter=False, **kw))  # sub-MB: data bytes only
 
 
 def listing(e: ClusteringEngine) -> list[tuple[str, int]]:

@@ -11,6 +11,7 @@ from engines.clustering.config import ClusteringConfig
 from engines.clustering.engine import ClusteringEngine, Option2Config
 from engines.clustering.modes import commits_since_last_clustering, hudi_configs
 from engines.spark.insert import insert_new_file_groups
+from engines.table.bloom import BloomConfig
 from engines.table.timeline import COMMIT, REPLACE, State
 from workloads.generator import batch_df
 
@@ -23,6 +24,7 @@ WS = spec(num_partitions=1, num_batches=8, batch_records=1)
 def unit(spark, tmp_path_factory) -> float:
     """Bytes of one unit (UNIT_ROWS rows) as our writer stores them."""
     t = new_table(tmp_path_factory.mktemp("probe"))
+    t.bloom = BloomConfig(enabled=False)  # units of data bytes: no ~431 KB footer bloom filter per file
     res = insert_new_file_groups(t, batch_df(spark, WS.model_copy(update={"batch_records": 3000}), 0),
                                  row_group_rows=ROW_GROUP)
     return res.bytes_written / 3000 * UNIT_ROWS
@@ -31,7 +33,8 @@ def unit(spark, tmp_path_factory) -> float:
 def engine(path, unit: float, **kw) -> ClusteringEngine:
     cfg = ClusteringConfig(small_file_limit=int(200 * unit), target_file_size=int(300 * unit))
     return ClusteringEngine(new_table(path), Option2Config(
-        clustering=cfg, max_file_size=int(120 * unit), row_group_rows=ROW_GROUP, **kw))
+        clustering=cfg, max_file_size=int(120 * unit), row_group_rows=ROW_GROUP, bloom_filter=False,
+        insert_split="bytes", **kw))  # the article's batches as one file each, sized in data units
 
 
 def ingest(spark, e: ClusteringEngine, b: int, units: float) -> None:

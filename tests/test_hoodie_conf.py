@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from bench.cli import EXIT_BAD_INPUT, app
-from bench.engine_factory import build_engine, resolve_planner
+from bench.engine_factory import build_engine, engine_bloom, resolve_planner
 from bench.scenario import ScenarioError, load_scenario, parse_scenario
 
 runner = CliRunner()
@@ -42,6 +42,11 @@ PAIRS = [
       "hoodie.clustering.updates.strategy": "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
       "hoodie.cleaner.commits.retained": 4, "hoodie.parquet.max.file.size": 5 * MB,
       "hoodie.parquet.small.file.limit": 0}),
+    ("clustering",
+     {"record_size_estimate": 175, "record_size_estimation_threshold": 0.5, "insert_split_size": 999,
+      "auto_split_inserts": False},
+     {"hoodie.copyonwrite.record.size.estimate": 175, "hoodie.record.size.estimation.threshold": 0.5,
+      "hoodie.copyonwrite.insert.split.size": 999, "hoodie.copyonwrite.insert.auto.split": "false"}),
     ("append_compaction",
      {"small_file_limit_mb": 0.25, "target_file_mb": 1.5, "max_file_mb": 1.5, "cleaner_commits_retained": 3},
      {"hoodie.parquet.small.file.limit": MB // 4, "hoodie.parquet.max.file.size": int(1.5 * MB),
@@ -91,7 +96,7 @@ def test_the_articles_inline_config_table_pastes_into_a_scenario() -> None:
 
 @pytest.mark.parametrize("kind,key,needle", [
     ("clustering", "hoodie.clustering.no.such.key", "not a key our clustering engine implements"),
-    ("clustering", "hoodie.copyonwrite.record.size.estimate", "real bytes written"),
+    ("append_compaction", "hoodie.copyonwrite.record.size.estimate", "real bytes written"),
     ("append_compaction", "hoodie.clustering.plan.strategy.sort.columns", "not a key our append_compaction"),
     ("cow_baseline", "hoodie.clustering.inline", "not a key our cow_baseline engine implements"),
 ])
@@ -117,3 +122,17 @@ def test_bad_values_and_clashes_are_refused_naming_the_key(tmp_path: Path) -> No
                                               "max_num_groups": 4}}]))
     with pytest.raises(ScenarioError, match=r"\['max_num_groups'\] set both"):
         build_engine(sc.engines[0], sc, str(tmp_path / "t"))
+
+
+def test_every_consumer_reads_an_engines_bloom_filter_from_its_hudi_key() -> None:
+    """The runner's reference write, the simulator and the calibration size files by engine_bloom:
+    Hudi's key switches the footer off like the shorthand, in real Hudi's options too; delta-rs has none."""
+    off = {"hoodie.parquet.bloom.filter.enabled": "false"}
+    sc = parse_scenario(scenario([{"name": "default", "kind": "append_compaction"},
+                                  {"name": "key", "kind": "clustering", "config": off},
+                                  {"name": "short", "kind": "cow_baseline", "config": {"bloom_filter": False}},
+                                  {"name": "hudi_key", "kind": "hudi", "config": {"preset": "hudi_cow", **off}},
+                                  {"name": "hudi", "kind": "hudi", "config": {"preset": "hudi_cow"}},
+                                  {"name": "delta", "kind": "delta_peer"}]))
+    got = {e.name: engine_bloom(e, sc).enabled for e in sc.engines}
+    assert got == {"default": True, "key": False, "short": False, "hudi_key": False, "hudi": True, "delta": False}

@@ -17,7 +17,8 @@ TARGET = 400_000
 
 
 def engine(path, order="rfc", on_step=None) -> AppendCompactionEngine:
-    cfg = Option1Config(compaction=CompactionConfig(small_file_limit=300_000, target_file_size=TARGET), order=order)
+    cfg = Option1Config(compaction=CompactionConfig(small_file_limit=300_000, target_file_size=TARGET), order=order,
+                        bloom_filter=False)  # sub-MB limits on data bytes, without the ~431 KB footer bloom filter
     return AppendCompactionEngine(new_table(path), cfg, on_step=on_step)
 
 
@@ -90,7 +91,7 @@ def test_reader_during_delete_window(spark, tmp_path, order) -> None:
 def test_inline_mode_compacts_every_n_commits(spark, tmp_path) -> None:
     ws = spec()
     cfg = Option1Config(compaction=CompactionConfig(small_file_limit=300_000, target_file_size=TARGET),
-                        mode="inline", inline_every=3)
+                        mode="inline", inline_every=3, bloom_filter=False)
     e = AppendCompactionEngine(new_table(tmp_path / "t"), cfg)
     ran = []
     for b in range(6):

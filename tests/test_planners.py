@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +52,24 @@ def test_average_record_size_rule() -> None:
     cfg = CowConfig(small_file_limit=100)
     assert average_record_size([(50, 10)], cfg) == 1024
     assert average_record_size([(50, 10), (1000, 3)], cfg) == 334
+
+
+def test_option2_ingest_splits_a_batch_as_hudis_upsert_partitioner() -> None:
+    """Small-file limit 0: no top-ups; new buckets of max size / estimated record size records, the
+    estimate 1024 until a commit wrote any bytes (threshold x 0), that commit's average after."""
+    from engines.clustering.config import IngestSizing, ingest_sizing
+
+    cfg = IngestSizing().cow_config(10 * MB)
+    assert cfg is not None and cfg.small_file_limit == 0
+    first = assign_inserts({}, {"dt=a": 10_652, "dt=b": 300}, average_record_size([], cfg), cfg)
+    assert [(b.partition, b.num_records) for b in first] == [("dt=a", 10_240), ("dt=a", 412), ("dt=b", 300)]
+    assert all(b.is_new for b in first)
+    assert average_record_size([(1, 1)], cfg) == 1  # any commit above 0 bytes sets the estimate
+    assert len(assign_inserts({}, {"dt=a": 10_652}, 200, cfg)) == 1
+    assert IngestSizing(insert_split="bytes").cow_config(10 * MB) is None  # bytes written, not an estimate
+    assert ingest_sizing({"record_size_estimate": 99, "mode": "inline"}).record_size_estimate == 99
+    with pytest.raises(ValueError, match="insert_split"):
+        IngestSizing(insert_split="rows")
 
 
 def test_option1_plan_and_roundtrip() -> None:

@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import nnls
 
+from bench.engine_factory import engine_bloom
 from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import MB, CostModel
-from bench.simulate.driver import SIMULATED_KINDS, run_simulation
+from bench.simulate.driver import KEY_LENGTH, SIMULATED_KINDS, run_simulation
+from engines.table.bloom import BloomConfig, footer_bytes
 from runresults import Results
 from workloads.generator import bytes_per_record
 
@@ -26,6 +28,13 @@ def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Non-negative least squares (Lawson-Hanson, ``scipy.optimize.nnls``): no cost may be negative."""
     coef, _residual = nnls(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     return coef
+
+
+def _bloom(res: Results, engine: str) -> BloomConfig:
+    """The footer bloom filter ``engine``'s files carry in the run (:func:`engine_bloom`)."""
+    scenario = _scenario(res)
+    spec = next((e for e in scenario.engines if e.name == engine), None)
+    return engine_bloom(spec, scenario) if spec is not None else BloomConfig(enabled=False)
 
 
 def calibrate(run_dir: str | Path | list[str | Path], out_path: str | Path | None = None,
@@ -45,7 +54,10 @@ def calibrate(run_dir: str | Path | list[str | Path], out_path: str | Path | Non
         x = np.column_stack([np.ones(len(ing)), ing.bytes_written / MB, ing.files_written])
         a, w, f = _fit(x, ing.duration_s.to_numpy())
         model.commit_overhead_s, model.write_s_per_mb, model.file_create_s = float(a), float(w), float(f)
-        model.bytes_per_record = float(ing.bytes_written.sum() / max(1, ing.records_written.sum()))
+        # data bytes per record: each file's footer bloom filter (engines.table.bloom) is not per record
+        footers = sum(int(r.files_written) * footer_bytes(int(r.records_written) // max(1, int(r.files_written)),
+                                                          _bloom(res, r.engine), KEY_LENGTH) for r in ing.itertuples())
+        model.bytes_per_record = float(max(0, ing.bytes_written.sum() - footers) / max(1, ing.records_written.sum()))
     m = res.table("maintenance")
     m = m[m.kind != "clean"]
     if len(m) >= 2:

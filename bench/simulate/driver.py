@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.driver import SCHEDULE, MaintenanceSchedule, run_batches
-from bench.engine_factory import LOGICAL_START, MB, resolve_planner
+from bench.engine_factory import LOGICAL_START, MB, engine_bloom, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario, fingerprint
@@ -39,8 +39,11 @@ from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.costmodel import CostModel
 from engines.append_compaction.planner import plan_base_file_compaction
+from engines.clustering.config import ingest_sizing
 from engines.clustering.planner import plan_clustering
 from engines.cow_baseline.assign import assign_inserts
+from engines.cow_baseline.config import CowConfig
+from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, new_file_id
@@ -55,8 +58,10 @@ from runresults import (
     run_record,
 )
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
+from workloads.rowdef import trace_id
 from workloads.spec import WorkloadSpec
 
+KEY_LENGTH = len(trace_id(0, 0, 0))  # characters of a record key (the footer's min/max keys)
 EXACT_BATCHES = 2000
 # Simulated files keep their rows' query columns (exact pruning) up to this many generated rows.
 ROWS_LIMIT = 4_000_000
@@ -169,6 +174,8 @@ class SimEngine:
     data_instants: list[str] = field(default_factory=list)  # completed commits and replacecommits
     last_instant: str | None = None  # the newest instant of its timeline, commits and cleans alike
     avg_record_size: int | None = None  # Hudi's estimate from the newest commit above the threshold
+    inserts: CowConfig | None = None  # the UpsertPartitioner config of its ingest (None: rolled at bytes)
+    bloom: BloomConfig = field(default_factory=BloomConfig)  # the footer bloom filter of its files
     planner: Any = None  # the planner config resolved once from the scenario (bench.engine_factory)
     options: dict[str, Any] = field(default_factory=dict)  # engine-level config keys (order, sort_columns)
     rows: dict[str, pa.Table] = field(default_factory=dict)  # path -> its rows' query columns (exact mode)
@@ -208,8 +215,20 @@ class Simulator:
         self.services = [f"svc-{i:03d}" for i in range(self.spec.num_services)]
         self.batch = 0
         self.first_byte_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
+        # the footer bloom filter of the runner's reference write of each batch (a writes-once engine's,
+        # else its scratch write's: the first engine's)
+        self.batch_bloom = engine_bloom(next((e for e in scenario.engines if e.kind in ("append_compaction",
+                                              "append_only", "clustering")), scenario.engines[0]), scenario)
 
     # -- bookkeeping --------------------------------------------------------------------------
+    def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
+        """A file's bytes: its rows' data plus Hudi's footer bloom filter of their keys."""
+        return data_bytes + footer_bytes(rows, e.bloom, KEY_LENGTH)
+
+    def _data(self, e: SimEngine, s: FileSlice) -> int:
+        """A file's bytes without its footer bloom filter."""
+        return s.size_bytes - footer_bytes(s.num_rows, e.bloom, KEY_LENGTH)
+
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
         e.instants += 1
@@ -284,7 +303,10 @@ class Simulator:
                 replaced: int, batch_bytes: int) -> None:
         live_n, live_bytes, phys_bytes = len(e.live), e.live_bytes, e.phys_bytes
         wbytes, wrows = sum(s.size_bytes for s in written), sum(s.num_rows for s in written)
-        if wbytes > self.small and wrows:
+        cfg = e.inserts
+        # Hudi's estimate reads commits only (engines.spark.hudi_insert.table_average_record_size)
+        if kind == "ingest" and cfg is not None and wrows and wbytes > (
+                cfg.record_size_estimation_threshold * cfg.small_file_limit):
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
@@ -351,9 +373,10 @@ class Simulator:
     def ingest(self, e: SimEngine, b: int, counts: dict[str, int]) -> None:
         written: list[FileSlice] = []
         merged: list[FileSlice] = []
-        if e.kind == "cow_baseline":
-            cfg = e.planner
-            by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)}
+        if e.inserts is not None:  # the baseline, and Option 2 inserting with small-file limit 0
+            cfg = e.inserts
+            by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)} \
+                if cfg.small_file_limit > 0 else {}
             avg = e.avg_record_size or cfg.record_size_estimate  # Hudi's rule, as the engine applies it
             instant = self._instant(e)
             ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
@@ -369,14 +392,15 @@ class Simulator:
                     e.gets += 1
                     merged.append(base)
                     data = pa.concat_tables([e.rows[base.path], new_rows]) if new_rows is not None else None
-                    written.append(self._add(e, bucket.partition, base.file_id, instant, base.num_rows + bucket.num_records,
-                                             base.size_bytes + int(bucket.num_records * self.bpr),
+                    rows = base.num_rows + bucket.num_records
+                    written.append(self._add(e, bucket.partition, base.file_id, instant, rows,
+                                             self._size(e, rows, self._data(e, base) + int(bucket.num_records * self.bpr)),
                                              None if data is not None else _merge_stats(
                                                  [base.column_stats, self._estimated_stats(bucket.partition)]), data))
                 else:  # the engine writes every bucket as task 0 of its group (engines.spark.group_write)
                     file_id = new_file_id(f"bucket-{i}", instant, bucket.partition, 0, 0, 0)
                     written.append(self._add(e, bucket.partition, file_id, instant, bucket.num_records,
-                                             int(bucket.num_records * self.bpr),
+                                             self._size(e, bucket.num_records, int(bucket.num_records * self.bpr)),
                                              self._estimated_stats(bucket.partition) if new_rows is None else None,
                                              new_rows))
         else:
@@ -388,12 +412,15 @@ class Simulator:
                 if self.with_rows:
                     pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts))
                     for r, (data, stats) in zip(parts, pieces, strict=True):
-                        written.append(self._add(e, partition, e.new_id(), instant, r, int(r * self.bpr), stats, data))
+                        written.append(self._add(e, partition, e.new_id(), instant, r,
+                                                 self._size(e, r, int(r * self.bpr)), stats, data))
                 else:
                     stats = self._estimated_stats(partition)
                     for r in parts:
-                        written.append(self._add(e, partition, e.new_id(), instant, r, int(r * self.bpr), stats))
-        bb = sum(int(r * self.bpr) for r in counts.values())
+                        written.append(self._add(e, partition, e.new_id(), instant, r,
+                                                 self._size(e, r, int(r * self.bpr)), stats))
+        # the batch written once, a file per partition (the runner's reference write), footers included
+        bb = sum(int(r * self.bpr) + footer_bytes(r, self.batch_bloom, KEY_LENGTH) for r in counts.values())
         dur = self.model.ingest_s(sum(s.size_bytes for s in written), len(written))
         self._record(e, b, "ingest", instant, written, dur, 0, bb)
         new_partitions = len({s.partition for s in written} - e.partitions)
@@ -448,6 +475,7 @@ class Simulator:
         for partition, members, n_out in groups:
             rows = sum(s.num_rows for s in members)
             total = sum(s.size_bytes for s in members)
+            data = sum(self._data(e, s) for s in members)  # one footer per output file, not per input
             files_in += len(members)
             bytes_read += total
             row_groups_in += self._row_groups_of(members)
@@ -457,7 +485,7 @@ class Simulator:
             for s in members:
                 self._retire(e, s, delete_now)
             for o, r in enumerate(split_evenly(rows, n_out)):
-                size = int(total * r / rows) if rows else 0
+                size = self._size(e, r, int(data * r / rows)) if rows else 0
                 if outputs is not None:
                     written.append(self._add(e, partition, e.new_id(), instant, r, size, data=outputs[o], task=o))
                 else:
@@ -605,7 +633,10 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     for es in scenario.engines:
         if es.kind in SIMULATED_KINDS:
             planner, options = resolve_planner(es, scenario)
-            engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options))
+            inserts = planner if es.kind == "cow_baseline" else ingest_sizing(options).cow_config(
+                options.get("max_file_size", sim.max_file)) if es.kind == "clustering" else None
+            engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options, inserts=inserts,
+                                     bloom=bloom_of(options)))
     not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
     checkpoint_every = scenario.queries.checkpoint_every
     checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]

@@ -13,7 +13,9 @@ name: article_plan
 description: the clustering article's test plan, scaled down
 workload: {seed: 7, num_batches: 6, batch_records: 1500, partition_granularity: day, num_partitions: 2}
 engines:
-  - {name: option2, kind: clustering, config: {mode: $1, inline_max_commits: 3, sort_columns: [service, ts]}}
+  # sizes scaled down ~150x; Hudi's fixed ~431 KB footer bloom filter per file is not, so it is off here
+  - {name: option2, kind: clustering, config: {mode: $1, inline_max_commits: 3, sort_columns: [service, ts],
+                                               bloom_filter: false}}
 sizing: {small_file_limit_mb: 0.6, target_file_mb: 0.8, max_file_mb: 0.8, row_group_rows: 1000, cleaner_commits_retained: 2}
 maintenance: {mode: none, final: false}
 queries: {warm_runs: 1, checkpoint_every: 6}

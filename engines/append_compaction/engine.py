@@ -43,6 +43,7 @@ from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
 from engines.table import faults, plans
+from engines.table.bloom import BloomFields
 from engines.table.model import FileSlice, WriteStat, parse_base_file_name
 from engines.table.sizes import CLEANER_COMMITS_RETAINED, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
@@ -53,7 +54,7 @@ __all__ = ["AppendCompactionEngine", "MissingPlanInputError", "Option1Config"]
 
 
 @dataclass
-class Option1Config:
+class Option1Config(BloomFields):
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     order: Literal["rfc", "commit_before_delete"] = "rfc"
     mode: Literal["inline", "async", "manual"] = "manual"
@@ -72,6 +73,7 @@ class Option1Config:
             raise ValueError(f"order must be 'rfc' or 'commit_before_delete', got {self.order!r}")
         if self.max_parallel_operations < 1 or self.inline_every < 1:
             raise ValueError("max_parallel_operations and inline_every must be at least 1")
+        self.check_bloom()
 
 
 def append_batch(table: HudiTable, config: Option1Config, df: DataFrame, on_step: faults.StepHook = None) -> CommitResult:
@@ -94,6 +96,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
     def __init__(self, table: HudiTable, config: Option1Config, name: str | None = None,
                  on_step: faults.StepHook = None) -> None:
         self.table = table
+        table.bloom = config.bloom  # every file this engine writes carries Hudi's footer bloom filter
         self.config = config
         self.name = name or ("option1_rfc" if config.order == "rfc" else "option1_cbd")
         self.on_step = on_step

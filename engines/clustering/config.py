@@ -6,11 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from engines.cow_baseline.config import CowConfig
 from engines.table.sizes import (
     CLUSTERING_MAX_BYTES_PER_GROUP,
     CLUSTERING_SMALL_FILE_LIMIT,
     CLUSTERING_TARGET_FILE_MAX_BYTES,
+    INSERT_SPLIT_SIZE,
+    RECORD_SIZE_ESTIMATE,
+    RECORD_SIZE_ESTIMATION_THRESHOLD,
 )
+
+INSERT_SPLITS = ("hudi", "bytes")
 
 
 @dataclass(frozen=True)
@@ -43,3 +49,42 @@ class ClusteringConfig:
     @property
     def effective_grouping(self) -> str:
         return self.grouping or ("sort_overlap" if self.sort_columns else "size")
+
+
+@dataclass(frozen=True)
+class IngestSizing:
+    """How Option 2's insert (``hoodie.parquet.small.file.limit=0``) cuts a batch into new file groups.
+
+    ``insert_split`` ``hudi`` (the default, Hudi's UpsertPartitioner): per partition, new buckets of
+    ``max_file_size // average record size`` records, the average being
+    ``record_size_estimate`` until a commit (not a replacecommit) wrote more than
+    ``record_size_estimation_threshold`` × small-file limit bytes — with limit 0, any commit — and
+    that commit's bytes / records after (:func:`engines.cow_baseline.assign.average_record_size`).
+    ``bytes``: one file per partition and task, rolled when its written bytes reach
+    ``max_file_size`` (no estimate; how our ingest cut files before it followed Hudi)."""
+
+    insert_split: Literal["hudi", "bytes"] = "hudi"
+    record_size_estimate: int = RECORD_SIZE_ESTIMATE  # hoodie.copyonwrite.record.size.estimate
+    record_size_estimation_threshold: float = RECORD_SIZE_ESTIMATION_THRESHOLD  # hoodie.record.size.estimation.threshold
+    insert_split_size: int = INSERT_SPLIT_SIZE  # hoodie.copyonwrite.insert.split.size
+    auto_split_inserts: bool = True  # hoodie.copyonwrite.insert.auto.split
+
+    def __post_init__(self) -> None:
+        if self.insert_split not in INSERT_SPLITS:
+            raise ValueError(f"unknown insert_split {self.insert_split!r}; expected one of {list(INSERT_SPLITS)}")
+
+    def cow_config(self, max_file_size: int) -> CowConfig | None:
+        """The UpsertPartitioner config of this ingest (small-file limit 0), or None for ``bytes``."""
+        if self.insert_split == "bytes":
+            return None
+        return CowConfig(small_file_limit=0, max_file_size=max_file_size, record_size_estimate=self.record_size_estimate,
+                         record_size_estimation_threshold=self.record_size_estimation_threshold,
+                         insert_split_size=self.insert_split_size, auto_split_inserts=self.auto_split_inserts)
+
+
+INGEST_FIELDS = tuple(IngestSizing.__dataclass_fields__)
+
+
+def ingest_sizing(options: dict) -> IngestSizing:
+    """The :class:`IngestSizing` named by an engine's config keys (the others ignored)."""
+    return IngestSizing(**{k: v for k, v in options.items() if k in INGEST_FIELDS})

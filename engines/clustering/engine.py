@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame
 from engines.async_service import AsyncService
 from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.clustering import executor, modes
-from engines.clustering.config import ClusteringConfig
+from engines.clustering.config import ClusteringConfig, IngestSizing, ingest_sizing
 from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
 from engines.clustering.planner import plan_clustering
@@ -41,6 +41,7 @@ from engines.clustering.writer import ClusteringUpdateConflictError, insert, mer
 from engines.service_executor import Committed, PlanExecutor
 from engines.table import faults, plans
 from engines.table import rollback as table_rollback
+from engines.table.bloom import BloomFields
 from engines.table.cleaner import run_clean
 from engines.table.model import FileSlice, WriteStat
 from engines.table.sizes import CLEANER_COMMITS_RETAINED, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
@@ -52,7 +53,7 @@ __all__ = ["ClusteringEngine", "ClusteringUpdateConflictError", "Option2Config"]
 
 
 @dataclass
-class Option2Config:
+class Option2Config(BloomFields):
     """Planner config + engine knobs (Hudi names in comments)."""
 
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
@@ -67,8 +68,14 @@ class Option2Config:
     cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED  # hoodie.cleaner.commits.retained
     auto_clean: bool = True  # hoodie.clean.automatic
     target_file_size: int = PARQUET_MAX_FILE_SIZE  # ingest target (hoodie.parquet.max.file.size)
-    max_file_size: int = PARQUET_MAX_FILE_SIZE  # ingest roll-over size
+    max_file_size: int = PARQUET_MAX_FILE_SIZE  # ingest file size (hoodie.parquet.max.file.size)
     row_group_rows: int = ROW_GROUP_ROWS
+    # how the insert cuts a batch into new file groups (engines.clustering.config.IngestSizing)
+    insert_split: Literal["hudi", "bytes"] = IngestSizing.insert_split
+    record_size_estimate: int = IngestSizing.record_size_estimate  # hoodie.copyonwrite.record.size.estimate
+    record_size_estimation_threshold: float = IngestSizing.record_size_estimation_threshold
+    insert_split_size: int = IngestSizing.insert_split_size  # hoodie.copyonwrite.insert.split.size
+    auto_split_inserts: bool = IngestSizing.auto_split_inserts  # hoodie.copyonwrite.insert.auto.split
 
     def __post_init__(self) -> None:
         if self.mode not in modes.MODES:
@@ -80,6 +87,12 @@ class Option2Config:
         if self.update_strategy not in ("reject", "allow"):
             raise ValueError(f"unknown update strategy {self.update_strategy!r}; expected reject or allow")
         effective_ordering(self.ordering, self.clustering.sort_columns)  # validates the name
+        self.ingest_sizing.cow_config(self.max_file_size)  # validates the insert sizing
+        self.check_bloom()
+
+    @property
+    def ingest_sizing(self) -> IngestSizing:
+        return ingest_sizing(self.__dict__)
 
     @property
     def effective_ordering(self) -> str:
@@ -101,6 +114,7 @@ class ClusteringEngine(TableEngine, PlanExecutor):
     def __init__(self, table: HudiTable, config: Option2Config, name: str | None = None,
                  on_step: faults.StepHook = None) -> None:
         self.table = table
+        table.bloom = config.bloom  # every file this engine writes carries Hudi's footer bloom filter
         self.config = config
         self.name = name or ("option2_sorted" if config.clustering.sort_columns else "option2")
         self.on_step = on_step
@@ -111,9 +125,11 @@ class ClusteringEngine(TableEngine, PlanExecutor):
 
     # -- writes ---------------------------------------------------------------------------------
     def ingest(self, df: DataFrame) -> CommitResult:
-        """Insert with small-file limit 0: new file groups only; never blocked by pending clustering."""
+        """Insert with small-file limit 0: new file groups only, cut as ``insert_split`` says; never
+        blocked by pending clustering."""
         with self._mutex:
-            return insert(self.table, df, self.config.max_file_size, self.config.row_group_rows, self.on_step)
+            return insert(self.table, df, self.config.ingest_sizing.cow_config(self.config.max_file_size),
+                          self.config.max_file_size, self.config.row_group_rows, self.on_step)
 
     def upsert(self, df: DataFrame) -> CommitResult:
         with self._mutex:

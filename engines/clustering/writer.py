@@ -2,8 +2,10 @@
 
 Decisions:
 - ``insert`` never merges into existing files (``hoodie.parquet.small.file.limit=0``): every batch
-  makes new file groups, rolled at the ingest max file size. Pure inserts have no current
-  location, so a pending clustering plan never blocks them (hudi-semantics.md §5.3).
+  makes new file groups, as Hudi's UpsertPartitioner cuts them (new buckets of max file size /
+  estimated record size records: :func:`engines.spark.hudi_insert.insert_with_buckets`), or, with
+  ``insert_split="bytes"``, rolled at the max file size of bytes written. Pure inserts have no
+  current location, so a pending clustering plan never blocks them (hudi-semantics.md §5.3).
 - ``upsert`` / ``delete`` use a simple (non-global) index: incoming ``(partition, key)`` pairs
   are joined with the record keys of the live slices of their partitions. A touched file group is
   rewritten as a new slice of the same file group (COW merge); keys not found become new file
@@ -24,7 +26,9 @@ from typing import Literal
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from engines.cow_baseline.config import CowConfig
 from engines.spark.arrow_compat import arrow_schema_of
+from engines.spark.hudi_insert import insert_with_buckets
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import read_files, rewrite
 from engines.spark.session import get_spark
@@ -55,9 +59,14 @@ class ClusteringUpdateConflictError(RuntimeError):
             f"roll back the plan first, or use the allow strategy.")
 
 
-def insert(table: HudiTable, df: DataFrame, max_file_size: int, row_group_rows: int,
+def insert(table: HudiTable, df: DataFrame, sizing: CowConfig | None, max_file_size: int, row_group_rows: int,
            on_step: faults.StepHook = None) -> CommitResult:
-    """Insert with small-file limit 0: new file groups only."""
+    """Insert with small-file limit 0: new file groups only, in Hudi's buckets (``sizing``, its
+    small-file limit 0) or, without ``sizing``, rolled at ``max_file_size`` bytes written."""
+    if sizing is not None:
+        if sizing.small_file_limit != 0:
+            raise ValueError("Option 2 inserts never merge into small files: the sizing's small-file limit must be 0")
+        return insert_with_buckets(table, df, sizing, row_group_rows, on_step)
     return insert_new_file_groups(table, df, operation="INSERT", target_file_bytes=max_file_size,
                                   row_group_rows=row_group_rows, on_step=on_step)
 

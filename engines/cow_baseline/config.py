@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.table.sizes import PARQUET_MAX_FILE_SIZE, PARQUET_SMALL_FILE_LIMIT, RECORD_SIZE_ESTIMATE
+from engines.table.sizes import (
+    INSERT_SPLIT_SIZE,
+    PARQUET_MAX_FILE_SIZE,
+    PARQUET_SMALL_FILE_LIMIT,
+    RECORD_SIZE_ESTIMATE,
+    RECORD_SIZE_ESTIMATION_THRESHOLD,
+)
 
 
 @dataclass(frozen=True)
@@ -12,8 +18,8 @@ class CowConfig:
     small_file_limit: int = PARQUET_SMALL_FILE_LIMIT  # hoodie.parquet.small.file.limit
     max_file_size: int = PARQUET_MAX_FILE_SIZE  # hoodie.parquet.max.file.size
     record_size_estimate: int = RECORD_SIZE_ESTIMATE  # hoodie.copyonwrite.record.size.estimate
-    record_size_estimation_threshold: float = 1.0  # hoodie.record.size.estimation.threshold
-    insert_split_size: int = 500_000  # hoodie.copyonwrite.insert.split.size
+    record_size_estimation_threshold: float = RECORD_SIZE_ESTIMATION_THRESHOLD  # hoodie.record.size.estimation.threshold
+    insert_split_size: int = INSERT_SPLIT_SIZE  # hoodie.copyonwrite.insert.split.size
     auto_split_inserts: bool = True  # hoodie.copyonwrite.insert.auto.split
 
     def __post_init__(self) -> None:

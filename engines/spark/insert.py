@@ -25,6 +25,7 @@ def write_spec_for(table: HudiTable, instant: str, **overrides: object) -> Write
         partition_column=table.partition_fields[0],
         record_key=table.record_key,
         hive_style=table.hive_style,
+        bloom=table.bloom,
     )
     for key, value in overrides.items():
         setattr(spec, key, value)

@@ -3,8 +3,9 @@
 Each task writes the rows it receives, grouped by partition value, into
 ``<partition>/<fileId>_<writeToken>_<instant>.parquet``; it rolls to a new file group at a
 target size (bytes on disk) or a row cap, uses an explicit row-group size, fills the five
-``_hoodie_*`` meta columns, and returns one write stat per file (rows, bytes, record-key range,
-per-column min/max). This is how Hudi writes (its own handles inside Spark tasks) and works
+``_hoodie_*`` meta columns, writes Hudi's bloom filter of the record keys and their min/max into
+the footer (``spec.bloom``, :mod:`engines.table.bloom`; Hudi's BLOOM index reads them), and
+returns one write stat per file (rows, bytes, record-key range, per-column min/max). This is how Hudi writes (its own handles inside Spark tasks) and works
 unchanged on a cluster over shared storage.
 
 Determinism: file ids are UUIDv5 of (instant, partition, task, attempt, n) and the write token
@@ -28,6 +29,7 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from engines.table import faults
+from engines.table.bloom import BloomConfig, footer_metadata
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import META_COLUMNS, WriteStat, base_file_name, new_file_id
 from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
@@ -53,6 +55,14 @@ class WriteSpec:
     preserve_commit_metadata: bool = False
     file_id_prefix: str = ""
     file_id_override: str | None = None  # write a new slice of this file group (one output file only)
+    bloom: BloomConfig = field(default_factory=BloomConfig)  # the footer bloom filter of every file (Hudi's)
+    # "parquet_mr": dictionary-encode only the columns where it pays on the file's first rows, as
+    # parquet-mr (Hudi's writer) falls back to plain; "always": pyarrow's default (every column)
+    dictionary: str = "parquet_mr"
+
+    def __post_init__(self) -> None:
+        if self.dictionary not in ("parquet_mr", "always"):
+            raise ValueError(f"unknown dictionary rule {self.dictionary!r}; expected parquet_mr or always")
 
     def partition_path(self, value: str) -> str:
         return f"{self.partition_column}={value}" if self.hive_style else value
@@ -91,16 +101,26 @@ class _OpenFile:
         if type(fs).__name__ not in ("S3FileSystem", "GcsFileSystem"):  # object stores have no directories
             fs.create_dir(f"{root}/{self.partition}" if self.partition else root, recursive=True)
         self.sink = fs.open_output_stream(f"{root}/{self.rel}")
-        self.writer = pq.ParquetWriter(
-            self.sink, schema, compression=spec.compression, write_statistics=True,
-            use_dictionary=True,
-        )
+        self.schema = schema
+        self._writer: pq.ParquetWriter | None = None  # opened at the first rows (they choose the encodings)
         self.rows = 0
         self.ranges: dict[str, tuple[object, object]] = {}
+        self.keys: list[pa.ChunkedArray] = []  # record keys in write order, for the bloom filter
+
+    def writer_for(self, first: pa.Table | None) -> pq.ParquetWriter:
+        if self._writer is None:
+            dictionary: bool | list[str] = True
+            if self.spec.dictionary == "parquet_mr" and first is not None:
+                dictionary = dictionary_columns(first)
+            self._writer = pq.ParquetWriter(self.sink, self.schema, compression=self.spec.compression,
+                                            write_statistics=True, use_dictionary=dictionary)
+        return self._writer
 
     def write(self, table: pa.Table) -> None:
-        self.writer.write_table(table, row_group_size=self.spec.row_group_rows)
+        self.writer_for(table).write_table(table, row_group_size=self.spec.row_group_rows)
         self.rows += table.num_rows
+        if self.spec.bloom.enabled:
+            self.keys.append(table.column("_hoodie_record_key"))
         for col in self.spec.stats_columns + ["_hoodie_record_key"]:
             if col not in table.column_names:
                 continue
@@ -115,7 +135,11 @@ class _OpenFile:
         return self.sink.tell()
 
     def close(self) -> WriteStat:
-        self.writer.close()
+        if self.keys:  # Hudi's footer: the bloom filter and the min/max record keys (engines.table.bloom)
+            keys = [k for chunk in self.keys for k in chunk.to_pylist()]
+            self.writer_for(None).add_key_value_metadata(footer_metadata(keys, self.spec.bloom))
+            self.keys = []
+        self.writer_for(None).close()
         size = self.sink.tell()
         self.sink.close()
         key_range = self.ranges.pop("_hoodie_record_key", (None, None))
@@ -124,6 +148,33 @@ class _OpenFile:
             file_size=size, min_record_key=key_range[0], max_record_key=key_range[1],
             column_stats={c: self.ranges[c] for c in self.spec.stats_columns if c in self.ranges},
         )
+
+
+DICTIONARY_PAGE_LIMIT = 1 << 20  # parquet-mr's parquet.dictionary.page.size: a larger dictionary falls back
+
+
+def dictionary_columns(first: pa.Table) -> list[str]:
+    """The columns parquet-mr would keep dictionary-encoded after the first page of ``first``:
+    those whose dictionary plus bit-packed ids are smaller than the plain values
+    (DictionaryValuesWriter.isCompressionSatisfying) and whose dictionary fits its page limit."""
+    out = []
+    for name in first.column_names:
+        col = first.column(name).drop_null()
+        if len(col) == 0 or pa.types.is_boolean(col.type):
+            continue
+        uniq = pc.unique(col)
+        if pa.types.is_binary(col.type) or pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            plain = int(pc.sum(pc.binary_length(col)).as_py() or 0) + 4 * len(col)
+            dict_bytes = int(pc.sum(pc.binary_length(uniq)).as_py() or 0) + 4 * len(uniq)
+        elif hasattr(col.type, "bit_width") and col.type.bit_width >= 8:
+            plain, dict_bytes = col.type.bit_width // 8 * len(col), col.type.bit_width // 8 * len(uniq)
+        else:
+            out.append(name)
+            continue
+        ids = len(col) * max(1, (len(uniq) - 1).bit_length()) // 8
+        if dict_bytes + ids < plain and dict_bytes <= DICTIONARY_PAGE_LIMIT:
+            out.append(name)
+    return out
 
 
 def _repeat(value: str, n: int) -> pa.Array:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from engines.table import faults
+from engines.table.bloom import BloomConfig
 from engines.table.instants import InstantClock
 from engines.table.lock import WriterLock
 from engines.table.metadata import CommitMetadata
@@ -42,6 +43,9 @@ class HudiTable:
         self.lock = WriterLock(storage)
         self._timeline: Timeline | None = None
         self._marked_partitions: set[str] = set()
+        # the footer bloom filter of every base file written to this table (a writer setting, as in
+        # Hudi; engines set it from their config); Hudi's defaults until then
+        self.bloom = BloomConfig()
 
     # -- creation ---------------------------------------------------------------------------
     @classmethod

@@ -1,0 +1,148 @@
+"""Hudi's insert path on Spark: the UpsertPartitioner's buckets
+(:func:`engines.cow_baseline.assign.assign_inserts`, pure) written as Hudi's handles write them.
+
+Per batch: count inserts per partition; estimate the average record size from the newest completed
+commit that wrote more than the threshold × small-file limit (commits only, as Hudi: a
+replacecommit's clustering output would skew it), else the configured estimate; assign inserts
+(small-file top-ups first, then new buckets of ``max_file_size // avg`` records); rewrite every
+chosen small file in full, old rows plus its share of the inserts, as a new slice of the same file
+group (HoodieMergeHandle / ConcatHandle for inserts); write the rest as new file groups; commit
+once. Rows are routed to buckets by record-key order within the partition (Hudi hashes keys; the
+bucket sizes are the same, the choice of rows is deterministic here). The COW baseline uses it with
+its small-file limit, Option 2's insert with limit 0 (new buckets only).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size
+from engines.cow_baseline.config import CowConfig
+from engines.spark.arrow_compat import arrow_schema_of
+from engines.spark.arrow_rewrite import inspect_inputs
+from engines.spark.batch_stats import partition_counts
+from engines.spark.group_write import write_groups
+from engines.spark.insert import write_spec_for
+from engines.spark.rewrite import NO_ROLL, read_files, rewrite
+from engines.spark.session import get_spark
+from engines.table import faults
+from engines.table.model import META_COLUMNS, FileSlice, WriteStat
+from engines.table.schema import avro_schema_string, check_compatible
+from engines.table.table import HudiTable
+from engines.table.timeline import COMMIT
+from engines.table.transaction import CommitResult, EmptyBatchError, commit_write
+
+
+def table_average_record_size(table: HudiTable, cfg: CowConfig) -> int:
+    """Hudi's average record size for ``table``'s next insert: from its completed commits, newest first
+    (UpsertPartitioner.averageBytesPerRecord reads the commit action only, never replacecommits)."""
+    timeline = table.refresh()
+    history = []
+    for inst in reversed(timeline.completed([COMMIT])):
+        meta = table.commit_metadata(inst)
+        history.append((meta.bytes_written, meta.records_written))
+    return average_record_size(history, cfg)
+
+
+def insert_with_buckets(table: HudiTable, df: DataFrame, cfg: CowConfig, row_group_rows: int,
+                        on_step: faults.StepHook = None) -> CommitResult:
+    """One INSERT commit of ``df`` through Hudi's UpsertPartitioner (see the module docstring)."""
+    table.check_writable()
+    schema = arrow_schema_of(df)
+    check_compatible(table.latest_schema(), schema, "the batch")
+    part_col = table.partition_fields[0]
+    counts = {table.partition_path(v): n for v, n in partition_counts(df, part_col).items()}
+    if not counts:
+        raise EmptyBatchError("the batch is empty: nothing to insert (no instant was created)")
+    spark = get_spark()
+    stats_columns = [f.name for f in schema]
+    with table.lock:
+        view = table.view()
+        by_partition: dict[str, list[FileSlice]] = {}
+        if cfg.small_file_limit > 0:
+            for s in view.snapshot():
+                by_partition.setdefault(s.partition, []).append(s)
+        buckets = assign_inserts(by_partition, counts, table_average_record_size(table, cfg), cfg,
+                                 set(view.pending_clustering_file_groups()))
+        instant = table.start(COMMIT)
+        stats = write_buckets(spark, table, buckets, df, instant.timestamp, stats_columns, row_group_rows)
+        faults.step("ingest.after_files_written", on_step)
+        faults.step("ingest.before_complete", on_step)
+        return commit_write(table, instant, stats, "INSERT", avro_schema_string(schema))
+
+
+def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBucket], df: DataFrame, instant: str,
+                  stats_columns: list[str], row_group_rows: int) -> list[WriteStat]:
+    """Every bucket in one Spark job (:func:`engines.spark.group_write.write_groups`): bucket ``i`` gets
+    the batch rows ranked ``[lo, lo + num_records)`` by record key in its partition, plus the rows of
+    its small file; it is written as one file, sorted by record key, as a one-bucket job would."""
+    part_col, key = table.partition_fields[0], table.record_key
+    bases = {i: b.base_slice for i, b in enumerate(buckets) if b.base_slice is not None}
+    if bases and inspect_inputs(table.storage, list(bases.values()), True) is None:
+        return _write_buckets_one_by_one(spark, table, buckets, df, instant, stats_columns, row_group_rows)
+    prefix = f"{part_col}=" if table.hive_style else ""
+    cases, offsets = [], {}
+    for i, b in enumerate(buckets):
+        lo = offsets.get(b.partition, 0)
+        offsets[b.partition] = lo + b.num_records
+        cases.append(f"WHEN {_sql_name(part_col)} = {_sql_string(b.partition[len(prefix):])} "
+                     f"AND _rk >= {lo} AND _rk < {lo + b.num_records} THEN {i}")
+    rows = (df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1)
+            .withColumn("_b", F.expr(f"CASE {' '.join(cases)} END")).drop("_rk"))
+    new_schema = arrow_schema_of(rows.drop("_b"))
+    merged, base_schema = rows, new_schema
+    if bases:
+        files = " ".join(f"WHEN {_sql_string(s.file_name)} THEN {i}" for i, s in bases.items())
+        old = read_files(spark, table.storage, list(bases.values()), keep_meta=True)
+        old = old.withColumn("_b", F.expr(f"CASE _hoodie_file_name {files} END"))
+        old = old.drop(*[c for c in META_COLUMNS if c in old.columns])
+        merged = old.unionByName(rows, allowMissingColumns=True)
+        base_schema = arrow_schema_of(merged.drop("_b"))
+    specs = [write_spec_for(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
+                            file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL)
+             for i, b in enumerate(buckets)]
+    schemas = [base_schema if i in bases else new_schema for i in range(len(buckets))]
+    written = write_groups(merged, "_b", specs, schemas, [key], fault_point="ingest.mid_write")
+    return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
+
+
+def _write_buckets_one_by_one(spark: SparkSession, table: HudiTable, buckets: list[InsertBucket], df: DataFrame,
+                              instant: str, stats_columns: list[str], row_group_rows: int) -> list[WriteStat]:
+    """One Spark job per bucket: small files whose schemas differ, or that pyarrow did not write."""
+    part_col, key = table.partition_fields[0], table.record_key
+    ranked = df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1).cache()
+    stats: list[WriteStat] = []
+    offsets: dict[str, int] = {}
+    prefix = f"{part_col}=" if table.hive_style else ""
+    for i, b in enumerate(buckets):
+        lo = offsets.get(b.partition, 0)
+        offsets[b.partition] = lo + b.num_records
+        value = b.partition[len(prefix):]
+        rows = ranked.where((F.col(part_col) == value) & (F.col("_rk") >= lo)
+                            & (F.col("_rk") < lo + b.num_records)).drop("_rk")
+        spec = write_spec_for(table, instant, row_group_rows=row_group_rows,
+                              stats_columns=stats_columns, file_id_override=b.file_id, file_id_prefix=f"bucket-{i}")
+        base = [b.base_slice] if b.base_slice is not None else []
+        stats += _bucket_stats(b, rewrite(spark, table.storage, base, spec, 1, extra=rows,
+                                          fault_point="ingest.mid_write"))
+    ranked.unpersist()
+    return stats
+
+
+def _bucket_stats(bucket: InsertBucket, out: list[WriteStat]) -> list[WriteStat]:
+    """A bucket's write stats as Hudi records them: the previous slice, and inserts into a small file."""
+    for s in out:
+        s.prev_commit = bucket.base_slice.instant if bucket.base_slice else "null"
+        if bucket.base_slice is not None:
+            s.num_update_writes = 0
+            s.num_inserts = bucket.num_records
+    return out
+
+
+def _sql_name(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -1,0 +1,249 @@
+"""Hudi's record-key bloom filter, bit for bit, for the footer of every base file (numpy, no Spark).
+
+Hudi's writers (HoodieBloomFilterWriteSupport) add each record key to a bloom filter and store it
+in the Parquet footer's key-value metadata: ``org.apache.hudi.bloomfilter`` (the filter serialized
+with Java's DataOutput, then base64), ``hoodie_bloom_filter_type_code`` (only for the dynamic
+type), ``hoodie_min_record_key`` and ``hoodie_max_record_key``. Hudi's BLOOM index reads them to
+find which files may hold an incoming key. Defaults (``hoodie.index.bloom.num_entries`` 60000,
+``hoodie.index.bloom.fpp`` 1e-9, ``hoodie.bloom.index.filter.type`` DYNAMIC_V0,
+``hoodie.bloom.index.filter.dynamic.max.entries`` 100000) make a 2,587,966-bit vector with 30 hash
+functions: a ~431 KB footer entry per file, a second row (twice that) above 60000 keys.
+
+The layout, from Hudi's ``org.apache.hudi.common.bloom`` (ported from Hadoop's
+``org.apache.hadoop.util.bloom``): a filter header ``int -1, int nbHash, byte hashType (1 =
+murmur), int vectorSize``; SIMPLE is one header and the bit vector (bit ``i`` is bit ``i % 8`` of
+byte ``i // 8``); DYNAMIC_V0 is a header, ``int nr, int currentNbRecord, int rows`` and each row as
+a SIMPLE filter. Key ``k`` sets bits ``|h_j % vectorSize|`` with ``h_0 = murmur(k, 0)``,
+``h_j = murmur(k, h_{j-1})`` (Hadoop's MurmurHash 2, Java int arithmetic).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
+TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
+MIN_KEY = "hoodie_min_record_key"
+MAX_KEY = "hoodie_max_record_key"
+TYPES = ("DYNAMIC_V0", "SIMPLE")
+MURMUR_HASH = 1  # org.apache.hudi.common.util.hash.Hash.MURMUR_HASH
+_M = np.uint32(0x5BD1E995)
+
+
+@dataclass(frozen=True)
+class BloomConfig:
+    """Hudi's bloom filter keys; ``enabled`` False writes no filter (our files before they followed Hudi)."""
+
+    enabled: bool = True  # hoodie.parquet.bloom.filter.enabled
+    filter_type: str = "DYNAMIC_V0"  # hoodie.bloom.index.filter.type
+    num_entries: int = 60_000  # hoodie.index.bloom.num_entries
+    fpp: float = 1e-9  # hoodie.index.bloom.fpp
+    dynamic_max_entries: int = 100_000  # hoodie.bloom.index.filter.dynamic.max.entries
+
+    def __post_init__(self) -> None:
+        if self.filter_type not in TYPES:
+            raise ValueError(f"unknown bloom filter type {self.filter_type!r}; expected one of {list(TYPES)}")
+        if self.num_entries <= 0 or not 0 < self.fpp < 1 or self.dynamic_max_entries <= 0:
+            raise ValueError("bloom num_entries and dynamic_max_entries must be positive, fpp in (0, 1)")
+
+    @property
+    def vector_size(self) -> int:
+        """BloomFilterUtils.getBitSize."""
+        return math.ceil(self.num_entries * (-math.log(self.fpp) / (math.log(2) * math.log(2))))
+
+    @property
+    def num_hashes(self) -> int:
+        """BloomFilterUtils.getNumHashes."""
+        return math.ceil(math.log(2) * self.vector_size / self.num_entries)
+
+
+@dataclass
+class BloomFields:
+    """The bloom filter keys as flat fields of an engine's config (``hoodie.*`` keys map onto them,
+    :mod:`bench.hoodie_conf`); defaults are Hudi's. A config that defines ``__post_init__`` calls
+    :meth:`check_bloom`."""
+
+    bloom_filter: bool = BloomConfig.enabled  # hoodie.parquet.bloom.filter.enabled
+    bloom_filter_type: str = BloomConfig.filter_type  # hoodie.bloom.index.filter.type
+    bloom_num_entries: int = BloomConfig.num_entries  # hoodie.index.bloom.num_entries
+    bloom_fpp: float = BloomConfig.fpp  # hoodie.index.bloom.fpp
+    bloom_dynamic_max_entries: int = BloomConfig.dynamic_max_entries  # hoodie.bloom.index.filter.dynamic.max.entries
+
+    def __post_init__(self) -> None:
+        self.check_bloom()
+
+    def check_bloom(self) -> None:
+        _ = self.bloom
+
+    @property
+    def bloom(self) -> BloomConfig:
+        return BloomConfig(self.bloom_filter, str(self.bloom_filter_type).upper(), self.bloom_num_entries,
+                           self.bloom_fpp, self.bloom_dynamic_max_entries)
+
+
+def murmur2(keys: np.ndarray, length: int, seeds: np.ndarray) -> np.ndarray:
+    """Hadoop's ``MurmurHash.hash(data, length, seed)`` of ``keys`` (uint8, one key of ``length``
+    bytes per row) with one seed per key; uint32 results (Java's int bits)."""
+    n = keys.shape[0]
+    h = seeds.astype(np.uint32) ^ np.uint32(length)
+    len4 = length >> 2
+    if len4:
+        words = np.ascontiguousarray(keys[:, : len4 * 4]).view("<u4").reshape(n, len4)
+        for i in range(len4):
+            k = words[:, i] * _M
+            k ^= k >> np.uint32(24)
+            k *= _M
+            h *= _M
+            h ^= k
+    left = length & 3
+    if left:
+        signed = keys.view(np.int8).astype(np.int32).view(np.uint32)  # Java's (int) byte sign-extends
+        if left >= 3:
+            h ^= signed[:, length - 3] << np.uint32(16)
+        if left >= 2:
+            h ^= signed[:, length - 2] << np.uint32(8)
+        h ^= signed[:, length - 1]
+        h *= _M
+    h ^= h >> np.uint32(13)
+    h *= _M
+    h ^= h >> np.uint32(15)
+    return h
+
+
+def bit_positions(keys: np.ndarray, length: int, vector_size: int, num_hashes: int) -> np.ndarray:
+    """HashFunction.hash for each key: ``(n, num_hashes)`` bit positions."""
+    out = np.empty((keys.shape[0], num_hashes), dtype=np.int64)
+    h = np.zeros(keys.shape[0], dtype=np.uint32)
+    for j in range(num_hashes):
+        h = murmur2(keys, length, h)
+        # Java: Math.abs(initval % maxValue), % truncating toward zero
+        out[:, j] = np.abs(np.fmod(h.view(np.int32).astype(np.int64), vector_size))
+    return out
+
+
+def _rows_of(n: int, nr: int, max_nr: int) -> tuple[np.ndarray, int, int]:
+    """InternalDynamicBloomFilter.add's row for each of ``n`` keys added in order; (rows, number of
+    rows, currentNbRecord)."""
+    rows = np.empty(n, dtype=np.int64)
+    count, cur, i = 1, 0, 0
+    while i < n:
+        if cur >= nr and count * nr < max_nr:  # addRow
+            count, cur = count + 1, 0
+        if cur >= nr:  # reachedMax: first key to row 0, then round robin from row 0
+            rest = n - i
+            rows[i] = 0
+            rows[i + 1:] = np.arange(rest - 1) % count
+            cur += rest
+            break
+        take = min(nr - cur, n - i)
+        rows[i:i + take] = count - 1
+        cur += take
+        i += take
+    return rows, count, cur
+
+
+def _header(cfg: BloomConfig) -> bytes:
+    return struct.pack(">iibi", -1, cfg.num_hashes, MURMUR_HASH, cfg.vector_size)
+
+
+def _bits(positions: np.ndarray, vector_size: int) -> bytes:
+    vec = np.zeros(vector_size, dtype=bool)
+    vec[positions.ravel()] = True
+    return np.packbits(vec, bitorder="little").tobytes()
+
+
+def _encoded(keys: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """(indices, uint8 matrix, length) per key length, so each murmur pass is one array of equal-length keys."""
+    raw = [k.encode("utf-8") for k in keys]
+    lengths = np.fromiter((len(b) for b in raw), dtype=np.int64, count=len(raw))
+    if len(raw) and lengths.min() == 0:
+        raise ValueError("a record key is empty: Hudi's bloom filter refuses empty keys")
+    out = []
+    for length in np.unique(lengths):
+        idx = np.flatnonzero(lengths == length)
+        mat = np.frombuffer(b"".join(raw[i] for i in idx), dtype=np.uint8).reshape(len(idx), int(length))
+        out.append((idx, mat, int(length)))
+    return out
+
+
+def serialize(keys: Sequence[str], cfg: BloomConfig) -> str:
+    """The filter of ``keys`` (added in this order) as Hudi's ``serializeToString`` writes it."""
+    if not cfg.enabled:
+        raise ValueError("the bloom filter is disabled: it has no serialized form")
+    size = cfg.vector_size
+    positions = np.empty((len(keys), cfg.num_hashes), dtype=np.int64)
+    for idx, mat, length in _encoded(keys):
+        positions[idx] = bit_positions(mat, length, size, cfg.num_hashes)
+    if cfg.filter_type == "SIMPLE":
+        body = _header(cfg) + _bits(positions, size)
+    else:
+        rows, count, cur = _rows_of(len(keys), cfg.num_entries, cfg.dynamic_max_entries)
+        body = _header(cfg) + struct.pack(">iii", cfg.num_entries, cur, count)
+        body += b"".join(_header(cfg) + _bits(positions[rows == r], size) for r in range(count))
+    return base64.b64encode(body).decode("ascii")
+
+
+def might_contain(serialized: str, key: str) -> bool:
+    """Hudi's ``mightContain`` on a serialized filter (SIMPLE or DYNAMIC_V0): every row is tried."""
+    body = base64.b64decode(serialized)
+    version, nb_hash, _, size = struct.unpack(">iibi", body[:13])
+    if version != -1:
+        raise ValueError(f"unsupported bloom filter version {version}")
+    nbytes = (size + 7) // 8
+    if len(body) == 13 + nbytes:  # SIMPLE
+        vectors = [body[13:]]
+    else:
+        count = struct.unpack(">i", body[21:25])[0]
+        vectors = [body[25 + r * (13 + nbytes) + 13: 25 + (r + 1) * (13 + nbytes)] for r in range(count)]
+    raw = key.encode("utf-8")
+    pos = bit_positions(np.frombuffer(raw, dtype=np.uint8).reshape(1, len(raw)), len(raw), size, nb_hash)[0]
+    return any(all(vec[p // 8] >> (p % 8) & 1 for p in pos) for vec in vectors)
+
+
+def footer_metadata(keys: Sequence[str], cfg: BloomConfig) -> dict[str, str]:
+    """The footer entries Hudi writes for a file of ``keys`` (none when the filter is disabled)."""
+    if not cfg.enabled or not keys:
+        return {}
+    out = {BLOOM_FILTER_KEY: serialize(keys, cfg)}
+    out[MIN_KEY], out[MAX_KEY] = min(keys), max(keys)
+    if cfg.filter_type.startswith("DYNAMIC"):
+        out[TYPE_CODE_KEY] = cfg.filter_type
+    return out
+
+
+def serialized_length(num_keys: int, cfg: BloomConfig) -> int:
+    """Characters of :func:`serialize` for ``num_keys`` keys, without hashing (the simulator's sizes)."""
+    if not cfg.enabled or num_keys == 0:
+        return 0
+    row = 13 + (cfg.vector_size + 7) // 8
+    if cfg.filter_type == "SIMPLE":
+        raw = row
+    else:
+        raw = 25 + row * _rows_of(num_keys, cfg.num_entries, cfg.dynamic_max_entries)[1]
+    return 4 * math.ceil(raw / 3)
+
+
+def footer_bytes(num_keys: int, cfg: BloomConfig, key_length: int) -> int:
+    """Bytes :func:`footer_metadata` adds to a Parquet file of ``num_keys`` keys of ``key_length``
+    characters, without hashing (the simulator's sizes): the entries plus Thrift's few bytes each."""
+    if not cfg.enabled or num_keys == 0:
+        return 0
+    entries = [len(BLOOM_FILTER_KEY) + serialized_length(num_keys, cfg), len(MIN_KEY) + key_length,
+               len(MAX_KEY) + key_length]
+    if cfg.filter_type.startswith("DYNAMIC"):
+        entries.append(len(TYPE_CODE_KEY) + len(cfg.filter_type))
+    return sum(entries) + 5 * len(entries) + 2
+
+
+BLOOM_FIELDS = tuple(BloomFields.__dataclass_fields__)
+
+
+def bloom_of(options: dict) -> BloomConfig:
+    """The :class:`BloomConfig` named by an engine's config keys (``bloom_*``; the others ignored)."""
+    return BloomFields(**{k: v for k, v in options.items() if k in BLOOM_FIELDS}).bloom

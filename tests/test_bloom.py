@@ -1,0 +1,77 @@
+"""Hudi's footer bloom filter (engines/table/bloom.py): its sizes, membership, the footer our writer
+puts in every base file, and its config keys. Byte equality with Apache Hudi's own
+BloomFilterFactory is tested against the real JVM classes in tests/test_hudi_engine.py."""
+
+from __future__ import annotations
+
+import io
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from engines.table.bloom import (
+    BLOOM_FILTER_KEY,
+    MAX_KEY,
+    MIN_KEY,
+    TYPE_CODE_KEY,
+    BloomConfig,
+    BloomFields,
+    bloom_of,
+    footer_bytes,
+    footer_metadata,
+    might_contain,
+    serialize,
+    serialized_length,
+)
+
+KEYS = [f"{i * 7919:016x}-000001-{i:08d}" for i in range(3000)]
+
+
+def test_hudis_defaults_make_a_431_kb_filter() -> None:
+    cfg = BloomConfig()
+    assert (cfg.vector_size, cfg.num_hashes) == (2_587_966, 30)
+    assert len(serialize(KEYS, cfg)) == serialized_length(len(KEYS), cfg) == 431_380
+    assert serialized_length(70_000, cfg) == 862_724  # a second row above num_entries keys
+
+
+@pytest.mark.parametrize("cfg", [BloomConfig(), BloomConfig(filter_type="SIMPLE"),
+                                 BloomConfig(num_entries=500, dynamic_max_entries=1200)])
+def test_every_key_is_found_and_few_others(cfg: BloomConfig) -> None:
+    ser = serialize(KEYS, cfg)
+    assert len(ser) == serialized_length(len(KEYS), cfg)
+    assert all(might_contain(ser, k) for k in KEYS[::37])
+    others = [f"absent-{i}" for i in range(200)]
+    assert sum(might_contain(ser, k) for k in others) <= 2
+
+
+def test_footer_entries_and_their_bytes_in_a_parquet_file() -> None:
+    meta = footer_metadata(KEYS, BloomConfig())
+    assert set(meta) == {BLOOM_FILTER_KEY, MIN_KEY, MAX_KEY, TYPE_CODE_KEY}
+    assert (meta[MIN_KEY], meta[MAX_KEY], meta[TYPE_CODE_KEY]) == (min(KEYS), max(KEYS), "DYNAMIC_V0")
+    assert TYPE_CODE_KEY not in footer_metadata(KEYS, BloomConfig(filter_type="SIMPLE"))  # as Hudi
+    assert footer_metadata(KEYS, BloomConfig(enabled=False)) == {}
+
+    table = pa.table({"_hoodie_record_key": KEYS})
+
+    def size(extra: dict[str, str]) -> int:
+        out = io.BytesIO()
+        w = pq.ParquetWriter(out, table.schema)
+        w.write_table(table)
+        if extra:
+            w.add_key_value_metadata(extra)
+        w.close()
+        return len(out.getvalue())
+
+    assert size(meta) - size({}) == footer_bytes(len(KEYS), BloomConfig(), len(KEYS[0]))
+
+
+def test_bloom_config_is_validated_and_read_from_engine_keys() -> None:
+    with pytest.raises(ValueError, match="unknown bloom filter type"):
+        BloomConfig(filter_type="CUCKOO")
+    with pytest.raises(ValueError, match="fpp"):
+        BloomFields(bloom_fpp=2.0)
+    assert bloom_of({"bloom_filter": False, "mode": "inline"}) == BloomConfig(enabled=False)
+    assert bloom_of({"bloom_filter_type": "simple"}).filter_type == "SIMPLE"
+    with pytest.raises(ValueError, match="empty"):
+        serialize(["a", ""], BloomConfig())
