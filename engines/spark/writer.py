@@ -136,7 +136,7 @@ class _OpenFile:
 
     def close(self) -> WriteStat:
         if self.keys:  # Hudi's footer: the bloom filter and the min/max record keys (engines.table.bloom)
-            keys = [k for chunk in self.keys for k in chunk.to_pylist()]
+            keys = pa.chunked_array([c for k in self.keys for c in k.chunks], pa.string())
             self.writer_for(None).add_key_value_metadata(footer_metadata(keys, self.spec.bloom))
             self.keys = []
         self.writer_for(None).close()

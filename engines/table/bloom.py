@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
 TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
@@ -87,28 +89,36 @@ class BloomFields:
                            self.bloom_fpp, self.bloom_dynamic_max_entries)
 
 
-def murmur2(keys: np.ndarray, length: int, seeds: np.ndarray) -> np.ndarray:
-    """Hadoop's ``MurmurHash.hash(data, length, seed)`` of ``keys`` (uint8, one key of ``length``
-    bytes per row) with one seed per key; uint32 results (Java's int bits)."""
+def _words(keys: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The seed-free part of MurmurHash 2 for ``keys`` (uint8, ``length`` bytes per row): each 4-byte
+    word mixed (``k``), and the tail bytes folded (Java's ``(int) byte`` sign-extends), or None."""
     n = keys.shape[0]
-    h = seeds.astype(np.uint32) ^ np.uint32(length)
     len4 = length >> 2
+    mixed = np.empty((len4, n), dtype=np.uint32)
     if len4:
         words = np.ascontiguousarray(keys[:, : len4 * 4]).view("<u4").reshape(n, len4)
         for i in range(len4):
             k = words[:, i] * _M
             k ^= k >> np.uint32(24)
             k *= _M
-            h *= _M
-            h ^= k
+            mixed[i] = k
     left = length & 3
-    if left:
-        signed = keys.view(np.int8).astype(np.int32).view(np.uint32)  # Java's (int) byte sign-extends
-        if left >= 3:
-            h ^= signed[:, length - 3] << np.uint32(16)
-        if left >= 2:
-            h ^= signed[:, length - 2] << np.uint32(8)
-        h ^= signed[:, length - 1]
+    if not left:
+        return mixed, None
+    signed = keys[:, length - left:].view(np.int8).astype(np.int32).view(np.uint32)
+    tail = np.zeros(n, dtype=np.uint32)
+    for j in range(left):  # byte length-left+j goes to bits 8 * (left - 1 - j)
+        tail ^= signed[:, j] << np.uint32(8 * (left - 1 - j))
+    return mixed, tail
+
+
+def _murmur2_words(mixed: np.ndarray, tail: np.ndarray | None, length: int, seeds: np.ndarray) -> np.ndarray:
+    h = seeds.astype(np.uint32) ^ np.uint32(length)
+    for k in mixed:
+        h *= _M
+        h ^= k
+    if tail is not None:
+        h ^= tail
         h *= _M
     h ^= h >> np.uint32(13)
     h *= _M
@@ -116,12 +126,20 @@ def murmur2(keys: np.ndarray, length: int, seeds: np.ndarray) -> np.ndarray:
     return h
 
 
+def murmur2(keys: np.ndarray, length: int, seeds: np.ndarray) -> np.ndarray:
+    """Hadoop's ``MurmurHash.hash(data, length, seed)`` of ``keys`` (uint8, one key of ``length``
+    bytes per row) with one seed per key; uint32 results (Java's int bits)."""
+    mixed, tail = _words(keys, length)
+    return _murmur2_words(mixed, tail, length, seeds)
+
+
 def bit_positions(keys: np.ndarray, length: int, vector_size: int, num_hashes: int) -> np.ndarray:
     """HashFunction.hash for each key: ``(n, num_hashes)`` bit positions."""
     out = np.empty((keys.shape[0], num_hashes), dtype=np.int64)
     h = np.zeros(keys.shape[0], dtype=np.uint32)
+    mixed, tail = _words(keys, length)  # the same for every hash function: only the seed changes
     for j in range(num_hashes):
-        h = murmur2(keys, length, h)
+        h = _murmur2_words(mixed, tail, length, h)
         # Java: Math.abs(initval % maxValue), % truncating toward zero
         out[:, j] = np.abs(np.fmod(h.view(np.int32).astype(np.int64), vector_size))
     return out
@@ -158,22 +176,42 @@ def _bits(positions: np.ndarray, vector_size: int) -> bytes:
     return np.packbits(vec, bitorder="little").tobytes()
 
 
-def _encoded(keys: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray, int]]:
-    """(indices, uint8 matrix, length) per key length, so each murmur pass is one array of equal-length keys."""
-    raw = [k.encode("utf-8") for k in keys]
-    lengths = np.fromiter((len(b) for b in raw), dtype=np.int64, count=len(raw))
-    if len(raw) and lengths.min() == 0:
+Keys = Sequence[str] | pa.Array | pa.ChunkedArray
+
+
+def _key_array(keys: Keys) -> pa.StringArray:
+    """``keys`` as one Arrow string array (a Python sequence is converted once)."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks() if keys.num_chunks != 1 else keys.chunk(0)
+    elif not isinstance(keys, pa.Array):
+        keys = pa.array(keys, pa.string())
+    if keys.null_count:
+        raise ValueError("a record key is null: Hudi's bloom filter refuses null keys")
+    return keys.cast(pa.string()) if keys.type != pa.string() else keys
+
+
+def _encoded(keys: Keys) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """(indices, uint8 matrix, length) per key length, so each murmur pass is one array of equal-length
+    keys; read from the UTF-8 bytes of the Arrow string array, without a Python object per key."""
+    arr = _key_array(keys)
+    n = len(arr)
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int32)[arr.offset: arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    lengths = np.diff(offsets)
+    if n and lengths.min() == 0:
         raise ValueError("a record key is empty: Hudi's bloom filter refuses empty keys")
     out = []
     for length in np.unique(lengths):
         idx = np.flatnonzero(lengths == length)
-        mat = np.frombuffer(b"".join(raw[i] for i in idx), dtype=np.uint8).reshape(len(idx), int(length))
+        mat = data[offsets[idx][:, None] + np.arange(int(length))]
         out.append((idx, mat, int(length)))
     return out
 
 
-def serialize(keys: Sequence[str], cfg: BloomConfig) -> str:
-    """The filter of ``keys`` (added in this order) as Hudi's ``serializeToString`` writes it."""
+def serialize(keys: Keys, cfg: BloomConfig) -> str:
+    """The filter of ``keys`` (added in this order; strings, or an Arrow string array) as Hudi's
+    ``serializeToString`` writes it."""
     if not cfg.enabled:
         raise ValueError("the bloom filter is disabled: it has no serialized form")
     size = cfg.vector_size
@@ -206,12 +244,15 @@ def might_contain(serialized: str, key: str) -> bool:
     return any(all(vec[p // 8] >> (p % 8) & 1 for p in pos) for vec in vectors)
 
 
-def footer_metadata(keys: Sequence[str], cfg: BloomConfig) -> dict[str, str]:
-    """The footer entries Hudi writes for a file of ``keys`` (none when the filter is disabled)."""
-    if not cfg.enabled or not keys:
+def footer_metadata(keys: Keys, cfg: BloomConfig) -> dict[str, str]:
+    """The footer entries Hudi writes for a file of ``keys`` (strings or an Arrow string array; none
+    when the filter is disabled)."""
+    if not cfg.enabled or len(keys) == 0:
         return {}
-    out = {BLOOM_FILTER_KEY: serialize(keys, cfg)}
-    out[MIN_KEY], out[MAX_KEY] = min(keys), max(keys)
+    arr = _key_array(keys)
+    out = {BLOOM_FILTER_KEY: serialize(arr, cfg)}
+    lo_hi = pc.min_max(arr)  # UTF-8 byte order is code point order: Python's min/max of the strings
+    out[MIN_KEY], out[MAX_KEY] = lo_hi["min"].as_py(), lo_hi["max"].as_py()
     if cfg.filter_type.startswith("DYNAMIC"):
         out[TYPE_CODE_KEY] = cfg.filter_type
     return out
