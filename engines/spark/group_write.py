@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
-from engines.spark.arrow_compat import arrow_batch_rows
+from engines.spark.arrow_compat import arrow_batch_rows, to_arrow
 from engines.spark.arrow_rewrite import rebatch
 from engines.spark.writer import STATS_SCHEMA, WriteSpec, run_write_job, write_partition_rows
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
@@ -46,10 +46,14 @@ def _pieces(batches: Iterator[pa.RecordBatch], group_column: str) -> Iterator[tu
 
 
 def write_groups(df: DataFrame, group_column: str, specs: Sequence[WriteSpec], schemas: Sequence[pa.Schema],
-                 order: Sequence[str], fault_point: str | None = None) -> list[list[WriteStat]]:
+                 order: Sequence[str], fault_point: str | None = None, local: bool = False) -> list[list[WriteStat]]:
     """Write group ``g`` of ``df`` (rows whose integer ``group_column`` is ``g``), ordered by ``order``,
     with ``specs[g]`` in the Arrow schema ``schemas[g]``; the write stats of each group, sorted by path.
 
+    ``local``: a small input, written in the driver (:mod:`engines.spark.local_write`): its rows,
+    ordered in one partition, fetched as Arrow in a job without a Python worker, then each group
+    written exactly as a task writes it (a group's batches are cut from its first row whatever
+    batches arrive, and every group is written as task 0), so the files and bytes are the same.
     ``fault_point``: the crash point inside the job (:func:`engines.spark.writer.run_write_job`)."""
     from pyspark import TaskContext
 
@@ -57,8 +61,9 @@ def write_groups(df: DataFrame, group_column: str, specs: Sequence[WriteSpec], s
         return []
     spark = df.sparkSession
     batch_rows = arrow_batch_rows(spark)
-    tasks = max(1, min(len(specs), spark.sparkContext.defaultParallelism))
-    ordered = df.repartition(tasks, group_column).sortWithinPartitions(group_column, *order)
+    tasks = 1 if local else max(1, min(len(specs), spark.sparkContext.defaultParallelism))
+    spread = df.coalesce(1) if local else df.repartition(tasks, group_column)
+    ordered = spread.sortWithinPartitions(group_column, *order)
     specs, schemas = list(specs), list(schemas)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -74,9 +79,13 @@ def write_groups(df: DataFrame, group_column: str, specs: Sequence[WriteSpec], s
                 payload.append(json.dumps({"group": g, "stat": write_stat_to_json(s)}))
         yield pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], names=["stat"])
 
-    rows = run_write_job(specs[0], fault_point, lambda: ordered.mapInArrow(run, STATS_SCHEMA).collect())
+    def job() -> list[str]:
+        if local:  # run's attempt is 0 outside a task
+            return [p for b in run(iter(to_arrow(ordered).to_batches())) for p in b.column(0).to_pylist()]
+        return [row["stat"] for row in ordered.mapInArrow(run, STATS_SCHEMA).collect()]
+
     out: list[list[WriteStat]] = [[] for _ in specs]
-    for row in rows:
-        d = json.loads(row["stat"])
+    for payload in run_write_job(specs[0], fault_point, job):
+        d = json.loads(payload)
         out[d["group"]].append(write_stat_from_json(d["stat"], d["stat"].get("partitionPath", "")))
     return [sorted(stats, key=lambda s: s.path) for stats in out]

@@ -24,6 +24,7 @@ from engines.spark.arrow_rewrite import inspect_inputs
 from engines.spark.batch_stats import partition_counts
 from engines.spark.group_write import write_groups
 from engines.spark.insert import write_spec_for
+from engines.spark.local_write import is_small
 from engines.spark.rewrite import NO_ROLL, read_files, rewrite
 from engines.spark.session import get_spark
 from engines.table import faults
@@ -103,7 +104,9 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
                             file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL)
              for i, b in enumerate(buckets)]
     schemas = [base_schema if i in bases else new_schema for i in range(len(buckets))]
-    written = write_groups(merged, "_b", specs, schemas, [key], fault_point="ingest.mid_write")
+    num_rows = sum(b.num_records for b in buckets) + sum(s.num_rows for s in bases.values())
+    written = write_groups(merged, "_b", specs, schemas, [key], fault_point="ingest.mid_write",
+                           local=is_small(num_rows))
     return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
 
 

@@ -30,10 +30,15 @@ from engines.table.model import WriteStat
 LOCAL_ROWS = 100_000
 
 
+def is_small(rows: int) -> bool:
+    """Whether a write of ``rows`` rows is small enough to run in the driver."""
+    return rows <= LOCAL_ROWS
+
+
 def can_write_locally(rows: int, num_tasks: int, partition_type: pa.DataType) -> bool:
     """Whether a batch of ``rows`` rows over ``num_tasks`` tasks is written in the driver: small, and
     its rows' tasks computable here (one task, or a string partition column)."""
-    return rows <= LOCAL_ROWS and (num_tasks == 1 or pa.types.is_string(partition_type))
+    return is_small(rows) and (num_tasks == 1 or pa.types.is_string(partition_type))
 
 
 def _task_of_rows(parts: pa.ChunkedArray, num_tasks: int) -> pa.Array:
