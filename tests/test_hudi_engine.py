@@ -245,7 +245,7 @@ ARTICLE_OURS = {"inline_max_commits": 3, "async_max_commits": 3, "schedule_rules
 SIZE_TOLERANCE = 0.05
 
 
-def _article_plan(spark, tmp_path: Path, mode: str, **ours_config):
+def _article_plan(spark, tmp_path: Path, mode: str, hudi_config: dict | None = None, **ours_config):
     """Six batches of the small scenario into our Option 2 and into Apache Hudi, clustering in ``mode``
     with max.commits 3 (the article's plans, scaled down)."""
     from bench.engine_factory import build_engine
@@ -257,7 +257,8 @@ def _article_plan(spark, tmp_path: Path, mode: str, **ours_config):
                                                                          **ours_config}),
                         scenario, str(tmp_path / f"ours_{mode}"))
     hudi = build_engine(EngineSpec(name="hudi", kind="hudi",
-                                   config={"preset": "hudi_clustering", "mode": mode, "inline_every": 3}),
+                                   config={"preset": "hudi_clustering", "mode": mode, "inline_every": 3,
+                                           **(hudi_config or {})}),
                         scenario, str(tmp_path / f"hudi_{mode}"))
     for b in range(6):
         df = batch_df(spark, scenario.workload, b).cache()
@@ -350,6 +351,36 @@ def test_article_plans_async_ours_vs_real_hudi(spark, tmp_path: Path) -> None:
         if saw["ours"] == saw["hudi"]:
             _assert_same_layout(ours, hudi, "async, both clusterings")
         assert sum(s.num_rows for s in ours.snapshot()) == sum(s.num_rows for s in hudi.snapshot()) == 9000
+    finally:
+        ours.close()
+        hudi.close()
+
+
+def test_article_plans_bloom_off_real_hudi_clusters_with_the_filter_anyway(spark, tmp_path: Path) -> None:
+    """Finding (docs/apache-hudi.md): with hoodie.parquet.bloom.filter.enabled=false, Apache Hudi 1.2's
+    inserts carry no footer bloom filter but its clustering outputs do (the row writer's
+    HoodieInternalRowFileWriterFactory checks only populateMetaFields), and it rolls a clustering
+    output on the open row group's uncompressed size: more, smaller files than ours for the same
+    plan. Ours follows the key. Timelines still match."""
+    import pyarrow.parquet as pq
+
+    ours, hudi = _article_plan(spark, tmp_path, "inline", {"hoodie.parquet.bloom.filter.enabled": False},
+                               bloom_filter=False)
+    try:
+        assert _shape(ours) == _shape(hudi)
+
+        def blooms(engine, action: str) -> set[bool]:
+            """Whether each file of ``action`` instants not yet cleaned carries a footer bloom filter."""
+            table = engine.table
+            paths = [s.path for i in table.refresh().completed([action]) for s in table.commit_metadata(i).write_stats]
+            return {any(b"bloom" in k for k in (pq.read_metadata(table.storage.abs(p)).metadata or {}))
+                    for p in paths if table.storage.exists(p)}
+
+        assert blooms(ours, "commit") == blooms(ours, "replacecommit") == blooms(hudi, "commit") == {False}
+        assert blooms(hudi, "replacecommit") == {True}
+        first_ours, first_hudi = _clustered(ours, 0), _clustered(hudi, 0)
+        print(f"bloom off, first clustering: ours {first_ours}, hudi {first_hudi}")
+        assert len(first_hudi) > len(first_ours)
     finally:
         ours.close()
         hudi.close()
