@@ -38,7 +38,6 @@ from engines.table.timeline import REPLACE, Timeline
 Mode = Literal["inline", "async", "schedule_inline", "manual"]
 MODES: tuple[str, ...] = ("inline", "async", "schedule_inline", "manual")
 COUNTED_ACTIONS = ("commit", "deltacommit", REPLACE)
-ScheduleRules = Literal["0.12.1", "1.2"]
 SCHEDULE_RULES: tuple[str, ...] = ("0.12.1", "1.2")
 
 
