@@ -23,6 +23,13 @@ RULES = [
     "largest first and, with sort columns, clusters a lone small file too; sorted Option 2 groups files whose "
     "sort-column ranges overlap (`grouping: sort_overlap`) and leaves a lone file alone. The output-group count, "
     "ceil(group bytes / `hoodie.clustering.plan.strategy.target.file.max.bytes`), is the same rule in both.",
+    "**Unsorted clustering outputs of whole input files** (MultipleSparkJobExecutionStrategy reads one Spark "
+    "partition per slice, NonSortPartitionerWithRows coalesces them to the group's output count): each output "
+    "holds whole input files, largest first, as uneven as they are; Option 2 writes near-equal row runs unless "
+    "`clustering_split: hudi` (which follows this rule; the simulator models the even split).",
+    "**Bloom filter in clustered files even when switched off** (HoodieInternalRowFileWriterFactory, the row "
+    "writer of clustering, checks only `hoodie.populate.meta.fields`): with `hoodie.parquet.bloom.filter.enabled"
+    "=false` Hudi's inserts carry no ~431 KB footer filter but its clustered files do; ours follow the key.",
 ]
 # Hudi rules our engines follow since T10 (each a config switch whose default is Hudi's), so they explain
 # no difference any more; a scenario that switches one off brings its difference back.

@@ -128,6 +128,25 @@ def test_semi_async_plan(spark, tmp_path, unit) -> None:
     assert len(keys(e.table)) == int(96 * 10) + 2130 + 1820 + 146 == len(hudi_keys(e.table))
 
 
+def test_semi_async_with_hudi_1_2_rules_waits_for_async_max_commits(spark, tmp_path, unit) -> None:
+    """schedule_rules 1.2 (ClusteringPlanActionExecutor: schedule.inline gated by async.max.commits):
+    no plan until 3 commits completed since the last clustering, none while one is pending."""
+    e = engine(tmp_path / "t", unit, mode="schedule_inline", schedule_rules="1.2", async_max_commits=3,
+               inline_max_commits=1)  # inline.max.commits is not the semi-async gate
+    pending = []
+    for b, n in enumerate([96, 213, 182, 50]):
+        ingest(spark, e, b, n)
+        e.after_commit()
+        pending.append(len(e.table.refresh().pending([REPLACE])))
+    assert pending == [0, 0, 1, 1]
+    e.execute()
+    ingest(spark, e, 4, 50)
+    e.after_commit()
+    assert not e.table.refresh().pending([REPLACE])  # 2 commits since the clustering: not yet
+    with pytest.raises(ValueError, match="schedule_rules"):
+        Option2Config(schedule_rules="0.14")  # type: ignore[arg-type]
+
+
 def test_hudi_config_names() -> None:
     assert hudi_configs("schedule_inline", 4, 3) == {
         "hoodie.clustering.inline": "false", "hoodie.clustering.inline.max.commits": "4",

@@ -93,6 +93,32 @@ def test_rewrite_is_deterministic(spark, tmp_path, monkeypatch, sort, single_tas
     assert digests[0] == digests[1] == digests[2]
 
 
+@pytest.mark.parametrize("foreign", [False, True])
+def test_hudi_split_writes_whole_input_files_per_output(spark, tmp_path, foreign: bool) -> None:
+    """``clustering_split: hudi``: each output holds whole input files, the plan's slices coalesced as
+    Apache Hudi's clustering does (engines.spark.splits.split_files), on the pyarrow and the Spark path."""
+    from engines.spark.splits import split_files
+    from workloads.generator import batch_df
+
+    ws = spec(num_partitions=1, num_batches=6, batch_records=1500)
+    e = ClusteringEngine(new_table(tmp_path / "t"), Option2Config(
+        clustering=ClusteringConfig(small_file_limit=1 << 30, target_file_size=300_000),
+        clustering_split="hudi", bloom_filter=False))
+    for b in range(6):
+        e.ingest(batch_df(spark, ws, b).limit(300 + 200 * b))  # uneven files: the split shows
+    if foreign:
+        path = e.table.storage.abs(e.snapshot()[0].path)
+        pq.write_table(pq.read_table(path), path, store_schema=False)  # as a non-Arrow writer would
+    plan = e.load_plan(e.schedule())
+    (group,) = plan.groups
+    assert group.num_output_files >= 2
+    expected = sorted(sum(rows for _, _, rows in run)
+                      for run in split_files([s.num_rows for s in group.slices], group.num_output_files))
+    e.execute()
+    assert sorted(s.num_rows for s in e.snapshot()) == expected
+    assert len(set(expected)) > 1  # not an even split
+
+
 def test_foreign_files_take_the_spark_path(spark, tmp_path) -> None:
     ws = spec(num_partitions=1, num_batches=2, batch_records=500)
     e = ClusteringEngine(new_table(tmp_path / "t"), Option2Config(clustering=ClusteringConfig(

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engines.spark.arrow_rewrite import rebatch
-from engines.spark.splits import plan_cuts, search, sort_key, split_rows
+from engines.spark.splits import plan_cuts, search, sort_key, split_files, split_rows
 from engines.spark.writer import WriteSpec, _with_meta_columns
 
 
@@ -25,6 +25,25 @@ def test_split_rows_contiguous_near_equal(counts: list[int], n: int) -> None:
     sizes = [sum(k for _, _, k in run) for run in runs]
     assert max(sizes) - min(sizes) <= 1
     assert all(k > 0 for _, _, k in flat)
+
+
+@given(st.lists(st.integers(0, 50), max_size=12), st.integers(1, 9))
+def test_split_files_whole_files_in_order(counts: list[int], n: int) -> None:
+    """Spark's coalesce of one partition per file: whole files, in order, output i = [i*k//m, (i+1)*k//m)."""
+    runs = split_files(counts, n)
+    m = min(n, len(counts))
+    assert len(runs) == m
+    assert [f for run in runs for f, _, _ in run] == list(range(len(counts)))
+    assert all(start == 0 and rows == counts[f] for run in runs for f, start, rows in run)
+    assert [len(run) for run in runs] == [(i + 1) * len(counts) // m - i * len(counts) // m for i in range(m)]
+
+
+def test_split_files_example() -> None:
+    # Apache Hudi 1.2 clustering six slices into four output groups: 1, 2, 1, 2 files
+    assert [[f for f, _, _ in run] for run in split_files([9, 8, 7, 3, 2, 1], 4)] == [[0], [1, 2], [3], [4, 5]]
+    assert split_files([5], 3) == [[(0, 0, 5)]]
+    with pytest.raises(ValueError):
+        split_files([1], 0)
 
 
 def test_split_rows_example_and_errors() -> None:

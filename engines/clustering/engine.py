@@ -60,11 +60,17 @@ class Option2Config(BloomFields):
     mode: Literal["inline", "async", "schedule_inline", "manual"] = "manual"
     inline_max_commits: int = 4  # hoodie.clustering.inline.max.commits
     async_max_commits: int = 4  # hoodie.clustering.async.max.commits
+    # whose scheduling gates: the article's Hudi 0.12.1, or Apache Hudi 1.2 (semi-async counts
+    # async.max.commits); no Hudi key says this (engines.clustering.modes)
+    schedule_rules: Literal["0.12.1", "1.2"] = "0.12.1"
     async_interval_s: float = 1.0  # async service poll period (it is also woken by each new plan)
     ordering: Literal["none", "linear", "zorder", "hilbert"] | None = None  # hoodie.layout.optimize.strategy; None: linear with sort columns
     max_parallel_groups: int = 2  # hoodie.clustering.max.parallelism
     update_strategy: Literal["reject", "allow"] = "reject"  # hoodie.clustering.updates.strategy
     preserve_commit_metadata: bool = True  # hoodie.clustering.preserve.commit.metadata
+    # how an unsorted group's rows reach its numOutputFiles files: even (near-equal row runs, ours)
+    # or hudi (whole input files in plan order, as Apache Hudi 1.2's coalesce: engines.spark.splits.split_files)
+    clustering_split: Literal["even", "hudi"] = "even"
     cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED  # hoodie.cleaner.commits.retained
     auto_clean: bool = True  # hoodie.clean.automatic
     target_file_size: int = PARQUET_MAX_FILE_SIZE  # ingest target (hoodie.parquet.max.file.size)
@@ -82,8 +88,12 @@ class Option2Config(BloomFields):
             raise ValueError(f"unknown clustering mode {self.mode!r}; expected one of {modes.MODES}")
         if self.max_parallel_groups < 1 or self.cleaner_commits_retained < 1:
             raise ValueError("max_parallel_groups and cleaner_commits_retained must be at least 1")
+        if self.schedule_rules not in modes.SCHEDULE_RULES:
+            raise ValueError(f"unknown schedule_rules {self.schedule_rules!r}; expected one of {modes.SCHEDULE_RULES}")
         if self.inline_max_commits < 1 or self.async_max_commits < 1:
             raise ValueError("inline_max_commits and async_max_commits must be at least 1")
+        if self.clustering_split not in ("even", "hudi"):
+            raise ValueError(f"unknown clustering_split {self.clustering_split!r}; expected even or hudi")
         if self.update_strategy not in ("reject", "allow"):
             raise ValueError(f"unknown update strategy {self.update_strategy!r}; expected reject or allow")
         effective_ordering(self.ordering, self.clustering.sort_columns)  # validates the name
@@ -158,11 +168,12 @@ class ClusteringEngine(TableEngine, PlanExecutor):
         if mode == "inline":
             out += self.run_pending()  # runAnyPendingClustering
             if modes.may_schedule(mode, self.table.refresh(), self.config.inline_max_commits,
-                                  self.config.async_max_commits):
+                                  self.config.async_max_commits, self.config.schedule_rules):
                 instant = self.schedule()
                 if instant is not None:
                     out.append(self.execute(instant))  # type: ignore[arg-type]
-        elif modes.may_schedule(mode, timeline, self.config.inline_max_commits, self.config.async_max_commits):
+        elif modes.may_schedule(mode, timeline, self.config.inline_max_commits, self.config.async_max_commits,
+                                self.config.schedule_rules):
             instant = self.schedule()
             if instant is not None and self._service is not None:
                 self._service.notify()
@@ -223,7 +234,8 @@ class ClusteringEngine(TableEngine, PlanExecutor):
 
     def rewrite_unit(self, plan: ClusteringPlan, instant: str, index: int, unit: ClusteringGroup) -> list[WriteStat]:
         return executor.cluster_group(self.table, unit, plan, instant, index, self._ordering(plan),
-                                      self.config.row_group_rows, self.config.preserve_commit_metadata)
+                                      self.config.row_group_rows, self.config.preserve_commit_metadata,
+                                      self.config.clustering_split)
 
     def commit(self, plan: ClusteringPlan, inflight: Instant, stats: list[WriteStat]) -> Committed:
         return executor.commit(self.table, plan, inflight, stats, self._ordering(plan),

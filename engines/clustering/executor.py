@@ -11,7 +11,9 @@ Decisions:
   reads exactly the plan's slice paths, orders its rows (none / linear / z-order / Hilbert) and
   spreads them over ``numOutputFiles`` tasks of near-equal row counts (contiguous runs of the
   input without a sort, disjoint key ranges with one; :mod:`engines.spark.rewrite`), and each
-  task writes one new file group: 489 MB at a 300 MB target gives two ~245 MB files. A task rolls to a further file only past
+  task writes one new file group: 489 MB at a 300 MB target gives two ~245 MB files. With
+  ``clustering_split="hudi"`` and no sort, each task takes whole input files in the plan's order
+  instead, as Apache Hudi 1.2 does (:func:`engines.spark.splits.split_files`). A task rolls to a further file only past
   1.1 x target (Hudi's ``hoodie.parquet.compression.ratio`` headroom), so the target holds even
   when a range partition is skewed.
 - Nothing is visible until ``<T>.replacecommit`` (operationType ``CLUSTER``,
@@ -79,14 +81,17 @@ def _data_columns(table: HudiTable, group: ClusteringGroup) -> list[str]:
 
 
 def cluster_group(table: HudiTable, group: ClusteringGroup, plan: ClusteringPlan, instant: str, index: int,
-                  ordering: str, row_group_rows: int, preserve_commit_metadata: bool) -> list[WriteStat]:
-    """One Spark job: read the group's files, order, write ``numOutputFiles`` evenly sized new file groups."""
+                  ordering: str, row_group_rows: int, preserve_commit_metadata: bool,
+                  split: str = "even") -> list[WriteStat]:
+    """One Spark job: read the group's files, order, write ``numOutputFiles`` new file groups (evenly
+    sized, or with ``split`` hudi and no sort, whole input files each)."""
     spec = write_spec_for(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
                           stats_columns=_data_columns(table, group),
                           preserve_commit_metadata=preserve_commit_metadata,
                           target_file_bytes=int(plan.target_file_size * ROLL_HEADROOM))
     return rewrite_files(get_spark(), table.storage, group.slices, spec, group.num_output_files,
-                         ordering, plan.sort_columns, fault_point="clustering.mid_group")  # type: ignore[arg-type]
+                         ordering, plan.sort_columns, fault_point="clustering.mid_group",  # type: ignore[arg-type]
+                         split=split)  # type: ignore[arg-type]
 
 
 def commit(table: HudiTable, plan: ClusteringPlan, inflight: Instant, stats: list[WriteStat], ordering: str,

@@ -29,9 +29,11 @@ class HudiConfig:
     """``preset`` hudi_cow: upsert with Hudi's small-file handling (the real baseline);
     hudi_clustering: insert with small-file limit 0 and Hudi's clustering (Option 2 as shipped).
     ``mode`` for clustering: manual (the runner schedules and executes), inline
-    (``hoodie.clustering.inline`` every ``inline_every`` commits, inside the write), async (a
-    thread beside ingestion every ``async_interval_s``), schedule_inline (plans scheduled inside
-    the write, executed by :meth:`~engines.hudi.engine.HudiEngine.execute`)."""
+    (``hoodie.clustering.inline`` every ``inline_every`` commits, inside the write), async (plans
+    scheduled after each write once ``inline_every`` commits passed, as Hudi's streaming sink does,
+    and executed by a thread beside ingestion, woken by each plan and every ``async_interval_s``),
+    schedule_inline (plans scheduled inside the write, executed by
+    :meth:`~engines.hudi.engine.HudiEngine.execute`)."""
 
     preset: str = "hudi_cow"
     small_file_limit: int = PARQUET_SMALL_FILE_LIMIT

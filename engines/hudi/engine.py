@@ -74,7 +74,7 @@ class HudiEngine(TableEngine):
         self._seen: set[tuple[str, str]] = set()
         self._pending: list[MaintenanceResult] = []
         self._lock = threading.RLock()
-        self._service = (AsyncService(self._schedule_and_execute, f"async-{name}", config.async_interval_s)
+        self._service = (AsyncService(self._execute_pending, f"async-{name}", config.async_interval_s)
                          if config.clustering and config.mode == "async" else None)
 
     # -- the table, as engines/table reads it -------------------------------------------------
@@ -165,6 +165,8 @@ class HudiEngine(TableEngine):
             ingest = commits[0]
             self._pending += [self._maintenance_of(i) for i in new if i is not ingest]
             meta = self.table.commit_metadata(ingest)
+            if self._service is not None:
+                self._schedule_async()
             return CommitResult(ingest.timestamp, ingest.action, meta.operation_type, meta.write_stats,
                                 {p: list(ids) for p, ids in meta.replaced_file_ids.items()})
 
@@ -248,11 +250,25 @@ class HudiEngine(TableEngine):
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         return self.table.view().snapshot(as_of)
 
-    def _schedule_and_execute(self) -> list[MaintenanceResult]:
-        """One round of the async service: schedule a clustering and execute it."""
-        instant = self.schedule()
-        res = self.execute(instant) if instant is not None else None
-        return [res] if res is not None else []
+    def _schedule_async(self) -> None:
+        """After a commit in async mode: Hudi schedules (its async gate), the service is woken."""
+        empty = self.spark._jvm.org.apache.hudi.common.util.Option.empty()
+        planned = self._with_client("schedule clustering", lambda c: c.scheduleClustering(empty))
+        if planned.isPresent() and self._service is not None:
+            self._service.notify()
+
+    def _execute_pending(self) -> list[MaintenanceResult]:
+        """One round of the async service: execute every pending clustering plan, earliest first."""
+        out = []
+        while (instant := self.pending_plan()) is not None:
+            res = self.execute(instant)
+            if res is not None:
+                out.append(res)
+        return out
+
+    def wait_async(self, timeout: float | None = None) -> bool:
+        """Async mode: wait until the service has executed every plan it was woken for."""
+        return self._service.wait_idle(timeout) if self._service is not None else True
 
     def close(self) -> None:
         if self._service is not None:

@@ -8,6 +8,8 @@ and all share one schema; otherwise the Spark path runs.
   :func:`engines.table.model.commit_order`) are concatenated and cut into
   ``num_outputs`` contiguous runs of near-equal row counts (:func:`splits.split_rows`); one task
   per output reads its run with row-group reads and writes one file. Rows keep their input order.
+  Split ``hudi``: the files in the order given (a clustering plan's), whole files per output as
+  Apache Hudi's coalesce groups them (:func:`splits.split_files`).
 - Sorted (``linear``): stage 1, one task per input run sorts it by (sort columns, record key),
   nulls first, writes it as an uncompressed Arrow IPC file under ``.hoodie/.temp/<instant>/`` and
   returns keys sampled every ``1/SAMPLES_PER_RUN`` of its rows; the driver picks key ranges of
@@ -37,7 +39,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
-from engines.spark.splits import Key, Run, plan_cuts, search, sort_indices, sort_key, split_rows
+from engines.spark.splits import Key, Run, plan_cuts, search, sort_indices, sort_key, split_files, split_rows
 from engines.spark.writer import WriteSpec, filesystem_for, run_write_job, write_partition_rows
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat, commit_order
 from engines.table.storage import Storage
@@ -75,9 +77,11 @@ class Inputs:
         return [sum(g) for g in self.group_rows]
 
 
-def inspect_inputs(storage: Storage, slices: Sequence[FileSlice], keep_meta: bool) -> Inputs | None:
-    """Footers of ``slices``; None when pyarrow cannot stand in for Spark's read."""
-    paths = list(dict.fromkeys(s.path for s in commit_order(slices)))
+def inspect_inputs(storage: Storage, slices: Sequence[FileSlice], keep_meta: bool,
+                   keep_order: bool = False) -> Inputs | None:
+    """Footers of ``slices`` (in commit order, or as given with ``keep_order``); None when pyarrow
+    cannot stand in for Spark's read."""
+    paths = list(dict.fromkeys(s.path for s in (slices if keep_order else commit_order(slices))))
     if not paths:
         return None
     with ThreadPoolExecutor(8) as pool:
@@ -156,9 +160,11 @@ def _tasks(spark: SparkSession, n: int, fn: Callable[[int, int], T], local: bool
 
 
 def rewrite_unsorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_outputs: int,
-                     fault_point: str | None) -> list[WriteStat]:
-    """One task per output: a contiguous run of the input rows, in input order."""
-    runs = split_rows(inputs.row_counts, num_outputs)
+                     fault_point: str | None, split: str = "even") -> list[WriteStat]:
+    """One task per output: a contiguous run of the input rows, in input order (``split`` even:
+    near-equal row counts; hudi: whole files, as Apache Hudi's coalesce)."""
+    splitter = split_files if split == "hudi" else split_rows
+    runs = splitter(inputs.row_counts, num_outputs)
 
     def task(index: int, attempt: int) -> list[WriteStat]:
         fs, root = filesystem_for(spec.base_uri)
@@ -166,7 +172,7 @@ def rewrite_unsorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_o
                                     index, attempt)
 
     local = inputs.total_bytes <= LOCAL_BYTES
-    stats = run_write_job(spec, fault_point, lambda: _tasks(spark, num_outputs, task, local))
+    stats = run_write_job(spec, fault_point, lambda: _tasks(spark, len(runs), task, local))
     return sorted((s for per_task in stats for s in per_task), key=lambda s: s.path)
 
 

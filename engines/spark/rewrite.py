@@ -8,7 +8,9 @@ writing one file: 489 MB at a 300 MB target -> two ~245 MB files. Orderings:
   (:mod:`engines.spark.arrow_rewrite`): the input files, by path, are concatenated and cut into
   ``num_outputs`` contiguous runs (row counts differ by at most one), rows in input order. Other
   inputs, and rewrites with extra rows, go through Spark: round-robin spread, each output sorted
-  by record key.
+  by record key. Split ``hudi`` (clustering only): whole input files per output, in the order
+  given, as Apache Hudi's coalesce groups them (:func:`engines.spark.splits.split_files`); outputs
+  are then as uneven as the files.
 - ``linear``: rows sorted by (sort columns, record key), nulls first; outputs cover disjoint,
   ascending key ranges (pyarrow runs merged by sampled key ranges, or Spark's range partitioning).
 - ``zorder`` / ``hilbert``: Spark range-partitions and sorts on the curve key, then record key.
@@ -28,6 +30,8 @@ from engines.table.model import META_COLUMNS, FileSlice, WriteStat
 from engines.table.storage import Storage
 
 Ordering = Literal["none", "linear", "zorder", "hilbert"]
+Split = Literal["even", "hudi"]
+SPLITS: tuple[str, ...] = ("even", "hudi")
 NO_ROLL = 1 << 62
 
 
@@ -55,19 +59,37 @@ def order_rows(df: DataFrame, num_outputs: int, ordering: Ordering, sort_columns
             .sortWithinPartitions("_curve_key", record_key).drop("_curve_key"))
 
 
+def _coalesced_files(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], num_outputs: int,
+                     keep_meta: bool) -> DataFrame:
+    """Split ``hudi`` on the Spark path: one partition per output, holding its whole files."""
+    from functools import reduce
+
+    from engines.spark.splits import split_files
+
+    runs = split_files([s.num_rows for s in slices], num_outputs)
+    parts = [read_files(spark, storage, [slices[f] for f, _, _ in run], keep_meta).coalesce(1) for run in runs]
+    return reduce(DataFrame.union, parts)
+
+
 def rewrite_files(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], spec: WriteSpec,
                   num_outputs: int, ordering: Ordering = "none", sort_columns: Sequence[str] = (),
-                  fault_point: str | None = None) -> list[WriteStat]:
+                  fault_point: str | None = None, split: Split = "even") -> list[WriteStat]:
     """Rewrite exactly ``slices`` into ``num_outputs`` files as ``spec`` says (module docstring)."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
     cols = list(sort_columns)
     if ordering == "none" or not cols:
         ordering, cols = "none", []
     if ordering in ("none", "linear"):
         from engines.spark import arrow_rewrite
 
-        inputs = arrow_rewrite.inspect_inputs(storage, slices, spec.preserve_commit_metadata)
+        hudi = split == "hudi" and ordering == "none"
+        inputs = arrow_rewrite.inspect_inputs(storage, slices, spec.preserve_commit_metadata, keep_order=hudi)
         if inputs is not None and ordering == "none":
-            return arrow_rewrite.rewrite_unsorted(spark, inputs, spec, num_outputs, fault_point)
+            return arrow_rewrite.rewrite_unsorted(spark, inputs, spec, num_outputs, fault_point, split)
+        if hudi:
+            df = _coalesced_files(spark, storage, slices, num_outputs, spec.preserve_commit_metadata)
+            return write_dataframe(df, spec, fault_point)
         if inputs is not None and arrow_rewrite.sortable(inputs.schema, cols + [spec.record_key]):
             return arrow_rewrite.rewrite_sorted(spark, inputs, spec, num_outputs, cols, fault_point)
     df = read_files(spark, storage, slices, keep_meta=spec.preserve_commit_metadata)

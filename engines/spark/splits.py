@@ -2,6 +2,8 @@
 
 - :func:`split_rows`: cut the concatenation of files' rows into ``n`` contiguous runs whose
   lengths differ by at most one row (unsorted rewrites, and the sorted runs of a sorted one).
+- :func:`split_files`: whole files to ``n`` outputs as Spark's ``coalesce(n)`` groups one
+  partition per file (Apache Hudi's unsorted clustering, :func:`split_files`).
 - :func:`sort_key` / :func:`search`: a row's sort key as a Python tuple ordered exactly as
   ``pyarrow`` sorts ascending with nulls first (and as Spark does), and the first row of a sorted
   column set whose key is ``>=`` a given key.
@@ -41,6 +43,25 @@ def split_rows(row_counts: Sequence[int], num_outputs: int) -> list[list[Run]]:
                 out[o].append((f, a - lo, b - a))
         file_start = hi
     return out
+
+
+def split_files(row_counts: Sequence[int], num_outputs: int) -> list[list[Run]]:
+    """Per output, whole files: output ``i`` takes files ``[i*n//m, (i+1)*n//m)`` of the ``n`` given,
+    in order (``m`` = ``num_outputs``); with fewer files than outputs, one file each (fewer outputs).
+
+    This is how Apache Hudi 1.2 spreads an unsorted clustering group over its output files:
+    ``MultipleSparkJobExecutionStrategy.readRecordsForGroupAsRow`` reads the plan's slices as one
+    Spark partition each (``parallelize(slices, slices.size())``), and with no sort columns
+    (``hoodie.bulkinsert.sort.mode`` NONE) ``NonSortPartitionerWithRows`` coalesces them to the
+    group's ``numOutputFileGroups``; Spark's ``DefaultPartitionCoalescer``, with no preferred
+    locations, gives output ``i`` exactly that range of partitions."""
+    if num_outputs < 1:
+        raise ValueError("num_outputs must be at least 1")
+    if any(n < 0 for n in row_counts):
+        raise ValueError("row counts must not be negative")
+    n = len(row_counts)
+    m = min(num_outputs, n)
+    return [[(f, 0, row_counts[f]) for f in range(i * n // m, (i + 1) * n // m)] for i in range(m)]
 
 
 def sort_key(values: Sequence[Any]) -> Key:
