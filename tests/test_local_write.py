@@ -33,7 +33,7 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.parquet"))}
 
 
-@pytest.mark.parametrize("num_tasks", [1, 2, 3])
+@pytest.mark.parametrize("num_tasks", [1, 2, 3, None])
 def test_local_write_is_byte_identical_to_the_spark_job(spark, tmp_path, num_tasks) -> None:
     ws = spec(num_partitions=3, batch_records=3000, late_fraction=0.3)
     # a null partition value shifts the Arrow batches of its task; it is written nowhere
@@ -50,7 +50,8 @@ def test_local_write_is_byte_identical_to_the_spark_job(spark, tmp_path, num_tas
             spec_ = write_spec_for(table, "20260101000000000", row_group_rows=900, target_file_bytes=40_000,
                                    stats_columns=["ts", "service"])
             if how == "job":
-                spread = df.coalesce(1) if num_tasks == 1 else df.repartition(num_tasks, F.col("dt"))
+                n = num_tasks or len(counts)  # None: one task per partition value, as the insert spreads a batch
+                spread = df.coalesce(1) if n == 1 else df.repartition(n, F.col("dt"))
                 stats[how] = write_dataframe(spread.sortWithinPartitions("dt", "trace_id"), spec_)
             else:
                 ordered = df.coalesce(1).sortWithinPartitions("dt", "trace_id")
@@ -75,15 +76,21 @@ def _jobs(spark, fn) -> int:
         sc.setLocalProperty("spark.jobGroup.id", None)
 
 
-def test_ingest_of_a_counted_cached_batch_is_one_job(spark, tmp_path) -> None:
+@pytest.mark.parametrize("counted", [True, False])
+def test_ingest_of_a_cached_batch_is_one_job(spark, tmp_path, counted) -> None:
     ws = spec(num_partitions=3, batch_records=2000, late_fraction=0.3)
     df = batch_df(spark, ws, 3).cache()
-    parts = partition_counts(df, "dt")  # what the runner does while it generates the batch
+    parts = partition_counts(batch_df(spark, ws, 3), "dt")
+    if counted:
+        partition_counts(df, "dt")  # what the runner does while it generates the batch
+    else:
+        df.count()  # cached, not counted per partition: the cache's own row count tells it is small
     table = new_table(tmp_path / "t")
     jobs = _jobs(spark, lambda: insert_new_file_groups(table, df))
     df.unpersist()
     assert jobs == 1
     assert sorted({s.partition for s in table.view().snapshot()}) == sorted(f"dt={v}" for v in parts)
+    assert sum(s.num_rows for s in table.view().snapshot()) == sum(parts.values())
 
 
 def test_groups_written_locally_are_byte_identical_to_the_spark_job(spark, tmp_path) -> None:

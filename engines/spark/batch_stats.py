@@ -41,3 +41,21 @@ def known_partition_counts(df: DataFrame, column: str) -> dict[Any, int] | None:
     with _LOCK:
         known = _COUNTS.get(df, {}).get(column) if getattr(df, "is_cached", False) else None
     return dict(known) if known is not None else None
+
+
+def cached_row_count(df: DataFrame) -> int | None:
+    """The rows of the cached ``df`` as Spark's cache recorded them when it was filled (the plan's
+    statistics: a few Py4J calls, no job); None when ``df`` is not cached or the count is not known
+    (Spark keeps a plan's first statistics: asked before the cache was filled, it stays unknown)."""
+    from py4j.protocol import Py4JError
+
+    if not getattr(df, "is_cached", False):
+        return None
+    try:
+        count = df._jdf.queryExecution().optimizedPlan().stats().rowCount()
+        if not count.isDefined():
+            return None
+        value = count.get()  # Py4J hands a BigInt over as a Python int
+        return value if isinstance(value, int) else int(value.toString())
+    except Py4JError:
+        return None

@@ -3,12 +3,13 @@ transaction itself (commit point, leftovers) is ``engines.table.transaction``.""
 
 from __future__ import annotations
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.spark.arrow_compat import arrow_schema_of
-from engines.spark.batch_stats import known_partition_counts, partition_counts
-from engines.spark.local_write import can_write_locally, write_locally
+from engines.spark.batch_stats import cached_row_count, known_partition_counts, partition_counts
+from engines.spark.local_write import is_small, write_locally
 from engines.spark.writer import WriteSpec, write_dataframe
 from engines.table import faults
 from engines.table.schema import avro_schema_string, check_compatible
@@ -47,17 +48,24 @@ def insert_new_file_groups(
     """Write ``df`` as new file groups (one per partition value per task, rolled at target size).
 
     ``num_tasks`` defaults to the number of partition values (:func:`partition_counts`: one Spark job
-    unless the runner counted the cached batch already)."""
+    unless the runner counted the cached batch already, or the batch is small and cached: then they
+    are counted in the rows the write fetches)."""
     table.check_writable()
     schema = arrow_schema_of(df)
     check_compatible(table.latest_schema(), schema, "the batch")
     partition_col = table.partition_fields[0]
-    counts = partition_counts(df, partition_col) if num_tasks is None else known_partition_counts(df, partition_col)
-    n = num_tasks or max(1, len(counts or {}))
+    # a small batch is written in the driver, as the job's tasks would write it (engines.spark.local_write);
+    # its size from the runner's counts or the cache's own, its tasks then from the rows it fetches
+    string_parts = partition_col in schema.names and pa.types.is_string(schema.field(partition_col).type)
+    counts = known_partition_counts(df, partition_col)
+    rows = sum(counts.values()) if counts is not None else cached_row_count(df) if string_parts else None
+    if counts is None and num_tasks is None and (rows is None or not is_small(rows)):
+        counts = partition_counts(df, partition_col)  # one Spark job
+        rows = sum(counts.values())
+    n = num_tasks or (max(1, len(counts)) if counts is not None else None)
+    local = rows is not None and is_small(rows) and (n == 1 or string_parts)
     order = [partition_col, *(sort_columns or [table.record_key])]
-    # a small batch is written in the driver, as the job's tasks would write it (engines.spark.local_write)
-    local = counts is not None and can_write_locally(sum(counts.values()), n, schema.field(partition_col).type)
-    spread = df.coalesce(1) if n == 1 or local else df.repartition(n, F.col(partition_col))
+    spread = df.coalesce(1) if local or n == 1 else df.repartition(n, F.col(partition_col))  # n is known here
     ordered = spread.sortWithinPartitions(*order)
     with table.lock:
         instant = table.start(COMMIT)

@@ -35,12 +35,6 @@ def is_small(rows: int) -> bool:
     return rows <= LOCAL_ROWS
 
 
-def can_write_locally(rows: int, num_tasks: int, partition_type: pa.DataType) -> bool:
-    """Whether a batch of ``rows`` rows over ``num_tasks`` tasks is written in the driver: small, and
-    its rows' tasks computable here (one task, or a string partition column)."""
-    return is_small(rows) and (num_tasks == 1 or pa.types.is_string(partition_type))
-
-
 def _task_of_rows(parts: pa.ChunkedArray, num_tasks: int) -> pa.Array:
     """The task index of every row (hash partitioning of its partition value)."""
     values = pc.unique(parts)
@@ -49,10 +43,11 @@ def _task_of_rows(parts: pa.ChunkedArray, num_tasks: int) -> pa.Array:
 
 
 def write_locally(ordered: DataFrame, spec: WriteSpec, fault_point: str | None = None,
-                  num_tasks: int = 1) -> list[WriteStat]:
+                  num_tasks: int | None = 1) -> list[WriteStat]:
     """Write the rows of ``ordered`` (one partition, sorted as each task sorts its rows, the partition
     column first) as the ``num_tasks`` tasks of ``repartition(num_tasks, partition column)`` would
-    (module docstring); the write stats, sorted by path. One Spark job (the rows as Arrow)."""
+    (module docstring; None: one task per partition value, nulls included, as the insert spreads a
+    batch); the write stats, sorted by path. One Spark job (the rows as Arrow)."""
     batch_rows = arrow_batch_rows(ordered.sparkSession)
 
     def job() -> list[WriteStat]:
@@ -60,10 +55,12 @@ def write_locally(ordered: DataFrame, spec: WriteSpec, fault_point: str | None =
         if table.num_rows == 0:
             return []
         stats: list[WriteStat] = []
-        if num_tasks == 1:
+        parts = table.column(spec.partition_column)
+        n = num_tasks or max(1, len(pc.unique(parts)))
+        if n == 1:
             per_task = [(0, table)]
         else:
-            tasks = _task_of_rows(table.column(spec.partition_column), num_tasks)
+            tasks = _task_of_rows(parts, n)
             per_task = [(t, table.filter(pc.equal(tasks, t))) for t in sorted(set(tasks.to_pylist()))]
         for task, rows in per_task:
             chunks = (t.combine_chunks() for t in rebatch([rows], batch_rows))
