@@ -19,6 +19,11 @@ RULES = [
     "(120 MB) larger than the file the whole file is one open row group, so Hudi closes a file at about "
     "max size / compression ratio and opens the next (clustering output groups `-0`, `-1`, `-2`, and extra insert "
     "files); ours size files by written bytes.",
+    "**The cleaner after every write** (BaseHoodieWriteClient.mayBeCleanAndArchive → autoCleanOnCommit after each write, `hoodie.clean.automatic`): "
+    "Hudi's datasource write cleans after each commit, so a replaced file group goes once "
+    "`hoodie.cleaner.commits.retained` commits follow its replacecommit; Option 2 driven by the runner's schedule "
+    "(mode manual) cleans with each maintenance run, so replaced files stay up to one interval longer (physical "
+    "files and space amplification, not live files).",
     "**Clustering groups** (SparkSizeBasedClusteringPlanStrategy): Hudi packs a partition's eligible files "
     "largest first and, with sort columns, clusters a lone small file too; sorted Option 2 groups files whose "
     "sort-column ranges overlap (`grouping: sort_overlap`) and leaves a lone file alone. The output-group count, "
