@@ -119,7 +119,7 @@ def engine_bloom(spec: EngineSpec, scenario: Scenario) -> BloomConfig:
     size files by it."""
     if spec.kind == "delta_peer":
         return BloomConfig(enabled=False)
-    if spec.kind in KINDS and _planner_class(spec.kind) is not None:
+    if _planner_class(spec.kind) is not None:
         return bloom_of(resolve_planner(spec, scenario)[1])
     hoodie, own = split_hoodie(spec.config or {})
     if isinstance(own.get("options"), dict):  # real Hudi's pass-through keys
