@@ -13,6 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from engines.spark.arrow_compat import to_arrow
+from engines.spark.arrow_frame import frame_from_arrow
+from engines.spark.batch_stats import partition_counts, remember_partition_counts
 from workloads.generator import (
     LEVEL_SHARES,
     LEVELS,
@@ -22,8 +24,10 @@ from workloads.generator import (
     batch_df,
     batch_num_records,
     batch_table,
+    batch_tasks,
     batch_updates_table,
     hash64,
+    table_partition_counts,
 )
 from workloads.rowdef import message, trace_id
 from workloads.spec import WorkloadSpec, WorkloadSpecError
@@ -44,6 +48,25 @@ def test_spark_path_equals_pyarrow_path_for_any_slicing(spark) -> None:
         assert sorted_rows(got) == expected
     repart = to_arrow(batch_df(spark, SPEC, 3).repartition(5))
     assert GroundTruth.of_table(repart).key_checksum == GroundTruth.of_table(batch_table(SPEC, 3)).key_checksum
+
+
+def test_frame_from_driver_rows_equals_the_spark_generated_batch(spark) -> None:
+    """The runner hands a one-task batch to Spark from its ground-truth rows: same rows, same order,
+    same single partition, same types as the batch generated in Spark tasks; its remembered rows per
+    partition value are the counting job's."""
+    for b in (0, 3):
+        assert batch_tasks(spark.sparkContext.defaultParallelism, SPEC, b) == 1
+        tbl = batch_table(SPEC, b)
+        ours, theirs = frame_from_arrow(spark, tbl).cache(), batch_df(spark, SPEC, b).cache()
+        assert ours.rdd.getNumPartitions() == theirs.rdd.getNumPartitions() == 1
+        assert ours.schema == theirs.schema
+        assert to_arrow(ours).equals(to_arrow(theirs))
+        remember_partition_counts(ours, "dt", table_partition_counts(tbl, "dt"))
+        assert partition_counts(ours, "dt") == partition_counts(theirs, "dt")
+    big = SPEC.model_copy(update={"batch_records": 70_000})
+    assert batch_tasks(2, big, 0) == 2 and batch_tasks(1, big, 0) == 1
+    with pytest.raises(ValueError, match="cached"):
+        remember_partition_counts(frame_from_arrow(spark, batch_table(SPEC, 0)), "dt", {})
 
 
 def test_local1_and_local2_generate_identical_batches(spark) -> None:

@@ -322,9 +322,19 @@ def rows_range_table(spec: WorkloadSpec, b: int, lo: int, hi: int) -> pa.Table:
 
 def batch_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     """Rows per partition value of batch ``b`` (exact)."""
-    tbl = batch_table(spec, b).select([spec.partition_column])
-    counts = pc.value_counts(tbl.column(0)).to_pylist()
+    return table_partition_counts(batch_table(spec, b, (spec.partition_column,)), spec.partition_column)
+
+
+def table_partition_counts(tbl: pa.Table, column: str) -> dict[str, int]:
+    """Rows of ``tbl`` per value of ``column``, in value order."""
+    counts = pc.value_counts(tbl.column(column)).to_pylist()
     return {d["values"]: d["counts"] for d in sorted(counts, key=lambda d: d["values"])}
+
+
+def batch_tasks(parallelism: int, spec: WorkloadSpec, b: int) -> int:
+    """The Spark tasks (partitions) :func:`batch_df` generates batch ``b`` in by default: one per core
+    (``parallelism``), fewer for a batch of fewer chunks."""
+    return max(1, min(parallelism, -(-batch_num_records(spec, b) // _TASK_CHUNK)))
 
 
 def batch_df(spark, spec: WorkloadSpec, b: int, num_slices: int | None = None):  # noqa: ANN001, ANN201
@@ -333,7 +343,7 @@ def batch_df(spark, spec: WorkloadSpec, b: int, num_slices: int | None = None): 
     Tasks take consecutive chunks of rows (of at most :data:`_TASK_CHUNK`); by default one task
     per core, fewer for a batch of fewer chunks. The input is one id per chunk, not per row."""
     n = batch_num_records(spec, b)
-    slices = num_slices or max(1, min(spark.sparkContext.defaultParallelism, -(-n // _TASK_CHUNK)))
+    slices = num_slices or batch_tasks(spark.sparkContext.defaultParallelism, spec, b)
     chunk = min(_TASK_CHUNK, -(-n // slices))
     schema = arrow_schema(spec)
 

@@ -36,6 +36,15 @@ def partition_counts(df: DataFrame, column: str) -> dict[Any, int]:
     return dict(counts)
 
 
+def remember_partition_counts(df: DataFrame, column: str, counts: dict[Any, int]) -> None:
+    """Record ``counts`` (rows of the cached ``df`` per value of ``column``, counted by the caller from
+    the rows it built ``df`` from) so that :func:`partition_counts` answers without a job."""
+    if not getattr(df, "is_cached", False):
+        raise ValueError("only a cached DataFrame's partition counts can be remembered: its rows do not change")
+    with _LOCK:
+        _COUNTS.setdefault(df, {})[column] = dict(counts)
+
+
 def known_partition_counts(df: DataFrame, column: str) -> dict[Any, int] | None:
     """The counts :func:`partition_counts` already holds for the cached ``df``, or None (no job)."""
     with _LOCK:
