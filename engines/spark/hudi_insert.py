@@ -24,6 +24,7 @@ from engines.spark.arrow_rewrite import inspect_inputs
 from engines.spark.batch_stats import partition_counts
 from engines.spark.group_write import write_groups
 from engines.spark.insert import write_spec_for
+from engines.spark.local_merge import base_inputs, merge_in_driver
 from engines.spark.local_write import is_small
 from engines.spark.rewrite import NO_ROLL, read_files, rewrite
 from engines.spark.session import get_spark
@@ -77,12 +78,20 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
                   stats_columns: list[str], row_group_rows: int) -> list[WriteStat]:
     """Every bucket in one Spark job (:func:`engines.spark.group_write.write_groups`): bucket ``i`` gets
     the batch rows ranked ``[lo, lo + num_records)`` by record key in its partition, plus the rows of
-    its small file; it is written as one file, sorted by record key, as a one-bucket job would."""
+    its small file; it is written as one file, sorted by record key, as a one-bucket job would. A small
+    batch is merged in the driver instead, with the same bytes (:mod:`engines.spark.local_merge`)."""
     part_col, key = table.partition_fields[0], table.record_key
     bases = {i: b.base_slice for i, b in enumerate(buckets) if b.base_slice is not None}
+    prefix = f"{part_col}=" if table.hive_style else ""
+    specs = [write_spec_for(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
+                            file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL)
+             for i, b in enumerate(buckets)]
+    inputs = base_inputs(table.storage, bases, arrow_schema_of(df), key, part_col, sum(b.num_records for b in buckets))
+    if inputs is not None:
+        written = merge_in_driver(df, buckets, inputs, specs, part_col, prefix, key, fault_point="ingest.mid_write")
+        return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
     if bases and inspect_inputs(table.storage, list(bases.values()), True) is None:
         return _write_buckets_one_by_one(spark, table, buckets, df, instant, stats_columns, row_group_rows)
-    prefix = f"{part_col}=" if table.hive_style else ""
     cases, offsets = [], {}
     for i, b in enumerate(buckets):
         lo = offsets.get(b.partition, 0)
@@ -100,9 +109,6 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
         old = old.drop(*[c for c in META_COLUMNS if c in old.columns])
         merged = old.unionByName(rows, allowMissingColumns=True)
         base_schema = arrow_schema_of(merged.drop("_b"))
-    specs = [write_spec_for(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
-                            file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL)
-             for i, b in enumerate(buckets)]
     schemas = [base_schema if i in bases else new_schema for i in range(len(buckets))]
     num_rows = sum(b.num_records for b in buckets) + sum(s.num_rows for s in bases.values())
     written = write_groups(merged, "_b", specs, schemas, [key], fault_point="ingest.mid_write",

@@ -1,0 +1,95 @@
+"""The insert buckets of a small batch written in this process, exactly as their Spark job writes them.
+
+:func:`engines.spark.hudi_insert.write_buckets` ranks the batch's rows by record key within their
+partition, gives bucket ``i`` its range of ranks plus the rows of its small file (HoodieMergeHandle's
+top-up), and writes every bucket as one group of :func:`engines.spark.group_write.write_groups`. Its
+Spark job reads the small files, ranks, unions and sorts: at 1-10 MB per commit that job's fixed cost
+(plan building over Py4J, the Parquet scan and the Arrow collect) is most of the COW baseline's
+ingest. Here the batch's rows are fetched as Arrow (one job, no Python worker), the small files are
+read with pyarrow (they were written by pyarrow: their footers hold the Arrow schema), and ranks and
+sorts are pyarrow's stable sorts, which order strings by their UTF-8 bytes, as Spark does. Every
+bucket is then cut and written as the job's task writes its group, so the files, names and bytes
+are the same. It stands in only where that holds (:func:`merge_in_driver`'s conditions); anything
+else goes to the Spark job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+
+from engines.cow_baseline.assign import InsertBucket
+from engines.spark.arrow_compat import arrow_batch_rows, to_arrow
+from engines.spark.arrow_rewrite import LOCAL_BYTES, Inputs, inspect_inputs, read_run, rebatch, sortable
+from engines.spark.local_write import is_small
+from engines.spark.splits import sort_indices
+from engines.spark.writer import WriteSpec, filesystem_for, run_write_job, write_partition_rows
+from engines.table.model import FileSlice, WriteStat
+from engines.table.storage import Storage
+
+
+def _nullable(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([f.with_nullable(True) for f in schema])
+
+
+def base_inputs(storage: Storage, bases: Mapping[int, FileSlice], batch_schema: pa.Schema, record_key: str,
+                partition_column: str, batch_rows: int) -> dict[int, Inputs] | None:
+    """Each small file's footer, when the driver can merge this batch exactly as the Spark job would:
+    a batch of at most :data:`engines.spark.local_write.LOCAL_ROWS` rows, small files of at most
+    :data:`engines.spark.arrow_rewrite.LOCAL_BYTES` uncompressed in all, written by pyarrow with the
+    batch's columns and types (so Spark's union schema is the batch's, every column nullable), a
+    record key pyarrow sorts as Spark does, and a string partition column (the job matches partitions
+    by their text). None otherwise."""
+    if not (is_small(batch_rows) and sortable(batch_schema, [record_key])
+            and pa.types.is_string(batch_schema.field(partition_column).type)):
+        return None
+    inputs: dict[int, Inputs] = {}
+    for i, base in bases.items():
+        found = inspect_inputs(storage, [base], keep_meta=False)
+        if found is None or not _nullable(found.schema).equals(_nullable(batch_schema)):
+            return None
+        inputs[i] = found
+    if sum(x.total_bytes for x in inputs.values()) > LOCAL_BYTES:
+        return None
+    return inputs
+
+
+def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapping[int, Inputs],
+                    specs: Sequence[WriteSpec], partition_column: str, partition_prefix: str, record_key: str,
+                    fault_point: str | None = None) -> list[list[WriteStat]]:
+    """Write bucket ``i`` with ``specs[i]``: the batch rows ranked ``[lo, lo + num_records)`` by record key
+    within its partition (buckets of a partition take consecutive ranges in bucket order), plus the rows
+    of its small file ``inputs[i]`` when it has one, sorted by record key; the write stats per bucket,
+    sorted by path. ``inputs``: from :func:`base_inputs`."""
+    batch_rows = arrow_batch_rows(df.sparkSession)
+
+    def job() -> list[list[WriteStat]]:
+        batch = to_arrow(df)
+        new_schema = batch.schema
+        base_schema = _nullable(new_schema)
+        ranked: dict[str, pa.Table] = {}
+        offsets: dict[str, int] = {}
+        out: list[list[WriteStat]] = []
+        for i, b in enumerate(buckets):
+            if b.partition not in ranked:
+                value = b.partition[len(partition_prefix):]
+                rows = batch.filter(pc.equal(batch.column(partition_column), value))
+                ranked[b.partition] = rows.take(sort_indices(rows, [record_key]))
+            lo = offsets.get(b.partition, 0)
+            offsets[b.partition] = lo + b.num_records
+            rows = ranked[b.partition].slice(lo, b.num_records)
+            if i in inputs:
+                fs, root = filesystem_for(specs[i].base_uri)
+                old = pa.concat_tables(list(read_run(fs, root, inputs[i], [(0, 0, inputs[i].row_counts[0])])))
+                merged = pa.concat_tables([old.select(base_schema.names).cast(base_schema), rows.cast(base_schema)])
+                rows = merged.take(sort_indices(merged, [record_key]))
+            else:  # the job casts a bucket without a small file to the batch's own schema
+                rows = rows.cast(new_schema)
+            chunks = (t.combine_chunks() for t in rebatch([rows], batch_rows))
+            out.append(sorted(write_partition_rows(specs[i], chunks, 0, 0), key=lambda s: s.path))
+        return out
+
+    return run_write_job(specs[0], fault_point, job)
