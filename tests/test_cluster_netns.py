@@ -48,7 +48,7 @@ def test_hosts_reach_each_other_and_are_removed_even_on_failure() -> None:
     server = ("import socket; s = socket.create_server(('{addr}', 7077)); print('up', flush=True);"
               "c, _ = s.accept(); c.sendall(b'hello from A'); c.close(); import time; time.sleep(300)")
     client = "import socket; print(socket.create_connection(('{addr}', 7077), timeout=10).recv(64).decode())"
-    with pytest.raises(RuntimeError, match="boom"), two_hosts("selftest") as (a, b):
+    with pytest.raises(RuntimeError, match="boom"), two_hosts(f"selftest{os.getpid()}") as (a, b):  # parallel suites on one host never share a name
         names = (a.netns, b.netns)
         srv = subprocess.Popen(a.command([sys.executable, "-c", server.format(addr=a.address)]),
                                stdout=subprocess.PIPE, text=True)
