@@ -33,7 +33,7 @@ from bench.store.run_store import run_store
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
 from engines.spark.arrow_frame import frame_from_arrow
-from engines.spark.batch_stats import partition_counts, remember_partition_counts
+from engines.spark.batch_stats import partition_counts, remember_partition_counts, remember_rows
 from engines.spark.session import get_spark, merge_conf, resolve_master, warm_up
 from engines.table.probe import TableProbe
 from runresults import (
@@ -307,13 +307,14 @@ class _RunSteps:
         self.truth_parts.append(table)
         # generated before any clock starts: no engine's ingest time includes generation or the cache
         # fill. A batch of one generating task is handed to Spark from the driver's rows (no Python
-        # worker job); its rows per partition are counted here once for every engine
-        # (engines.spark.batch_stats)
+        # worker job), which engines writing in this process then read as they are; its rows per
+        # partition are counted here once for every engine (engines.spark.batch_stats)
         col = self.spec.partition_column
         if batch_tasks(ctx.spark.sparkContext.defaultParallelism, self.spec, b) == 1:
             self.df = frame_from_arrow(ctx.spark, table).cache()
             self.df.count()
             remember_partition_counts(self.df, col, table_partition_counts(table, col))
+            remember_rows(self.df, table)
         else:
             self.df = batch_df(ctx.spark, self.spec, b).cache()
             partition_counts(self.df, col)

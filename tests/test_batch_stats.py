@@ -36,3 +36,27 @@ def test_counted_once_per_cached_batch(spark) -> None:
     assert counted == expected and jobs >= 1
     _, jobs = _jobs(spark, lambda: partition_counts(plain, "dt"))
     assert jobs >= 1  # not cached: its rows could change, so it is counted again
+
+
+def test_rows_the_driver_built_a_batch_from_are_read_without_a_job(spark) -> None:
+    import pyarrow as pa
+    import pytest
+
+    from engines.spark.arrow_frame import frame_from_arrow
+    from engines.spark.batch_stats import batch_rows, known_rows, remember_rows
+
+    ws = spec(num_partitions=2, batch_records=700)
+    rows = batch_table(ws, 0)
+    df = frame_from_arrow(spark, rows).cache()
+    assert known_rows(df) is None
+    fetched, jobs = _jobs(spark, lambda: batch_rows(df))
+    assert fetched.equals(rows) and jobs >= 1
+    remember_rows(df, rows)
+    held, jobs = _jobs(spark, lambda: batch_rows(df))
+    assert held is rows and jobs == 0
+    with pytest.raises(ValueError, match="schema"):
+        remember_rows(df, rows.drop_columns(["message"]))
+    with pytest.raises(ValueError, match="cached"):
+        remember_rows(frame_from_arrow(spark, rows), rows)
+    assert known_rows(frame_from_arrow(spark, rows)) is None
+    assert isinstance(held, pa.Table)

@@ -9,7 +9,8 @@ import pytest
 from engine_helpers import new_table, spec
 from pyspark.sql import functions as F
 
-from engines.spark.batch_stats import partition_counts
+from engines.spark.arrow_compat import to_arrow
+from engines.spark.batch_stats import partition_counts, remember_rows
 from engines.spark.hash_partitioning import hash_partition, string_hash
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.local_write import write_locally
@@ -33,14 +34,18 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.parquet"))}
 
 
-@pytest.mark.parametrize("num_tasks", [1, 2, 3, None])
-def test_local_write_is_byte_identical_to_the_spark_job(spark, tmp_path, num_tasks) -> None:
+@pytest.mark.parametrize("num_tasks,rows_known", [(1, False), (2, False), (3, False), (None, False),
+                                                  (1, True), (3, True), (None, True)])
+def test_local_write_is_byte_identical_to_the_spark_job(spark, tmp_path, num_tasks, rows_known) -> None:
+    """rows_known: the driver holds the batch's rows (the runner's batches) and sorts them itself."""
     ws = spec(num_partitions=3, batch_records=3000, late_fraction=0.3)
     # a null partition value shifts the Arrow batches of its task; it is written nowhere
     df = batch_df(spark, ws, 2).withColumn("dt", F.when(F.col("trace_id").endswith("7"), None).otherwise(F.col("dt")))
     df = df.cache()
     counts = partition_counts(df, "dt")
     assert None in counts and len(counts) >= 3
+    if rows_known:  # held in another order than the sorted one: the driver's sort decides
+        remember_rows(df, to_arrow(df.orderBy(F.col("trace_id").desc())))
     old = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")  # several batches per task
     try:
@@ -54,8 +59,7 @@ def test_local_write_is_byte_identical_to_the_spark_job(spark, tmp_path, num_tas
                 spread = df.coalesce(1) if n == 1 else df.repartition(n, F.col("dt"))
                 stats[how] = write_dataframe(spread.sortWithinPartitions("dt", "trace_id"), spec_)
             else:
-                ordered = df.coalesce(1).sortWithinPartitions("dt", "trace_id")
-                stats[how] = write_locally(ordered, spec_, num_tasks=num_tasks)
+                stats[how] = write_locally(df, ["dt", "trace_id"], spec_, num_tasks=num_tasks, unique_order=True)
     finally:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", old)
         df.unpersist()

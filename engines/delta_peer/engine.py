@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame
 
 from engines.base import InsertsOnlyError, MaintenanceResult
 from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
-from engines.spark.arrow_compat import to_arrow
+from engines.spark.batch_stats import batch_rows
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
 from engines.table.sizes import (
     CLEANER_COMMITS_RETAINED,
@@ -140,7 +140,7 @@ class DeltaPeerEngine:
         return "planned" if self._pending else None
 
     def ingest(self, df: DataFrame) -> CommitResult:
-        data = to_arrow(df)
+        data = batch_rows(df)
         if data.num_rows == 0:
             raise EmptyBatchError(f"{self.name}: empty batch; nothing was written")
         extra = current_commit_extra()  # a streaming writer's checkpoint goes into the commitInfo

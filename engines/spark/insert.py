@@ -65,8 +65,6 @@ def insert_new_file_groups(
     n = num_tasks or (max(1, len(counts)) if counts is not None else None)
     local = rows is not None and is_small(rows) and (n == 1 or string_parts)
     order = [partition_col, *(sort_columns or [table.record_key])]
-    spread = df.coalesce(1) if local or n == 1 else df.repartition(n, F.col(partition_col))  # n is known here
-    ordered = spread.sortWithinPartitions(*order)
     with table.lock:
         instant = table.start(COMMIT)
         spec = write_spec_for(
@@ -74,9 +72,11 @@ def insert_new_file_groups(
             stats_columns=list(stats_columns if stats_columns is not None else [c.name for c in schema]),
         )
         if local:
-            stats = write_locally(ordered, spec, "ingest.mid_write", num_tasks=n)
+            stats = write_locally(df, order, spec, "ingest.mid_write", num_tasks=n,
+                                  unique_order=table.record_key in order)
         else:
-            stats = write_dataframe(ordered, spec, fault_point="ingest.mid_write")
+            spread = df.coalesce(1) if n == 1 else df.repartition(n, F.col(partition_col))  # n is known here
+            stats = write_dataframe(spread.sortWithinPartitions(*order), spec, fault_point="ingest.mid_write")
         if not stats:
             table.refresh().delete_pending(instant)
             raise EmptyBatchError("the batch is empty: nothing to insert (the started instant was removed)")

@@ -5,7 +5,8 @@ partition, gives bucket ``i`` its range of ranks plus the rows of its small file
 top-up), and writes every bucket as one group of :func:`engines.spark.group_write.write_groups`. Its
 Spark job reads the small files, ranks, unions and sorts: at 1-10 MB per commit that job's fixed cost
 (plan building over Py4J, the Parquet scan and the Arrow collect) is most of the COW baseline's
-ingest. Here the batch's rows are fetched as Arrow (one job, no Python worker), the small files are
+ingest. Here the batch's rows are taken as Arrow (the driver's own, or fetched in one job without a
+Python worker: :func:`engines.spark.batch_stats.batch_rows`), the small files are
 read with pyarrow (they were written by pyarrow: their footers hold the Arrow schema), and ranks and
 sorts are pyarrow's stable sorts, which order strings by their UTF-8 bytes, as Spark does. Every
 bucket is then cut and written as the job's task writes its group, so the files, names and bytes
@@ -22,8 +23,9 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from engines.cow_baseline.assign import InsertBucket
-from engines.spark.arrow_compat import arrow_batch_rows, to_arrow
+from engines.spark.arrow_compat import arrow_batch_rows
 from engines.spark.arrow_rewrite import LOCAL_BYTES, Inputs, inspect_inputs, read_run, rebatch, sortable
+from engines.spark.batch_stats import batch_rows
 from engines.spark.local_write import is_small
 from engines.spark.splits import sort_indices
 from engines.spark.writer import WriteSpec, filesystem_for, run_write_job, write_partition_rows
@@ -36,14 +38,14 @@ def _nullable(schema: pa.Schema) -> pa.Schema:
 
 
 def base_inputs(storage: Storage, bases: Mapping[int, FileSlice], batch_schema: pa.Schema, record_key: str,
-                partition_column: str, batch_rows: int) -> dict[int, Inputs] | None:
+                partition_column: str, num_rows: int) -> dict[int, Inputs] | None:
     """Each small file's footer, when the driver can merge this batch exactly as the Spark job would:
     a batch of at most :data:`engines.spark.local_write.LOCAL_ROWS` rows, small files of at most
     :data:`engines.spark.arrow_rewrite.LOCAL_BYTES` uncompressed in all, written by pyarrow with the
     batch's columns and types (so Spark's union schema is the batch's, every column nullable), a
     record key pyarrow sorts as Spark does, and a string partition column (the job matches partitions
     by their text). None otherwise."""
-    if not (is_small(batch_rows) and sortable(batch_schema, [record_key])
+    if not (is_small(num_rows) and sortable(batch_schema, [record_key])
             and pa.types.is_string(batch_schema.field(partition_column).type)):
         return None
     inputs: dict[int, Inputs] = {}
@@ -64,10 +66,10 @@ def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapp
     within its partition (buckets of a partition take consecutive ranges in bucket order), plus the rows
     of its small file ``inputs[i]`` when it has one, sorted by record key; the write stats per bucket,
     sorted by path. ``inputs``: from :func:`base_inputs`."""
-    batch_rows = arrow_batch_rows(df.sparkSession)
+    rows_per_batch = arrow_batch_rows(df.sparkSession)
 
     def job() -> list[list[WriteStat]]:
-        batch = to_arrow(df)
+        batch = batch_rows(df)
         new_schema = batch.schema
         base_schema = _nullable(new_schema)
         ranked: dict[str, pa.Table] = {}
@@ -88,7 +90,7 @@ def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapp
                 rows = merged.take(sort_indices(merged, [record_key]))
             else:  # the job casts a bucket without a small file to the batch's own schema
                 rows = rows.cast(new_schema)
-            chunks = (t.combine_chunks() for t in rebatch([rows], batch_rows))
+            chunks = (t.combine_chunks() for t in rebatch([rows], rows_per_batch))
             out.append(sorted(write_partition_rows(specs[i], chunks, 0, 0), key=lambda s: s.path))
         return out
 

@@ -14,13 +14,17 @@ groups), and each task writes with its index and attempt 0. Same files, names an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from engines.spark.arrow_compat import arrow_batch_rows, to_arrow
-from engines.spark.arrow_rewrite import rebatch
+from engines.spark.arrow_rewrite import rebatch, sortable
+from engines.spark.batch_stats import known_rows
 from engines.spark.hash_partitioning import hash_partition
+from engines.spark.splits import sort_indices
 from engines.spark.writer import WriteSpec, run_write_job, write_partition_rows
 from engines.table.model import WriteStat
 
@@ -42,16 +46,24 @@ def _task_of_rows(parts: pa.ChunkedArray, num_tasks: int) -> pa.Array:
     return pc.take(tasks, pc.index_in(parts, value_set=values))
 
 
-def write_locally(ordered: DataFrame, spec: WriteSpec, fault_point: str | None = None,
-                  num_tasks: int | None = 1) -> list[WriteStat]:
-    """Write the rows of ``ordered`` (one partition, sorted as each task sorts its rows, the partition
-    column first) as the ``num_tasks`` tasks of ``repartition(num_tasks, partition column)`` would
-    (module docstring; None: one task per partition value, nulls included, as the insert spreads a
-    batch); the write stats, sorted by path. One Spark job (the rows as Arrow)."""
-    batch_rows = arrow_batch_rows(ordered.sparkSession)
+def write_locally(df: DataFrame, order: Sequence[str], spec: WriteSpec, fault_point: str | None = None,
+                  num_tasks: int | None = 1, unique_order: bool = False) -> list[WriteStat]:
+    """Write the rows of ``df`` as the ``num_tasks`` tasks of ``repartition(num_tasks, partition column)
+    .sortWithinPartitions(*order)`` would (module docstring; ``order`` starts with the partition column;
+    None: one task per partition value, nulls included, as the insert spreads a batch); the write
+    stats, sorted by path. The rows ordered by Spark and fetched as Arrow in one job; or, when the
+    driver holds ``df``'s rows (:func:`engines.spark.batch_stats.known_rows`) and ``unique_order``
+    says no two rows tie on ``order`` (so any correct sort gives Spark's order), sorted here with no job."""
+    batch_rows = arrow_batch_rows(df.sparkSession)
+
+    def ordered_rows() -> pa.Table:
+        known = known_rows(df)
+        if known is not None and unique_order and sortable(known.schema, order):
+            return known.take(sort_indices(known, order))
+        return to_arrow(df.coalesce(1).sortWithinPartitions(*order))
 
     def job() -> list[WriteStat]:
-        table = to_arrow(ordered)
+        table = ordered_rows()
         if table.num_rows == 0:
             return []
         stats: list[WriteStat] = []
