@@ -397,7 +397,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     ctx.profile["spark_start"] = time.perf_counter() - t_session
     engines: list[EngineState] = []  # repetition 0's engines, then repetition 1's, ...: designs alternate
     for r in range(repeats):
-        for es in scenario.engines:
+        for es in (e for e in scenario.engines if e.repeat is None or r < e.repeat):
             table_path = (store.table_uri(_table_dir(Path(""), es.name, r).as_posix()) if store is not None
                           else str(_table_dir(run_dir, es.name, r).resolve()))
             with ctx.label("setup"):

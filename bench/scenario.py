@@ -39,6 +39,9 @@ class EngineSpec(_Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     kind: Literal[ENGINE_KINDS]  # type: ignore[valid-type]  # the registry's kinds (bench.engine_kinds)
     config: dict[str, Any] = Field(default_factory=dict)
+    # at most this many of the run's repetitions (``repeat``): a reference peer, outside the verdict's
+    # tally, can run once while the designs it is set beside repeat; None: every repetition
+    repeat: int | None = Field(None, ge=1, le=20)
 
     @model_validator(mode="after")
     def _hudi_config(self) -> EngineSpec:

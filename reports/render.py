@@ -18,7 +18,7 @@ from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import render_plots
 from reports.store_requests import requests_section
 from reports.stream import stream_section
-from reports.summary import summarize, summary_frame
+from reports.summary import EngineSummary, summarize, summary_frame
 from runresults import Results, ResultsError
 from runresults.uncertainty import METHOD
 
@@ -177,7 +177,7 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
                   "compete; the other columns are references. *Winner* is the RFC design with the best value; "
                   "*by how much* is second-best / best (or the difference when the best is 0). "
                   f"Timings are medians (or totals) with 95% intervals [lo, hi] ({METHOD}; "
-                  f"{results.repeats} repetition(s)); a timing is won only when the intervals separate, "
+                  f"{_repetitions_text(results.repeats, summaries)}); a timing is won only when the intervals separate, "
                   "otherwise it is a tie. Counts and bytes are exact.\n", md_table(pd.DataFrame(rows)),
                   "\n" + answer(rows) + "\n",
                   "\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
@@ -227,6 +227,12 @@ def markdown_to_html(md: str, plots: dict[str, Path]) -> str:
     body = parser.renderer.render(tokens, parser.options, {})
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>layoutbench report</title>"
             f"<style>{STYLE}</style></head><body>{body}</body></html>\n")
+
+
+def _repetitions_text(repeats: int, summaries: list[EngineSummary]) -> str:
+    """How many repetitions the timings pool, naming engines capped below the run's (a peer run once)."""
+    fewer = sorted(f"{s.engine} {s.repeats}" for s in summaries if s.repeats < repeats)
+    return f"{repeats} repetition(s)" + (f"; fewer for {', '.join(fewer)}" if fewer else "")
 
 
 def render_report(run_dir: str | Path, design_review: bool = False,

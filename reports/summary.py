@@ -161,7 +161,7 @@ def summarize(results: Results, crash_results: Results | None = None) -> list[En
         missing = [m for m in (_missing_rows(e, g) for e, g in zip(wrong.expected, wrong.got, strict=True))
                    if m is not None]
         s.isolation_rows_missing_max = max(missing) if missing else None
-        s.repeats = results.repeats
+        s.repeats = _engine_repeats(results, engine)
         s.timings = _timings(results, engine)
         k = crash[crash.engine == engine]
         s.crash_points = len(k)
@@ -170,6 +170,13 @@ def summarize(results: Results, crash_results: Results | None = None) -> list[En
             s.crash_rows_duplicated = int(k.rows_duplicated.clip(lower=0).sum())
         out.append(s)
     return out
+
+
+def _engine_repeats(results: Results, engine: str) -> int:
+    """The repetitions ``engine`` ran: the run's, or fewer for an engine capped by its own ``repeat``."""
+    c = results.table("commits", all_repeats=True)
+    mine = c[c.engine == engine]
+    return int(mine["repeat"].nunique()) if len(mine) and "repeat" in mine else results.repeats
 
 
 def _timings(results: Results, engine: str) -> dict[str, Interval]:
@@ -184,7 +191,7 @@ def _timings(results: Results, engine: str) -> dict[str, Interval]:
     m = results.table("maintenance", all_repeats=True)
     m = m[(m.engine == engine) & (m.kind != "clean")]
     if len(m):
-        out["maintenance total"] = interval(m.duration_s.tolist(), total_per_repeat(results.repeats))
+        out["maintenance total"] = interval(m.duration_s.tolist(), total_per_repeat(_engine_repeats(results, engine)))
     q = results.table("queries", all_repeats=True)
     q = q[q.engine == engine]
     if len(q):

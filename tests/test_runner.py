@@ -114,14 +114,15 @@ def test_spark_submit_launch_keeps_its_master_and_matches_local(small_run: Resul
 def test_repeat_runs_fresh_tables_and_gives_intervals(spark, tmp_path) -> None:
     """--repeat 2: each engine twice on fresh tables from the same batches; exact figures are the
     first repetition's and equal the second's (the run checks it); timings pool both, with
-    intervals; the control engine never maintains; the report opens with the verdict."""
+    intervals; an engine capped at one repetition (as a reference peer) runs once and says so; the
+    control engine never maintains; the report opens with the verdict."""
     from reports import render_report
     from reports.summary import summarize
 
     sc = load_scenario(SMALL).model_copy(update={"name": "repeat"})
     sc = sc.model_copy(update={
         "engines": [e for e in sc.engines if e.name in ("baseline", "option1_cbd", "option2_sorted")]
-        + [sc.engines[0].model_copy(update={"name": "append_only", "kind": "append_only"})],
+        + [sc.engines[0].model_copy(update={"name": "append_only", "kind": "append_only", "repeat": 1})],
         "workload": sc.workload.model_copy(update={"num_batches": 4}),
         "isolation": sc.isolation.model_copy(update={"enabled": False})})
     res = Results(run_scenario(sc, out=tmp_path, progress=False, run_id="rep", repeat=2))
@@ -130,8 +131,12 @@ def test_repeat_runs_fresh_tables_and_gives_intervals(spark, tmp_path) -> None:
     assert (res.folder / "tables" / "repeat1" / "option2_sorted").is_dir()
     every = res.table("commits", all_repeats=True)
     assert sorted(every.repeat.unique()) == [0, 1]
-    assert len(res.table("commits")) * 2 == len(every)  # the default view is the first repetition
-    first, second = (every[every.repeat == r].sort_values(["engine", "seq"]) for r in (0, 1))
+    assert every[every.engine == "append_only"].repeat.unique().tolist() == [0]
+    assert not (res.folder / "tables" / "repeat1" / "append_only").exists()
+    repeated = every[every.engine != "append_only"]
+    first_view = res.table("commits")
+    assert len(first_view[first_view.engine != "append_only"]) * 2 == len(repeated)  # the default view: repetition 0
+    first, second = (repeated[repeated.repeat == r].sort_values(["engine", "seq"]) for r in (0, 1))
     for col in ("bytes_written", "files_written", "live_files", "wa"):
         assert first[col].tolist() == second[col].tolist(), col
     by = {s.engine: s for s in summarize(res)}
@@ -139,9 +144,12 @@ def test_repeat_runs_fresh_tables_and_gives_intervals(spark, tmp_path) -> None:
     p50 = by["option2_sorted"].timings["ingest p50"]
     assert p50.n == 8 and p50.lo <= p50.value <= p50.hi  # 4 batches x 2 repetitions
     assert by["append_only"].family == "No maintenance (control)"
+    assert (by["append_only"].repeats, by["option2_sorted"].repeats) == (1, 2)
+    assert by["append_only"].timings["ingest p50"].n == 4
     md = render_report(res.folder, design_review=True)["report.md"].read_text()
     assert md.index("## The answer") < md.index("## Setup")
     assert "Verdict (repeat)" in md and "95% interval" in md
+    assert "2 repetition(s); fewer for append_only 1" in md
 
 
 def test_repeat_zero_is_refused(tmp_path) -> None:
