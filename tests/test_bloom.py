@@ -4,8 +4,10 @@ BloomFilterFactory is tested against the real JVM classes in tests/test_hudi_eng
 
 from __future__ import annotations
 
+import base64
 import io
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -43,6 +45,25 @@ def test_every_key_is_found_and_few_others(cfg: BloomConfig) -> None:
     assert all(might_contain(ser, k) for k in KEYS[::37])
     others = [f"absent-{i}" for i in range(200)]
     assert sum(might_contain(ser, k) for k in others) <= 2
+
+
+def test_keys_of_one_length_set_the_bits_the_general_path_sets() -> None:
+    """Keys of one length are hashed from the Arrow bytes in place (any slice offset, any chunking);
+    a SIMPLE filter is the OR of its keys' bits, so adding a key of another length (the general path)
+    must OR in exactly that key's bits."""
+    cfg = BloomConfig(filter_type="SIMPLE")
+    arr = pa.array(["short"] + KEYS)
+    sliced = arr.slice(1)
+    chunked = pa.chunked_array([sliced.slice(0, 1000), sliced.slice(1000)])
+    one = serialize(KEYS, cfg)
+    assert serialize(sliced, cfg) == serialize(chunked, cfg) == one
+
+    def vector(ser: str) -> np.ndarray:
+        return np.frombuffer(base64.b64decode(ser)[13:], dtype=np.uint8)
+
+    both = vector(one) | vector(serialize(["short"], cfg))
+    assert np.array_equal(vector(serialize(KEYS + ["short"], cfg)), both)
+    assert np.array_equal(vector(serialize(arr, cfg)), both)
 
 
 def test_footer_entries_and_their_bytes_in_a_parquet_file() -> None:

@@ -439,17 +439,19 @@ def test_real_hudis_bloom_index_finds_the_keys_of_our_files(spark, tmp_path: Pat
     assert snapshot.count() == rows and snapshot.where(F.col("level") == "UPDATED").count() == 40
 
 
-@pytest.mark.parametrize("type_code,entries,max_entries,n", [
-    ("DYNAMIC_V0", 60_000, 100_000, 500), ("SIMPLE", 60_000, 100_000, 300),
-    ("DYNAMIC_V0", 100, 250, 420),  # a second row at 100 keys, then round robin from 200 (the bound)
+@pytest.mark.parametrize("type_code,entries,max_entries,n,one_length", [
+    ("DYNAMIC_V0", 60_000, 100_000, 500, False), ("SIMPLE", 60_000, 100_000, 300, False),
+    ("DYNAMIC_V0", 100, 250, 420, False),  # a second row at 100 keys, then round robin from 200 (the bound)
+    ("DYNAMIC_V0", 100, 250, 420, True),  # keys of one length: read as the Arrow bytes lie
 ])
 def test_our_bloom_filter_is_byte_for_byte_hudis(spark, type_code: str, entries: int, max_entries: int,
-                                                 n: int) -> None:
+                                                 n: int, one_length: bool) -> None:
     """engines/table/bloom.py against Apache Hudi's own BloomFilterFactory in the JVM: the same
-    serialized string for the same keys (ASCII and not, odd lengths), and each reads the other's."""
+    serialized string for the same keys (ASCII and not, odd lengths, or all of one length, as the
+    generated record keys are), and each reads the other's."""
     from engines.table.bloom import BloomConfig, might_contain, serialize
 
-    keys = [f"{i * 2654435761 % (1 << 64):016x}-000003-{i:08d}" if i % 4 else f"k{i}-é{'x' * (i % 5)}"
+    keys = [f"{i * 2654435761 % (1 << 64):016x}-000003-{i:08d}" if i % 4 or one_length else f"k{i}-é{'x' * (i % 5)}"
             for i in range(n)]
     factory = spark._jvm.org.apache.hudi.common.bloom.BloomFilterFactory
     theirs = factory.createBloomFilter(entries, 1e-9, max_entries, type_code)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import pyarrow as pa
@@ -71,10 +71,18 @@ class Inputs:
     columns: list[str]
     schema: pa.Schema
     total_bytes: int  # uncompressed, from the row-group metadata
+    # the parsed footers, for tasks in the driver: a base file's footer carries Hudi's bloom filter
+    # (~431 KB per 60000 keys), parsed once here rather than again by every reader. Not shipped to
+    # Spark tasks (:meth:`for_tasks`), which parse their own.
+    footers: tuple[pq.FileMetaData, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def row_counts(self) -> list[int]:
         return [sum(g) for g in self.group_rows]
+
+    def for_tasks(self, local: bool) -> Inputs:
+        """These inputs as the tasks get them: with the footers in the driver, without on Spark."""
+        return self if local else replace(self, footers=())
 
 
 def inspect_inputs(storage: Storage, slices: Sequence[FileSlice], keep_meta: bool,
@@ -97,7 +105,7 @@ def inspect_inputs(storage: Storage, slices: Sequence[FileSlice], keep_meta: boo
     schema = pa.schema([schemas[0].field(c) for c in columns])
     return Inputs(paths, [[md.row_group(i).num_rows for i in range(md.num_row_groups)] for md in footers],
                   columns, schema, sum(md.row_group(i).total_byte_size for md in footers
-                                       for i in range(md.num_row_groups)))
+                                       for i in range(md.num_row_groups)), tuple(footers))
 
 
 def sortable(schema: pa.Schema, columns: Sequence[str]) -> bool:
@@ -110,7 +118,7 @@ def read_run(fs: pafs.FileSystem, root: str, inputs: Inputs, run: Iterable[Run])
     """The rows of ``run`` in order, one row-group slice at a time."""
     for f, start, n in run:
         with fs.open_input_file(f"{root}/{inputs.paths[f]}") as src:
-            pf = pq.ParquetFile(src)
+            pf = pq.ParquetFile(src, metadata=inputs.footers[f] if inputs.footers else None)
             offset = 0
             for g, rows in enumerate(inputs.group_rows[f]):
                 a, b = max(offset, start), min(offset + rows, start + n)
@@ -165,13 +173,14 @@ def rewrite_unsorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_o
     near-equal row counts; hudi: whole files, as Apache Hudi's coalesce)."""
     splitter = split_files if split == "hudi" else split_rows
     runs = splitter(inputs.row_counts, num_outputs)
+    local = inputs.total_bytes <= LOCAL_BYTES
+    inputs = inputs.for_tasks(local)
 
     def task(index: int, attempt: int) -> list[WriteStat]:
         fs, root = filesystem_for(spec.base_uri)
         return write_partition_rows(spec, rebatch(read_run(fs, root, inputs, runs[index]), spec.row_group_rows),
                                     index, attempt)
 
-    local = inputs.total_bytes <= LOCAL_BYTES
     stats = run_write_job(spec, fault_point, lambda: _tasks(spark, len(runs), task, local))
     return sorted((s for per_task in stats for s in per_task), key=lambda s: s.path)
 
@@ -257,6 +266,7 @@ def rewrite_sorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_out
     """Sort runs of the input (stage 1), then merge disjoint key ranges into the outputs (stage 2)."""
     keys = _sort_keys(sort_columns, spec.record_key)
     local = inputs.total_bytes <= LOCAL_BYTES
+    inputs = inputs.for_tasks(local)
     if inputs.total_bytes <= SINGLE_TASK_BYTES:
         stats = run_write_job(spec, fault_point, lambda: _tasks(
             spark, 1, lambda i, a: sort_and_write(spec, inputs, keys, num_outputs, a), local))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,17 +112,21 @@ def _words(keys: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray | None
     return mixed, tail
 
 
-def _murmur2_words(mixed: np.ndarray, tail: np.ndarray | None, length: int, seeds: np.ndarray) -> np.ndarray:
-    h = seeds.astype(np.uint32) ^ np.uint32(length)
+def _murmur2_words(mixed: np.ndarray, tail: np.ndarray | None, length: int, seeds: np.ndarray,
+                   scratch: np.ndarray | None = None) -> np.ndarray:
+    """MurmurHash 2 of every key from its mixed words (:func:`_words`), one seed per key; a new array
+    (``scratch``: a uint32 buffer of the same shape for the shifts, so no temporary is allocated)."""
+    h = np.bitwise_xor(seeds, np.uint32(length), dtype=np.uint32)
+    tmp = np.empty_like(h) if scratch is None else scratch
     for k in mixed:
         h *= _M
         h ^= k
     if tail is not None:
         h ^= tail
         h *= _M
-    h ^= h >> np.uint32(13)
+    h ^= np.right_shift(h, np.uint32(13), out=tmp)
     h *= _M
-    h ^= h >> np.uint32(15)
+    h ^= np.right_shift(h, np.uint32(15), out=tmp)
     return h
 
 
@@ -133,15 +137,29 @@ def murmur2(keys: np.ndarray, length: int, seeds: np.ndarray) -> np.ndarray:
     return _murmur2_words(mixed, tail, length, seeds)
 
 
+def _hashes(keys: np.ndarray, length: int, vector_size: int, num_hashes: int) -> Iterator[np.ndarray]:
+    """HashFunction.hash for each key, one hash function at a time: uint32 bit positions, the array
+    reused between steps (copy to keep one)."""
+    n = keys.shape[0]
+    h = np.zeros(n, dtype=np.uint32)
+    scratch = np.empty(n, dtype=np.uint32)
+    pos = np.empty(n, dtype=np.uint32)
+    size = np.uint32(vector_size)
+    mixed, tail = _words(keys, length)  # the same for every hash function: only the seed changes
+    for _ in range(num_hashes):
+        h = _murmur2_words(mixed, tail, length, h, scratch)
+        # Java: Math.abs(initval % maxValue), % truncating toward zero, so |h % m| == |h| % m; the
+        # int32 abs of Integer.MIN_VALUE wraps to itself, whose uint32 bits are its true magnitude 2^31
+        np.abs(h.view(np.int32), out=pos.view(np.int32))
+        np.remainder(pos, size, out=pos)
+        yield pos
+
+
 def bit_positions(keys: np.ndarray, length: int, vector_size: int, num_hashes: int) -> np.ndarray:
     """HashFunction.hash for each key: ``(n, num_hashes)`` bit positions."""
     out = np.empty((keys.shape[0], num_hashes), dtype=np.int64)
-    h = np.zeros(keys.shape[0], dtype=np.uint32)
-    mixed, tail = _words(keys, length)  # the same for every hash function: only the seed changes
-    for j in range(num_hashes):
-        h = _murmur2_words(mixed, tail, length, h)
-        # Java: Math.abs(initval % maxValue), % truncating toward zero
-        out[:, j] = np.abs(np.fmod(h.view(np.int32).astype(np.int64), vector_size))
+    for j, pos in enumerate(_hashes(keys, length, vector_size, num_hashes)):
+        out[:, j] = pos
     return out
 
 
@@ -170,12 +188,6 @@ def _header(cfg: BloomConfig) -> bytes:
     return struct.pack(">iibi", -1, cfg.num_hashes, MURMUR_HASH, cfg.vector_size)
 
 
-def _bits(positions: np.ndarray, vector_size: int) -> bytes:
-    vec = np.zeros(vector_size, dtype=bool)
-    vec[positions.ravel()] = True
-    return np.packbits(vec, bitorder="little").tobytes()
-
-
 Keys = Sequence[str] | pa.Array | pa.ChunkedArray
 
 
@@ -201,6 +213,9 @@ def _encoded(keys: Keys) -> list[tuple[np.ndarray, np.ndarray, int]]:
     lengths = np.diff(offsets)
     if n and lengths.min() == 0:
         raise ValueError("a record key is empty: Hudi's bloom filter refuses empty keys")
+    if n and lengths.min() == lengths.max():  # one key length (ids, UUIDs): the bytes as they lie, no copy
+        length = int(lengths[0])
+        return [(np.arange(n), data[offsets[0]: offsets[0] + n * length].reshape(n, length), length)]
     out = []
     for length in np.unique(lengths):
         idx = np.flatnonzero(lengths == length)
@@ -215,15 +230,23 @@ def serialize(keys: Keys, cfg: BloomConfig) -> str:
     if not cfg.enabled:
         raise ValueError("the bloom filter is disabled: it has no serialized form")
     size = cfg.vector_size
-    positions = np.empty((len(keys), cfg.num_hashes), dtype=np.int64)
-    for idx, mat, length in _encoded(keys):
-        positions[idx] = bit_positions(mat, length, size, cfg.num_hashes)
     if cfg.filter_type == "SIMPLE":
-        body = _header(cfg) + _bits(positions, size)
+        rows, count, cur = None, 1, 0
     else:
         rows, count, cur = _rows_of(len(keys), cfg.num_entries, cfg.dynamic_max_entries)
+    # every row's bit vector in one array (row r's bit i at r * size + i): each hash sets its bits in place
+    vec = np.zeros(count * size, dtype=bool)
+    for idx, mat, length in _encoded(keys):
+        base = None if count == 1 else rows[idx] * size
+        flat = None if base is None else np.empty(len(base), dtype=np.int64)
+        for pos in _hashes(mat, length, size, cfg.num_hashes):
+            vec[pos if base is None else np.add(base, pos, out=flat)] = True
+    bits = np.packbits(vec.reshape(count, size), axis=1, bitorder="little")
+    if cfg.filter_type == "SIMPLE":
+        body = _header(cfg) + bits[0].tobytes()
+    else:
         body = _header(cfg) + struct.pack(">iii", cfg.num_entries, cur, count)
-        body += b"".join(_header(cfg) + _bits(positions[rows == r], size) for r in range(count))
+        body += b"".join(_header(cfg) + bits[r].tobytes() for r in range(count))
     return base64.b64encode(body).decode("ascii")
 
 
