@@ -41,6 +41,14 @@ def priced(requests: pd.DataFrame) -> pd.DataFrame:
     return requests.assign(usd=requests["count"] * requests["op"].map(price_usd))
 
 
+def runs_per_row(results: Results) -> int:
+    """How many query runs one row of the ``queries`` table stands for: a real run writes a row per
+    run; the simulator writes the cold run's row only, and counts requests for it and every warm run."""
+    if not results.run.get("simulated"):
+        return 1
+    return int(((results.run.get("scenario") or {}).get("queries") or {}).get("warm_runs", 0)) + 1
+
+
 def per_phase(results: Results) -> pd.DataFrame:
     """Requests per engine and phase (repetition 0), with the total and its dollar cost."""
     req = priced(results.table("requests"))
@@ -64,7 +72,7 @@ def unit_costs(results: Results) -> pd.DataFrame:
         ing = commits[(commits.engine == engine) & (commits.kind == "ingest") & (commits.get("repeat", 0) == 0)]
         gb = ing.batch_bytes.fillna(0).sum() / GB
         runs = len(maint[(maint.engine == engine) & (maint.get("repeat", 0) == 0)])
-        nq = len(queries[(queries.engine == engine) & (queries.get("repeat", 0) == 0)])
+        nq = len(queries[(queries.engine == engine) & (queries.get("repeat", 0) == 0)]) * runs_per_row(results)
 
         def total(phases: tuple[str, ...], col: str, mine: pd.DataFrame = mine) -> float:
             return float(mine[mine.phase.isin(phases)][col].sum())
@@ -102,7 +110,7 @@ def selective_query(results: Results, query: str = "service_hours") -> pd.DataFr
     rows = []
     for engine, runs in q.groupby("engine"):
         mine = req[req.engine == engine]
-        n = len(runs)
+        n = len(runs) * runs_per_row(results)
         warm = runs[runs.run > 0].latency_s
         iv = interval((warm if len(warm) else runs.latency_s).tolist())
         rows.append({"engine": engine, "warm median s": round(float(warm.median() if len(warm) else
