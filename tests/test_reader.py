@@ -22,7 +22,14 @@ def test_schema_inferred_once_and_reads_unchanged(spark, tmp_path) -> None:
     first = read_snapshot(spark, table.storage, snap).df
     key = reader._inference_key(spark, table.storage, snap[0], file_uri(table.storage, ""))
     assert key is not None and key in reader._INFERRED[spark]
-    again = read_snapshot(spark, table.storage, snap).df  # from the remembered schema
+    calls = []
+    footer = table.storage.parquet_metadata
+    table.storage.parquet_metadata = lambda rel: calls.append(rel) or footer(rel)  # type: ignore[method-assign]
+    try:
+        again = read_snapshot(spark, table.storage, snap).df  # from the remembered schema
+    finally:
+        del table.storage.parquet_metadata
+    assert calls == []  # nor is the first file's footer read again (on a store: a HEAD and two GETs)
     for df in (first, again):
         assert df.schema == inferred.schema and df.columns == inferred.columns  # dt keeps its place
         assert sorted(map(tuple, df.collect())) == sorted(map(tuple, inferred.collect()))
