@@ -40,6 +40,7 @@ class EngineSummary:
     maintenance_runs: int = 0
     maintenance_s: float = 0.0
     maintenance_bytes_written: int = 0
+    maintenance_bytes_read: int = 0
     live_files: int | None = None
     physical_files: int | None = None
     physical_files_peak: int | None = None
@@ -140,6 +141,7 @@ def summarize(results: Results, crash_results: Results | None = None) -> list[En
         s.maintenance_runs = len(m)
         s.maintenance_s = float(m.duration_s.sum()) if len(m) else 0.0
         s.maintenance_bytes_written = int(m.bytes_written.sum()) if len(m) else 0
+        s.maintenance_bytes_read = int(m.bytes_read.sum()) if len(m) else 0
         q = queries[queries.engine == engine]
         if len(q):
             final = q[q.checkpoint == q.checkpoint.max()]

@@ -84,6 +84,12 @@ def test_report_sets_ours_beside_delta(delta_run: Results) -> None:
     rows = peer_rows(delta_run, summarize(delta_run))
     assert [(r["ours"], r["peer"]) for r in rows] == [("option1_cbd", "delta")]
     assert rows[0]["maintenance ratio"].endswith("x")
+    # the time ratio splits into what the plans read and how fast it was rewritten
+    ours_mb, peer_mb = (float(x) for x in rows[0]["MB read (ours / peer)"].split(" / "))
+    assert ours_mb > 0 and peer_mb > 0
+    per_byte = float(rows[0]["s per 100 MB read ratio"].rstrip("x"))
+    total = float(rows[0]["maintenance ratio"].rstrip("x"))
+    assert total == pytest.approx(per_byte * ours_mb / peer_mb, rel=0.05)
 
 
 def _old_rule_doomed(engine: DeltaPeerEngine) -> set[str]:
