@@ -59,6 +59,9 @@ class Engine(Protocol):
     table_format: str  # "hudi" (our tables and Apache Hudi's: hudi-rs reads them) or "delta"
     writes_batches_once: bool  # each batch is written once as new files: its bytes measure the batch
     own_batch_bytes: bool  # write amplification against its own ingest bytes (another file format)
+    # its ingest of a small runner batch reads it through Spark (the runner fills Spark's cache before
+    # the clock starts), not from the driver's rows (engines.spark.batch_stats.known_rows)
+    reads_batch_in_spark: bool
 
     def ingest(self, df: DataFrame) -> CommitResult:
         """Commit one batch."""
@@ -114,6 +117,7 @@ class TableEngine:
     table_format = "hudi"
     writes_batches_once = False
     own_batch_bytes = False
+    reads_batch_in_spark = False
     _service: AsyncService | None = None  # an async mode's service thread (engines.async_service)
 
     @property

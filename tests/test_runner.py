@@ -161,3 +161,37 @@ def test_repeat_zero_is_refused(tmp_path) -> None:
     assert res.exit_code == EXIT_BAD_INPUT and "--repeat" in res.output
     with pytest.raises(ScenarioError, match="repeat"):
         run_scenario(load_scenario(SMALL), out=tmp_path, progress=False, repeat=-1)
+
+
+def test_engines_that_read_the_drivers_rows_start_no_spark_job_on_a_small_batch(spark, tmp_path) -> None:
+    """The runner fills Spark's cache of a small batch only when an engine declares it reads the batch
+    through Spark (``reads_batch_in_spark``); every engine that declares it does not must ingest an
+    unfilled cached batch without a Spark job, or the cache fill would land in its ingest time."""
+    from bench.engine_factory import build_engine
+    from bench.scenario import EngineSpec
+    from engines.spark.arrow_frame import frame_from_arrow
+    from engines.spark.batch_stats import remember_partition_counts, remember_rows
+    from workloads.generator import batch_table, batch_tasks, table_partition_counts
+
+    sc = load_scenario(SMALL)
+    spec = sc.workload
+    assert batch_tasks(spark.sparkContext.defaultParallelism, spec, 0) == 1
+    specs = list(sc.engines) + [EngineSpec(name="append_only", kind="append_only"),
+                                EngineSpec(name="delta", kind="delta_peer")]
+    for b in range(2):  # the second batch meets existing files: small-file top-ups, the baseline's merge
+        table = batch_table(spec, b)
+        df = frame_from_arrow(spark, table).cache()  # cached, never filled
+        remember_partition_counts(df, spec.partition_column, table_partition_counts(table, spec.partition_column))
+        remember_rows(df, table)
+        for es in specs:
+            engine = build_engine(es, sc, str(tmp_path / es.name))
+            assert engine.reads_batch_in_spark is False, es.name
+            group = f"ingest-{es.name}-{b}"
+            spark.sparkContext.setJobGroup(group, group)
+            try:
+                engine.ingest(df)
+            finally:
+                spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+            assert list(spark.sparkContext.statusTracker().getJobIdsForGroup(group)) == [], es.name
+            engine.close()
+        df.unpersist()

@@ -117,6 +117,7 @@ class DeltaPeerEngine:
     table_format = "delta"
     writes_batches_once = False  # its bytes are not Hudi bytes; never the run's batch-size reference
     own_batch_bytes = True  # WA against this engine's own ingest bytes (no meta columns in Delta files)
+    reads_batch_in_spark = False  # write_deltalake takes the driver's rows (batch_rows)
 
     def __init__(self, path: str, config: DeltaPeerConfig, name: str = "delta") -> None:
         loc = s3_location(path)

@@ -60,6 +60,7 @@ class HudiEngine(TableEngine):
     """One table written and maintained by Apache Hudi {HUDI_VERSION}."""
 
     writes_batches_once = False
+    reads_batch_in_spark = True  # Apache Hudi's writer reads the batch from Spark's cache
 
     def __init__(self, table_path: str, config: HudiConfig, name: str, partition_field: str = "dt",
                  record_key: str = "trace_id") -> None:
