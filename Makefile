@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SCENARIO ?= bench/scenarios/default.yaml
 PYTEST_ARGS ?=
+REPEAT ?=
 
 .PHONY: venv test bench bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
 
@@ -23,8 +24,9 @@ test: $(STAMP)
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory perf-check
 
+# REPEAT=N overrides the scenario's repetitions (the default scenario's 3; REPEAT=1 for one quicker run).
 bench: $(STAMP)
-	$(BIN)/layoutbench run $(SCENARIO) --report
+	$(BIN)/layoutbench run $(SCENARIO) --report $(if $(REPEAT),--repeat $(REPEAT))
 
 # Every design on the S3-protocol store (moto on 127.0.0.1 behind the counting proxy), 20 ms first-byte
 # latency; the report gets the requests section (requests per GB, per maintenance run, per query, in $).
