@@ -9,6 +9,7 @@ isolation probe) and derives cumulative metrics (WA, space amplification) afterw
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import statistics
 import threading
@@ -79,6 +80,9 @@ class EngineState:
     isolation_runs: int = 0
     service: AsyncService | None = None  # maintenance.mode async: the runner's service beside the loop
     repeat: int = 0  # which repetition (--repeat) this engine's table belongs to
+    # warm runs per query at a checkpoint (None: the scenario's); an engine capped below the run's
+    # repetitions runs as many more, so its warm medians have as many samples as the designs'
+    warm_runs: int | None = None
 
 
 @dataclass
@@ -227,7 +231,7 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
     for name in qs.suite:
         query = SUITE[name]
         expected = query.reference(truth, params)
-        for run in range(qs.warm_runs + 1):
+        for run in range((qs.warm_runs if st.warm_runs is None else st.warm_runs) + 1):
             with ctx.label("query_scan", f"{name}@{checkpoint}"):
                 res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=False)
             if run == 0 and res.error is None:
@@ -245,6 +249,14 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
                            row_groups_scanned=res.row_groups_scanned if run == 0 else None,
                            rows_scanned=res.rows_scanned if run == 0 else None, result_rows=res.result_rows,
                            verified=verified, error=res.error)
+
+
+def warm_runs_of(warm_runs: int, engine_repeat: int | None, repeats: int) -> int:
+    """Warm runs per query for an engine that runs ``engine_repeat`` of the run's ``repeats``
+    repetitions (None: all): the scenario's ``warm_runs``, times as many as it runs fewer, so that a
+    peer run once has as many warm samples per query as a design run every time."""
+    runs = min(engine_repeat or repeats, repeats)
+    return warm_runs * math.ceil(repeats / runs)
 
 
 def _table_dir(run_dir: Path, engine: str, repeat: int) -> Path:
@@ -405,7 +417,8 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
             table_path = (store.table_uri(_table_dir(Path(""), es.name, r).as_posix()) if store is not None
                           else str(_table_dir(run_dir, es.name, r).resolve()))
             with ctx.label("setup"):
-                engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r))
+                engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r,
+                                           warm_runs=warm_runs_of(scenario.queries.warm_runs, es.repeat, repeats)))
     reference_engine = next((e for e in engines if e.repeat == 0 and e.engine.writes_batches_once), None)
     schedule = MaintenanceSchedule.of(scenario)
     if schedule.runs_async:

@@ -114,8 +114,8 @@ def test_spark_submit_launch_keeps_its_master_and_matches_local(small_run: Resul
 def test_repeat_runs_fresh_tables_and_gives_intervals(spark, tmp_path) -> None:
     """--repeat 2: each engine twice on fresh tables from the same batches; exact figures are the
     first repetition's and equal the second's (the run checks it); timings pool both, with
-    intervals; an engine capped at one repetition (as a reference peer) runs once and says so; the
-    control engine never maintains; the report opens with the verdict."""
+    intervals; an engine capped at one repetition (as a reference peer) runs once and says so, with
+    as many warm query runs in all as the others; the control engine never maintains; the report opens with the verdict."""
     from reports import render_report
     from reports.summary import summarize
 
@@ -146,10 +146,24 @@ def test_repeat_runs_fresh_tables_and_gives_intervals(spark, tmp_path) -> None:
     assert by["append_only"].family == "No maintenance (control)"
     assert (by["append_only"].repeats, by["option2_sorted"].repeats) == (1, 2)
     assert by["append_only"].timings["ingest p50"].n == 4
+    # run once, the capped engine runs twice the warm runs: its warm medians have the designs' samples
+    q = res.table("queries", all_repeats=True)
+    warm = q[q.run > 0].groupby("engine").size()
+    assert warm["append_only"] == warm["option2_sorted"] > 0
+    assert by["append_only"].timings[f"query {sc.queries.suite[0]}"].n == by["option2_sorted"].timings[
+        f"query {sc.queries.suite[0]}"].n
     md = render_report(res.folder, design_review=True)["report.md"].read_text()
     assert md.index("## The answer") < md.index("## Setup")
     assert "Verdict (repeat)" in md and "95% interval" in md
     assert "2 repetition(s); fewer for append_only 1" in md
+
+
+def test_warm_runs_of_an_engine_capped_below_the_runs_repetitions() -> None:
+    from bench.runner import warm_runs_of
+
+    assert warm_runs_of(1, None, 3) == 1 and warm_runs_of(2, 5, 3) == 2  # runs every repetition
+    assert warm_runs_of(1, 1, 3) == 3 and warm_runs_of(2, 1, 3) == 6
+    assert warm_runs_of(1, 2, 3) == 2  # two of three repetitions: at least as many samples, never fewer
 
 
 def test_repeat_zero_is_refused(tmp_path) -> None:
