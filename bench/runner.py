@@ -312,7 +312,7 @@ class _RunSteps:
         self.final = False
         # the cache is filled before the clocks only when an engine reads a small batch through Spark;
         # the others read the driver's rows, and a fill nobody reads cost ~0.1 s per batch
-        self.fill_cache = any(getattr(st.engine, "reads_batch_in_spark", True) for st in engines)
+        self.fill_cache = any(st.engine.reads_batch_in_spark for st in engines)
 
     def begin_batch(self, b: int) -> None:
         ctx = self.ctx
@@ -321,9 +321,10 @@ class _RunSteps:
         table = batch_table(self.spec, b)
         self.truth_parts.append(table)
         # generated before any clock starts: no engine's ingest time includes generation or the cache
-        # fill (none when every engine reads the driver's rows). A batch of one generating task is handed to Spark from the driver's rows (no Python
-        # worker job), which engines writing in this process then read as they are; its rows per
-        # partition are counted here once for every engine (engines.spark.batch_stats)
+        # fill (none when every engine reads the driver's rows). A batch of one generating task is
+        # handed to Spark from the driver's rows (no Python worker job), which engines writing in this
+        # process then read as they are; its rows per partition are counted here once for every
+        # engine (engines.spark.batch_stats)
         col = self.spec.partition_column
         if batch_tasks(ctx.spark.sparkContext.defaultParallelism, self.spec, b) == 1:
             self.df = frame_from_arrow(ctx.spark, table).cache()
