@@ -15,7 +15,7 @@ import statistics
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -211,8 +211,19 @@ def audit(ctx: RunContext, st: EngineState, truth_rows: int) -> None:
     ctx.overhead_s += time.perf_counter() - t0
 
 
-def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.Table, params: QueryParams) -> None:
+def expected_results(ctx: RunContext, truth: pa.Table, params: QueryParams) -> dict[str, Any]:
+    """Each suite query's ground-truth answer at a checkpoint (pyarrow), computed once and checked
+    against every engine's result there."""
+    return {name: SUITE[name].reference(truth, params) for name in ctx.scenario.queries.suite}
+
+
+def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.Table, params: QueryParams,
+                   expected: Mapping[str, Any] | None = None) -> None:
+    """Audit the engine's table and run the query suite on its snapshot, each result verified against
+    ``expected`` (:func:`expected_results`; computed here when not given)."""
     engine = st.engine
+    if expected is None:
+        expected = expected_results(ctx, truth, params)
     with ctx.label("harness", f"checkpoint {checkpoint}"):
         audit(ctx, st, truth.num_rows)
     t0 = time.perf_counter()
@@ -230,17 +241,16 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
     qs = ctx.scenario.queries
     for name in qs.suite:
         query = SUITE[name]
-        expected = query.reference(truth, params)
         for run in range((qs.warm_runs if st.warm_runs is None else st.warm_runs) + 1):
             with ctx.label("query_scan", f"{name}@{checkpoint}"):
                 res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=False)
             if run == 0 and res.error is None:
                 with ctx.label("harness", f"{name}@{checkpoint}"):  # footers read for the results, not by the query
                     add_row_groups(res, probe.storage, query, params)
-            verified = res.error is None and (not qs.verify or res.result == expected)
-            if res.error is None and qs.verify and res.result != expected:
+            verified = res.error is None and (not qs.verify or res.result == expected[name])
+            if res.error is None and qs.verify and res.result != expected[name]:
                 ctx.failures.append(f"{engine.name}: query {name} at checkpoint {checkpoint} returned "
-                                    f"{str(res.result)[:200]}, expected {str(expected)[:200]}")
+                                    f"{str(res.result)[:200]}, expected {str(expected[name])[:200]}")
             if res.error is not None:
                 ctx.failures.append(f"{engine.name}: query {name} failed: {res.error}")
             ctx.writer.add("queries", engine=engine.name, repeat=st.repeat, checkpoint=checkpoint, query=name, run=run,
@@ -380,11 +390,13 @@ class _RunSteps:
         ctx = self.ctx
         truth = pa.concat_tables(self.truth_parts)
         params = choose_params(truth, self.spec.partition_column, ctx.scenario.queries.service_window_hours)
+        with ctx.timed("expected_results"):  # the same answers for every engine: computed once
+            expected = expected_results(ctx, truth, params)
         for st in self.engines:
             self.bar.update(self.task, description=f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
             with ctx.timed(f"queries/{st.engine.name}"):
-                run_checkpoint(ctx, st, b, truth, params)
+                run_checkpoint(ctx, st, b, truth, params, expected)
 
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str | None = None,
@@ -488,6 +500,7 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
         phases[f"ingest/{name}"] = phases.get(f"ingest/{name}", 0.0) + sum(st.ingest_latencies)
         phases[f"maintenance/{name}"] = ctx.profile.get(f"maintenance/{name}", 0.0)
         phases[f"queries/{name}"] = ctx.profile.get(f"queries/{name}", 0.0)
+    phases["expected_results"] = ctx.profile.get("expected_results", 0.0)
     phases["finish"] = ctx.profile.get("finish", 0.0)
     overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
     return {"phases_s": phases, "overlapping_s": overlapping,

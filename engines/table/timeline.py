@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import lru_cache
 from typing import NamedTuple
 
 from engines.table.metadata import CommitMetadata
@@ -89,6 +90,14 @@ def state_file(timestamp: str, action: str, state: State, completed_action: str 
     return f"{timestamp}.{action}"
 
 
+@lru_cache(maxsize=64)
+def _parsed_listing(names: tuple[str, ...]) -> tuple[tuple[Instant, ...], tuple[tuple[tuple[str, str], str], ...]]:
+    """:func:`_parse_listing` of one listing, remembered: a writer reloads its timeline several times
+    per commit, mostly to an unchanged listing (names are immutable, so equal listings parse equally)."""
+    completed: dict[tuple[str, str], str] = {}
+    return tuple(_parse_listing(names, completed)), tuple(completed.items())
+
+
 def _parse_listing(names: Iterable[str], completed_files: dict[tuple[str, str], str]) -> list[Instant]:
     seen: dict[str, dict[str, State]] = {}
     for name in names:
@@ -145,15 +154,13 @@ class Timeline:
     @classmethod
     def load(cls, storage: Storage) -> Timeline:
         """Load layout 1 (``.hoodie/``) or, when present, layout 2 (``.hoodie/timeline/``, read-only)."""
-        entries, dirs = storage.list_with_dirs(METAFOLDER)
+        entries, dirs = storage.list_with_dirs(METAFOLDER, sizes=False)
         folder = METAFOLDER
         if LAYOUT2_FOLDER.rsplit("/", 1)[-1] in dirs:
             folder = LAYOUT2_FOLDER
             entries = storage.list(folder)
-        names = [e.path.rsplit("/", 1)[-1] for e in entries]
-        completed: dict[tuple[str, str], str] = {}
-        instants = _parse_listing(names, completed)
-        return cls(storage, instants, folder, completed)
+        instants, completed = _parsed_listing(tuple(e.path.rsplit("/", 1)[-1] for e in entries))
+        return cls(storage, list(instants), folder, dict(completed))
 
     def reload(self) -> Timeline:
         return Timeline.load(self.storage)
