@@ -13,6 +13,7 @@ import seaborn as sns  # noqa: E402
 
 from engines.table.sizes import MB
 from runresults import Results  # noqa: E402
+from runresults.uncertainty import LEVEL, RESAMPLES, SEED  # noqa: E402
 
 DPI = 90
 
@@ -54,13 +55,36 @@ def _line(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, x: str 
     return _save(fig, path)
 
 
+# Timing plots pool every repetition and draw the median with the same 95% percentile-bootstrap
+# interval as the report's cells (runresults.uncertainty), seeded so a re-render draws the same bars.
+SPREAD = {"estimator": "median", "errorbar": ("ci", round(LEVEL * 100)), "n_boot": RESAMPLES, "seed": SEED}
+
+
 def _bars(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, estimator: str = "median",
-          order: list[str] | None = None) -> Path:
+          order: list[str] | None = None, spread: bool = False) -> Path:
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    sns.barplot(data=df, x="query", y=y, hue="engine", hue_order=order, ax=ax, estimator=estimator, errorbar=None)
+    kw = SPREAD if spread else {"estimator": estimator, "errorbar": None}
+    sns.barplot(data=df, x="query", y=y, hue="engine", hue_order=order, ax=ax, **kw)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.tick_params(axis="x", rotation=15)
+    return _save(fig, path)
+
+
+def _ingest_latency(results: Results, path: Path, order: list[str]) -> Path:
+    """Per-batch ingest latency: the median over the repetitions, the band their range."""
+    c = results.table("commits", all_repeats=True)
+    c = c[c.kind == "ingest"].dropna(subset=["duration_s"])
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    if len(c):
+        sns.lineplot(data=c, x="batch", y="duration_s", hue="engine", style="engine", hue_order=order,
+                     style_order=order, ax=ax, estimator="median", errorbar=("pi", 100), dashes=True)
+    else:
+        ax.text(0.5, 0.5, "no data in this results folder", ha="center", transform=ax.transAxes)
+    reps = int(c["repeat"].max()) + 1 if len(c) else 1
+    ax.set_title("Per-batch ingest latency" + (f" (median of {reps} repetitions, band: their range)" if reps > 1 else ""))
+    ax.set_ylabel("seconds")
+    ax.set_xlabel("batch")
     return _save(fig, path)
 
 
@@ -81,16 +105,15 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
                                      out / "write_amplification.png", order=order),
         "space_amplification": _line(c, "space_amp", "Space amplification (bytes on storage / live bytes)", "ratio",
                                      out / "space_amplification.png", order=order),
-        "ingest_latency": _line(c[c.kind == "ingest"], "duration_s", "Per-batch ingest latency", "seconds",
-                                out / "ingest_latency.png", x="batch", order=order),
+        "ingest_latency": _ingest_latency(results, out / "ingest_latency.png", order),
     }
-    m = results.table("maintenance")
+    m = results.table("maintenance", all_repeats=True)
     m = m[m.kind != "clean"]
     if len(m):
         fig, ax = plt.subplots(figsize=(8, 4.2))
         sns.scatterplot(data=m, x="batch", y="duration_s", hue="engine", style="engine", hue_order=order,
-                        style_order=order, ax=ax, s=60)
-        ax.set_title("Maintenance run duration (compaction / clustering)")
+                        style_order=order, ax=ax, s=60, alpha=0.7)
+        ax.set_title("Maintenance run duration (compaction / clustering), every run of every repetition")
         ax.set_ylabel("seconds")
         paths["maintenance"] = _save(fig, out / "maintenance.png")
     from reports.stream import lag_plot
@@ -98,19 +121,20 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
     lag = lag_plot(results, out)
     if lag is not None:
         paths["stream_lag"] = lag
-    q = results.table("queries")
+    q = results.table("queries", all_repeats=True)
     q = q[q.error.isna()] if "error" in q else q
     warm = q[q.run > 0] if (q.run > 0).any() else q
     if len(warm):
         g = sns.relplot(data=warm, x="checkpoint", y="latency_s", hue="engine", style="engine", col="query",
-                        hue_order=order, style_order=order,
-                        kind="line", markers=True, col_wrap=3, height=2.8, aspect=1.2, estimator="median",
-                        errorbar=None, facet_kws={"sharey": False})
-        g.figure.suptitle("Query latency per checkpoint (median of warm runs)", y=1.02)
+                        hue_order=order, style_order=order, kind="line", markers=True, col_wrap=3, height=2.8,
+                        aspect=1.2, err_style="bars", facet_kws={"sharey": False}, **SPREAD)
+        g.figure.suptitle("Query latency per checkpoint: median of the warm runs of every repetition, "
+                          "95% interval", y=1.02)
         paths["query_latency"] = _save(g.figure, out / "query_latency.png")
         paths["query_final"] = _bars(warm[warm.checkpoint == warm.checkpoint.max()], "latency_s",
-                                     "Final checkpoint: warm median latency per query", "seconds",
-                                     out / "query_final.png", order=order)
+                                     "Final checkpoint: warm median latency per query, 95% interval", "seconds",
+                                     out / "query_final.png", order=order, spread=True)
+        q = q[q.repeat == 0]  # scan counts are exact: the first repetition's
         cold = q[(q.run == 0) & (q.checkpoint == q.checkpoint.max())]
         if len(cold):
             paths["query_files_scanned"] = _bars(cold, "files_scanned",

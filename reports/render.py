@@ -30,10 +30,12 @@ PLOT_CAPTIONS = {
     "bytes_written": "Cumulative data bytes written (the numerator of WA).",
     "write_amplification": "Write amplification after every instant.",
     "space_amplification": "Space amplification: bytes on storage / bytes of the live snapshot.",
-    "ingest_latency": "Ingest latency of every batch.",
-    "maintenance": "Duration of every compaction / clustering run.",
-    "query_latency": "Warm-run median latency of each query at each checkpoint.",
-    "query_final": "Warm-run median latency per query at the final checkpoint.",
+    "ingest_latency": "Ingest latency of every batch: the median over the repetitions, the band their range.",
+    "maintenance": "Duration of every compaction / clustering run of every repetition.",
+    "query_latency": "Warm-run median latency of each query at each checkpoint, every repetition pooled, with its "
+                     "95% bootstrap interval (the report's cells' method).",
+    "query_final": "Warm-run median latency per query at the final checkpoint, every repetition pooled, with its "
+                   "95% bootstrap interval.",
     "query_files_scanned": "Files scanned per query at the final checkpoint (cold run, after min/max pruning).",
 }
 
