@@ -147,6 +147,9 @@ def views(table: HudiTable, tmp_path: Path) -> list[FileSystemView]:
     wrapped = Storage(Path(table.storage.root).name,
                       pafs.SubTreeFileSystem(str(Path(table.storage.root).parent), pafs.LocalFileSystem()))
     assert wrapped.list_names() is None and local.list_names() is not None
+    # the local timeline is listed by scandir without stats, the wrapped one by pyarrow: the same timeline
+    fast, listed = Timeline.load(local), Timeline.load(wrapped)
+    assert (fast.instants, fast.completed_files) == (listed.instants, listed.completed_files)
     return [FileSystemView(s, Timeline.load(s), read_footers=False) for s in (local, wrapped)]
 
 
