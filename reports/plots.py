@@ -41,12 +41,14 @@ def _save(fig: plt.Figure, path: Path) -> Path:
 
 
 def _line(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, x: str = "x",
-          order: list[str] | None = None) -> Path:
+          order: list[str] | None = None, **lineplot: object) -> Path:
+    """Lines per engine over ``x``: every point as it is, unless ``lineplot`` overrides seaborn's
+    aggregation (``estimator``, ``errorbar``)."""
     fig, ax = plt.subplots(figsize=(8, 4.2))
     data = df.dropna(subset=[y])
     if len(data):
         sns.lineplot(data=data, x=x, y=y, hue="engine", style="engine", hue_order=order, style_order=order, ax=ax,
-                     drawstyle="steps-post", estimator=None, dashes=True)
+                     dashes=True, **{"drawstyle": "steps-post", "estimator": None, **lineplot})
     else:
         ax.text(0.5, 0.5, "no data in this results folder", ha="center", transform=ax.transAxes)
     ax.set_title(title)
@@ -74,18 +76,11 @@ def _bars(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, estimat
 def _ingest_latency(results: Results, path: Path, order: list[str]) -> Path:
     """Per-batch ingest latency: the median over the repetitions, the band their range."""
     c = results.table("commits", all_repeats=True)
-    c = c[c.kind == "ingest"].dropna(subset=["duration_s"])
-    fig, ax = plt.subplots(figsize=(8, 4.2))
-    if len(c):
-        sns.lineplot(data=c, x="batch", y="duration_s", hue="engine", style="engine", hue_order=order,
-                     style_order=order, ax=ax, estimator="median", errorbar=("pi", 100), dashes=True)
-    else:
-        ax.text(0.5, 0.5, "no data in this results folder", ha="center", transform=ax.transAxes)
+    c = c[c.kind == "ingest"]
     reps = int(c["repeat"].max()) + 1 if len(c) else 1
-    ax.set_title("Per-batch ingest latency" + (f" (median of {reps} repetitions, band: their range)" if reps > 1 else ""))
-    ax.set_ylabel("seconds")
-    ax.set_xlabel("batch")
-    return _save(fig, path)
+    title = "Per-batch ingest latency" + (f" (median of {reps} repetitions, band: their range)" if reps > 1 else "")
+    return _line(c, "duration_s", title, "seconds", path, x="batch", order=order, estimator="median",
+                 errorbar=("pi", 100))
 
 
 def render_plots(results: Results, out: Path) -> dict[str, Path]:

@@ -137,7 +137,8 @@ class _OpenFile:
     def close(self) -> WriteStat:
         if self.keys:  # Hudi's footer: the bloom filter and the min/max record keys (engines.table.bloom)
             keys = pa.chunked_array([c for k in self.keys for c in k.chunks], pa.string())
-            self.writer_for(None).add_key_value_metadata(footer_metadata(keys, self.spec.bloom))
+            key_range = self.ranges.get("_hoodie_record_key")  # tracked chunk by chunk in write()
+            self.writer_for(None).add_key_value_metadata(footer_metadata(keys, self.spec.bloom, key_range))
             self.keys = []
         self.writer_for(None).close()
         size = self.sink.tell()

@@ -272,15 +272,17 @@ def might_contain(serialized: str, key: str) -> bool:
     return any(all(vec[p // 8] >> (p % 8) & 1 for p in pos) for vec in vectors)
 
 
-def footer_metadata(keys: Keys, cfg: BloomConfig) -> dict[str, str]:
+def footer_metadata(keys: Keys, cfg: BloomConfig, key_range: tuple[str, str] | None = None) -> dict[str, str]:
     """The footer entries Hudi writes for a file of ``keys`` (strings or an Arrow string array; none
-    when the filter is disabled)."""
+    when the filter is disabled); ``key_range``: their (min, max) when the writer already tracks it."""
     if not cfg.enabled or len(keys) == 0:
         return {}
     arr = _key_array(keys)
     out = {BLOOM_FILTER_KEY: serialize(arr, cfg)}
-    lo_hi = pc.min_max(arr)  # UTF-8 byte order is code point order: Python's min/max of the strings
-    out[MIN_KEY], out[MAX_KEY] = lo_hi["min"].as_py(), lo_hi["max"].as_py()
+    if key_range is None:
+        lo_hi = pc.min_max(arr)  # UTF-8 byte order is code point order: Python's min/max of the strings
+        key_range = lo_hi["min"].as_py(), lo_hi["max"].as_py()
+    out[MIN_KEY], out[MAX_KEY] = key_range
     if cfg.filter_type.startswith("DYNAMIC"):
         out[TYPE_CODE_KEY] = cfg.filter_type
     return out
