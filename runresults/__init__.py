@@ -39,6 +39,15 @@ Tables (one row per …):
   count, request bytes (PUT, parts), response bytes (GET), throttled (503 answers).
 - ``crash``: injected crash — engine, point, recovered, rows_lost, rows_duplicated,
   query_failures, hudi_rs_agrees, details.
+- ``gates`` (T17's review): one correctness gate checked on one candidate — engine, gate (isolation,
+  no_loss, incremental, time_travel, concurrent_update), reader (who read the table: apache_hudi,
+  hudi_rs, ours), passed (None: the gate does not apply to this engine, with the reason in detail),
+  checked (points checked: instants, crash points, updates, reader queries), failures (points that
+  failed), figure (the deciding number, e.g. rows re-emitted or lost; ``figure_unit`` names it),
+  figure_unit, detail (one sentence: what failed where, or why n/a).
+- ``query_rounds``: the final checkpoint's queries run interleaved across engines (round robin),
+  warm — engine, checkpoint, query, round (0..), position (order within the round), latency_s,
+  result_rows, verified.
 
 Repetitions (``run --repeat N``): ``commits``, ``maintenance`` and ``queries`` carry ``repeat``
 (0 .. N-1); every repetition runs the engines on fresh tables from the same batches. Deterministic
@@ -72,7 +81,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-FORMAT_VERSION = 3  # 2: repeat column in commits, maintenance and queries (--repeat); 3: requests, stream tables
+FORMAT_VERSION = 4  # 2: repeat column in commits, maintenance and queries (--repeat); 3: requests, stream tables; 4: gates, query_rounds (T17)
 REPEATED = ("commits", "maintenance", "queries", "requests")  # tables with a row per repetition
 
 TABLES: dict[str, pa.Schema] = {
@@ -136,6 +145,15 @@ TABLES: dict[str, pa.Schema] = {
         ("engine", pa.string()), ("point", pa.string()), ("recovered", pa.bool_()), ("rows_lost", pa.int64()),
         ("rows_duplicated", pa.int64()), ("query_failures", pa.int64()), ("hudi_rs_agrees", pa.bool_()),
         ("details", pa.string()),
+    ]),
+    "gates": pa.schema([
+        ("engine", pa.string()), ("gate", pa.string()), ("reader", pa.string()), ("passed", pa.bool_()),
+        ("checked", pa.int64()), ("failures", pa.int64()), ("figure", pa.float64()), ("figure_unit", pa.string()),
+        ("detail", pa.string()),
+    ]),
+    "query_rounds": pa.schema([
+        ("engine", pa.string()), ("checkpoint", pa.int64()), ("query", pa.string()), ("round", pa.int64()),
+        ("position", pa.int64()), ("latency_s", pa.float64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
     ]),
 }
 
