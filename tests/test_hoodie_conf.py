@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from bench.cli import EXIT_BAD_INPUT, app
 from bench.engine_factory import build_engine, engine_bloom, resolve_planner
-from engines.table.bloom import BloomConfig
 from bench.scenario import ScenarioError, load_scenario, parse_scenario
+from engines.table.bloom import BloomConfig
 
 runner = CliRunner()
 MB = 1 << 20
