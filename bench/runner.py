@@ -48,10 +48,6 @@ from runresults import (
 from workloads.generator import batch_df, batch_table, batch_tasks, table_partition_counts
 
 
-class VerificationError(RuntimeError):
-    """A run whose figures or query results did not verify."""
-
-
 class RunStepError(RuntimeError):
     """A step of a run raised: the message names the engine, batch and step; the traceback is in the log."""
 
