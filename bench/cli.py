@@ -269,6 +269,8 @@ def report(
     simulation: str | None = typer.Option(None, "--simulation", help="a simulated results folder for 'at scale'"),
     sweep: str | None = typer.Option(None, "--sweep", help="a sweep's results folder: 'Where the answer changes'"),
     crash: str | None = typer.Option(None, "--crash", help="a crashtest results folder: the crash rows and verdict"),
+    fidelity: str | None = typer.Option(None, "--fidelity", help="a `make bench-hudi` results folder: "
+                                        "'Ours next to Apache Hudi' (default: one of the same git SHA beside RUN_DIR)"),
 ) -> None:
     """Render report.md, a self-contained report.html and the plots from a results folder."""
     from reports import render_report
@@ -276,7 +278,7 @@ def report(
 
     try:
         paths = render_report(run_dir, design_review=design_review, simulation_dir=simulation, sweep_dir=sweep,
-                              crash_dir=crash)
+                              crash_dir=crash, fidelity_dir=fidelity)
     except (ResultsError, FileNotFoundError) as exc:
         fail(str(exc))
         return
