@@ -45,6 +45,7 @@ from runresults import (
     package_versions,
     run_record,
 )
+from runresults.review import store_review
 from workloads.generator import batch_df, batch_table, batch_tasks, table_partition_counts
 
 
@@ -479,6 +480,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
                       "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
         tables_kept=keep_tables)
     writer.write_run(run)
+    store_review(run_dir)  # the answer as data, from the folder just written (its seconds: review.elapsed_s)
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
     return run_dir

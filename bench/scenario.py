@@ -20,6 +20,7 @@ from engines.table.sizes import (
     PARQUET_SMALL_FILE_LIMIT,
     ROW_GROUP_ROWS,
 )
+from runresults.review.settings import ReviewSpec
 from workloads.spec import WorkloadSpec
 
 QUERY_NAMES = ("full_scan_by_level", "service_hours", "point_lookup", "recent_hour", "topn_latency")
@@ -163,6 +164,8 @@ class Scenario(_Strict):
     spark: SparkSpec = Field(default_factory=SparkSpec)
     store: StoreSpec = Field(default_factory=StoreSpec)
     stream: StreamSpec = Field(default_factory=StreamSpec)
+    # the review (runresults.review): required gates, equivalence margin, query rate, prices, target scale
+    review: ReviewSpec = Field(default_factory=ReviewSpec)
     output: str = "results"
     deterministic_instants: bool = True
     # timed parts run this many times on fresh tables from the same batches (run --repeat overrides)
@@ -189,6 +192,16 @@ class Scenario(_Strict):
             hoodie, _ = split_hoodie(e.config)
             if hoodie and e.kind in KEYS:
                 translate(e.kind, hoodie, f"engines.{e.name}", schedule=schedule)  # HoodieConfError: a ValueError
+        return self
+
+    @model_validator(mode="after")
+    def _target_modelled(self) -> Scenario:
+        """``review.target`` must be a scale the simulator can model (bench.simulate.supports)."""
+        from bench.simulate.supports import target_problems
+
+        problems = target_problems(self.review.target)
+        if problems:
+            raise ValueError("review.target: the simulator cannot model it: " + "; ".join(problems))
         return self
 
     def select_engines(self, names: list[str]) -> Scenario:

@@ -11,6 +11,7 @@ answer as data (stored in ``run.json`` as ``review``); reports render it.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +101,10 @@ def review_of(results: Results, crash: Results | None = None) -> dict[str, Any]:
 
 def store_review(folder: str | Path) -> dict[str, Any]:
     """Compute the review of a written results folder and add it to its ``run.json``."""
+    t0 = time.perf_counter()
     results = Results(folder)
     out = review(results)
+    out["elapsed_s"] = time.perf_counter() - t0
     path = results.folder / "run.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps({**results.run, "review": out}, indent=2, default=str))

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from runresults import Results
-from runresults.review.settings import GATES, GATE_LABELS
+from runresults.review.settings import GATE_LABELS, GATES
 
 
 @dataclass
