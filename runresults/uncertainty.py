@@ -51,7 +51,7 @@ class Interval:
         v = f"{self.value:.{digits}g}"
         if self.kind == "exact":
             return f"{v} (exact)"
-        if self.n <= 1 or self.lo == self.hi:
+        if self.n <= 1:
             return f"{v} (n={self.n}, no interval)"
         if self.kind == "range":
             return f"{v} (range {self.lo:.{digits}g}–{self.hi:.{digits}g}, n={self.n})"
