@@ -218,7 +218,7 @@ def make_design_results(folder: str | Path, *, repeats: int = 3, batches: int = 
     w = ResultsWriter(folder)
     checkpoints = (9, batches - 1)
     batch_bytes = 1_000_000
-    for engine, kind in DESIGN_ENGINES.items():
+    for engine in DESIGN_ENGINES:
         f, files_end = speed.get(engine, 1.0), final_files.get(engine, 71)
         amp = stored.get(engine, 1.0)
         for r in range(repeats):
