@@ -124,10 +124,10 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
                         hue_order=order, style_order=order, kind="line", markers=True, col_wrap=3, height=2.8,
                         aspect=1.2, err_style="bars", facet_kws={"sharey": False}, **SPREAD)
         g.figure.suptitle("Query latency per checkpoint: median of the warm runs of every repetition, "
-                          "95% interval", y=1.02)
+                          "bootstrap interval", y=1.02)
         paths["query_latency"] = _save(g.figure, out / "query_latency.png")
         paths["query_final"] = _bars(warm[warm.checkpoint == warm.checkpoint.max()], "latency_s",
-                                     "Final checkpoint: warm median latency per query, 95% interval", "seconds",
+                                     "Final checkpoint: warm median latency per query, bootstrap interval", "seconds",
                                      out / "query_final.png", order=order, spread=True)
         q = q[q.repeat == 0]  # scan counts are exact: the first repetition's
         cold = q[(q.run == 0) & (q.checkpoint == q.checkpoint.max())]

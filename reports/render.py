@@ -34,9 +34,11 @@ PLOT_CAPTIONS = {
     "ingest_latency": "Ingest latency of every batch: the median over the repetitions, the band their range.",
     "maintenance": "Duration of every compaction / clustering run of every repetition.",
     "query_latency": "Warm-run median latency of each query at each checkpoint, every repetition pooled, with its "
-                     "95% bootstrap interval (the report's cells' method).",
+                     "bootstrap interval (95% bootstrap; from fewer than 10 warm runs it spans about their range, "
+                     "and the report's cells say \"range, n=…\").",
     "query_final": "Warm-run median latency per query at the final checkpoint, every repetition pooled, with its "
-                   "95% bootstrap interval.",
+                   "bootstrap interval (about the warm runs' range below 10 of them).",
+    "cost_ledger": "Cost over the table's life, $ per TB ingested, stacked by part; the bar is the total's interval.",
     "query_files_scanned": "Files scanned per query at the final checkpoint (cold run, after min/max pruning).",
 }
 

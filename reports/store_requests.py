@@ -104,7 +104,7 @@ def selective_query(results: Results, query: str = "service_hours") -> pd.DataFr
         iv = interval((warm if len(warm) else runs.latency_s).tolist())
         rows.append({"engine": engine, "warm median s": round(float(warm.median() if len(warm) else
                                                                       runs.latency_s.median()), 3),
-                     "95% interval": f"[{iv.lo:.3f}, {iv.hi:.3f}] (n={iv.n})" if iv is not None else "",
+                     "interval": iv.text() if iv is not None else "",
                      "files scanned": int(runs[runs.run == 0].files_scanned.iloc[0]) if (runs.run == 0).any() else None,
                      "requests / run": round(float(mine["count"].sum()) / n, 1),
                      "GET / run": round(float(mine[mine.op == "GET"]["count"].sum()) / n, 1),
