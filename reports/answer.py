@@ -28,6 +28,10 @@ def _usd(review: dict[str, Any], engine: str | None) -> float | None:
     return iv["value"] if iv else None
 
 
+def _money(v: float | None) -> str:
+    return "n/a" if v is None else f"${v:.4g}"
+
+
 def _who(review: dict[str, Any], design: str) -> str:
     engine = review["choice"]["run"]["representatives"].get(design)
     return f"{design} (`{engine}`)" if engine else design
@@ -47,10 +51,10 @@ def _choice_sentence(review: dict[str, Any]) -> str:
     margin = f"±{review['margin'] * 100:g}%"
     if ch["design"] is None:
         return "No design has a candidate that passes the required gates, so this run cannot choose."
-    own = f"${_usd(review, ch['candidate']):.4g} per TB ingested"
+    own = f"{_money(_usd(review, ch['candidate']))} per TB ingested"
     others = [(d, r) for d, r in ch["ratios"].items()]
     if ch["decided"]:
-        vs = "; ".join(f"{_who(review, d)} ${_usd(review, ch['representatives'][d]):.4g}, {r['text']} times as much"
+        vs = "; ".join(f"{_who(review, d)} {_money(_usd(review, ch['representatives'][d]))}, {r['text']} times as much"
                        for d, r in others)
         return (f"Choose {_who(review, ch['design'])}: over the table's life it costs {own}, the least, beyond the "
                 f"{margin} margin" + (f" ({vs})." if vs else "."))
@@ -71,7 +75,7 @@ def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:
         culprit = min((e for e, g in fails.items() if g), key=lambda e: _usd(review, e) or float("inf"), default=None)
         if culprit:
             out.append(f"The {' and '.join(label(g) for g in by['gates'])} gate decided: without it {ungated} "
-                       f"(`{culprit}`, ${_usd(review, culprit):.4g} per TB) would cost less, but it fails "
+                       f"(`{culprit}`, {_money(_usd(review, culprit))} per TB) would cost less, but it fails "
                        f"{_gate_failure(review, culprit, fails[culprit])}.")
     if ch["candidate"]:
         parts = review["candidates"][ch["candidate"]]["ledger"]["parts_usd_per_tb"]

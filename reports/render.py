@@ -179,6 +179,11 @@ def review_section(results: Results, review: dict[str, Any], summaries: list[Eng
     ]
 
 
+def _flip_lines(review: dict[str, Any]) -> list[str]:
+    """The review's flips: each one-gate change of the required set that changes the choice."""
+    return [f"The choice changes {f['text']} (computed from this run's gates and ledgers)." for f in review["flips"]]
+
+
 def _prices_text(prices: dict[str, Any]) -> str:
     return "; ".join(f"{k.replace('_', ' ')} ${p['usd']:g} ({p['source']}, {p['date']})" for k, p in prices.items())
 
@@ -210,7 +215,7 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
         parts += review_section(results, review, summaries)
         parts += ["\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
                   "\n### When the answer would change\n",
-                  "\n".join(f"- {c}" for c in conditions(results, simulation)) + "\n"
+                  "\n".join(f"- {c}" for c in [*_flip_lines(review), *conditions(results, simulation)]) + "\n"
                   if decision_map is None else "See *Where the answer changes* below (from a sweep).\n"]
     if decision_map is not None:
         parts += ["\n" + decision_map]

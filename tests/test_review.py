@@ -74,10 +74,10 @@ def test_a_failed_incremental_gate_decides_only_when_required(tmp_path: Path, re
         # a failing candidate appears in the gates and nowhere else: not in the ledger, not in the criteria
         assert "option1" not in set(ledger_frame(rev).candidate)
         assert all(r["b"] != "option1" and r["a"] != "option1" for b in rev["criteria"] for r in b["rows"])
-        assert [f["text"] for f in rev["flips"]] == ["without incremental required: Option 1"]
+        assert [f["text"] for f in rev["flips"]] == ["without incremental consumers (incremental gate): Option 1"]
     else:
         assert rev["choice"]["run"]["design"] == "Option 1" and rev["decided_by"]["kind"] == "ledger"
-        assert [f["text"] for f in rev["flips"]] == ["with incremental required: Option 2"]
+        assert [f["text"] for f in rev["flips"]] == ["with incremental consumers (incremental gate): Option 2"]
 
 
 def _hand_ledger(results: Results, engine: str, repeat: int, qph: float) -> dict[str, float]:

@@ -21,7 +21,7 @@ from runresults.review.compare import compare
 from runresults.review.families import DESIGNS, engine_families
 from runresults.review.gates import gate_results, label
 from runresults.review.ledger import PARTS, RULES, ledger
-from runresults.review.settings import GATES, ReviewSpec, review_settings
+from runresults.review.settings import GATE_USERS, GATES, ReviewSpec, review_settings
 from runresults.uncertainty import METHOD
 
 REVIEW_VERSION = 1
@@ -48,7 +48,7 @@ def _flips(families: dict[str, str], gates: dict, ledgers: dict, settings: Revie
         if (c.design, c.equivalent) != (base.design, base.equivalent):
             what = c.design if c.decided else (" or ".join([c.design, *c.equivalent]) if c.design else "no design")
             out.append({"gate": g, "required": not required, "choice": c.design, "equivalent": c.equivalent,
-                        "text": f"{'without' if required else 'with'} {label(g)} required: {what}"})
+                        "text": f"{'without' if required else 'with'} {GATE_USERS[g]} ({label(g)} gate): {what}"})
     return out
 
 

@@ -118,7 +118,7 @@ def compare(results: Results, a: str, b: str, ledgers: dict[str, Ledger], margin
     """Every criterion of candidate ``b`` against candidate ``a``."""
     out = []
     la, lb = ledgers[a], ledgers[b]
-    pa, pb = dict(zip(la.repeats, la.per_tb(), strict=True)), dict(zip(lb.repeats, lb.per_tb(), strict=True))
+    pa, pb = la.per_tb_by_repeat(), lb.per_tb_by_repeat()
     common = sorted(set(pa) & set(pb))
     ratio = paired_ratio([pa[r] for r in common], [pb[r] for r in common])
     out.append(Comparison("cost ($ per TB ingested)", a, b,

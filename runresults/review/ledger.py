@@ -64,6 +64,10 @@ class Ledger:
     def per_tb(self) -> list[float]:
         return [t / self.tb_ingested for t in self.totals()] if self.tb_ingested else []
 
+    def per_tb_by_repeat(self) -> dict[int, float]:
+        """Repetition -> $ per TB (empty when nothing was ingested)."""
+        return dict(zip(self.repeats, self.per_tb(), strict=True)) if self.tb_ingested else {}
+
     def usd_per_tb(self) -> Interval | None:
         return mean_interval(self.per_tb())
 

@@ -16,6 +16,9 @@ from runresults.review.prices import Prices
 GATES = ("isolation", "no_loss", "incremental", "time_travel", "concurrent_update")
 GATE_LABELS = {"isolation": "isolation", "no_loss": "no loss", "incremental": "incremental",
                "time_travel": "time travel", "concurrent_update": "concurrent update"}
+# who needs each gate: the answer's flips read "with incremental consumers: Option 2"
+GATE_USERS = {"isolation": "readers during maintenance", "no_loss": "crash safety", "incremental": "incremental consumers",
+              "time_travel": "time-travel readers", "concurrent_update": "updates during maintenance"}
 
 
 class TargetSpec(BaseModel):
