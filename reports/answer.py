@@ -75,7 +75,7 @@ def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:
         culprit = min((e for e, g in fails.items() if g), key=lambda e: _usd(review, e) or float("inf"), default=None)
         if culprit:
             out.append(f"The {' and '.join(label(g) for g in by['gates'])} gate decided: without it {ungated} "
-                       f"(`{culprit}`, {_money(_usd(review, culprit))} per TB) would cost less, but it fails "
+                       f"(`{culprit}`) would cost less, but it fails "
                        f"{_gate_failure(review, culprit, fails[culprit])}.")
     if ch["candidate"]:
         parts = review["candidates"][ch["candidate"]]["ledger"]["parts_usd_per_tb"]

@@ -70,6 +70,8 @@ def test_a_failed_incremental_gate_decides_only_when_required(tmp_path: Path, re
         assert rev["choice"]["run"]["design"] == "Option 2"
         assert rev["decided_by"] == {"kind": "gate", "gates": ["incremental"], "without_gates": "Option 1"}
         assert "The incremental gate decided" in " ".join(sentences)
+        cost = rev["candidates"]["option1"]["ledger"]["usd_per_tb"]["value"]
+        assert f"{cost:.4g}" not in " ".join(sentences)  # no figure of a candidate that failed a required gate
         assert rev["candidates"]["option1"]["failed_required"] == ["incremental"]
         # a failing candidate appears in the gates and nowhere else: not in the ledger, not in the criteria
         assert "option1" not in set(ledger_frame(rev).candidate)
