@@ -20,6 +20,7 @@ from bench.hoodie_conf import HoodieConfError, clustering_job_gates, translate
 from engines.append_compaction.config import CompactionConfig
 from engines.base import MaintenanceResult
 from engines.clustering.config import ClusteringConfig
+from engines.maintenance_round import MaintenanceRound, Runs
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, REPLACE, State
 
@@ -128,18 +129,19 @@ def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
         instant = engine.schedule()
         return [instant] if instant is not None else []
     if req.mode == "execute":
-        pending = [i.timestamp for i in table.refresh().pending([action]) if i.state != State.COMPLETED]
-        if req.instant_time is None and not pending:
+        instant = req.instant_time or engine.pending_plan()
+        if instant is None:
             raise ServiceError(f"no pending {req.design} plan on {req.base_path}: nothing to execute "
                                "(run --mode schedule first)")
-        res = engine.execute(req.instant_time or pending[0])
-        return [res] if res is not None else []
-    if req.mode == "scheduleAndExecute":
-        instant = engine.schedule()
-        if instant is None:
-            return []
         res = engine.execute(instant)
-        return [r for r in (res, engine.clean()) if r is not None]
+        return [res] if res is not None else []
+    if req.mode == "scheduleAndExecute":  # as HoodieClusteringJob: no plan scheduled, no execute and no clean
+        rnd = MaintenanceRound(engine, Runs.NEW)
+        if rnd.schedule() is None:
+            return []
+        rnd.execute()
+        rnd.clean()
+        return rnd.results
     if req.mode == "clean":
         res = engine.clean()
         return [res] if res is not None else []

@@ -38,6 +38,7 @@ from engines.append_compaction.config import CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
+from engines.maintenance_round import earliest_pending
 from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
@@ -129,8 +130,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         return ts
 
     def pending_plan(self) -> str | None:
-        pending = self.table.refresh().pending([COMPACTION])
-        return pending[0].timestamp if pending else None
+        return earliest_pending(self.table, (COMPACTION,))
 
     def load_plan(self, instant: str) -> BaseFileCompactionPlan:
         """The compaction plan saved as ``instant`` (:func:`engines.table.plans.load_plan`)."""

@@ -38,6 +38,7 @@ from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
 from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
+from engines.maintenance_round import MaintenanceRound, earliest_pending
 from engines.service_executor import Committed, PlanExecutor
 from engines.table import faults, plans
 from engines.table import rollback as table_rollback
@@ -169,9 +170,9 @@ class ClusteringEngine(TableEngine, PlanExecutor):
             out += self.run_pending()  # runAnyPendingClustering
             if modes.may_schedule(mode, self.table.refresh(), self.config.inline_max_commits,
                                   self.config.async_max_commits, self.config.schedule_rules):
-                instant = self.schedule()
-                if instant is not None:
-                    out.append(self.execute(instant))  # type: ignore[arg-type]
+                inline = MaintenanceRound(self)  # schedule and execute; the clean ran first
+                inline.schedule()
+                out += inline.execute()
         elif modes.may_schedule(mode, timeline, self.config.inline_max_commits, self.config.async_max_commits,
                                 self.config.schedule_rules):
             instant = self.schedule()
@@ -201,8 +202,7 @@ class ClusteringEngine(TableEngine, PlanExecutor):
 
     def pending_plan(self) -> str | None:
         """The earliest pending clustering instant (what ``execute()`` without an instant picks)."""
-        pending = executor.pending_instants(self.table)
-        return pending[0].timestamp if pending else None
+        return earliest_pending(self.table, (REPLACE,))
 
     def load_plan(self, instant: str) -> ClusteringPlan:
         return executor.load_plan(self.table, instant)
@@ -240,29 +240,6 @@ class ClusteringEngine(TableEngine, PlanExecutor):
     def commit(self, plan: ClusteringPlan, inflight: Instant, stats: list[WriteStat]) -> Committed:
         return executor.commit(self.table, plan, inflight, stats, self._ordering(plan),
                                self.config.preserve_commit_metadata, self.on_step)
-
-    def run_pending(self) -> list[MaintenanceResult]:
-        """Execute every pending clustering plan, earliest first."""
-        out = []
-        for inst in executor.pending_instants(self.table):
-            res = self.execute(inst.timestamp)
-            if res is not None:
-                out.append(res)
-        return out
-
-    def schedule_and_execute(self) -> list[MaintenanceResult]:
-        """HoodieClusteringJob ``scheduleAndExecute``: schedule a plan and execute it (then clean if auto)."""
-        out: list[MaintenanceResult] = []
-        instant = self.schedule()
-        if instant is not None:
-            res = self.execute(instant)
-            if res is not None:
-                out.append(res)
-        if self.config.auto_clean:
-            cleaned = self.clean()
-            if cleaned is not None:
-                out.append(cleaned)
-        return out
 
     def rollback_inflight(self) -> list[str]:
         """Roll back every inflight (failed or killed) clustering, keeping its plan; returns their instants."""
