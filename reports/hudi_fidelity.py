@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from reports.summary import EngineSummary, fmt
 from runresults import Results
 
