@@ -8,13 +8,13 @@ from typing import Any
 from engines.config.registry import COW, MB, default
 from engines.table.table import HudiTable
 
-# the live-file size histogram's upper bounds, in MB, with their labels (the last bucket is open)
-SIZE_BUCKETS = [(1 * MB, "<1 MB"), (10 * MB, "1-10 MB"), (50 * MB, "10-50 MB"), (100 * MB, "50-100 MB"),
-                (128 * MB, "100-128 MB"), (512 * MB, "128-512 MB"), (float("inf"), ">=512 MB")]
+# the live-file size histogram's upper bounds in MB, with their labels (the last bucket is open)
+SIZE_BUCKETS = [(1, "<1 MB"), (10, "1-10 MB"), (50, "10-50 MB"), (100, "50-100 MB"), (128, "100-128 MB"),
+                (512, "128-512 MB"), (float("inf"), ">=512 MB")]
 
 
 def size_bucket(size: int) -> str:
-    return next(label for limit, label in SIZE_BUCKETS if size < limit)
+    return next(label for limit_mb, label in SIZE_BUCKETS if size / MB < limit_mb)
 
 
 def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = default("small_file_limit", COW)) -> dict[str, Any]:

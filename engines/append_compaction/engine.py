@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 
-from engines.append_compaction.config import CompactionConfig
+from engines.append_compaction.config import PLANNER_KEYS, CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
-from engines.config.registry import O1, settings
+from engines.config.registry import BLOOM, O1, settings
 from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
@@ -52,14 +52,11 @@ from engines.table.transaction import CommitResult, commit_write
 __all__ = ["AppendCompactionEngine", "MissingPlanInputError", "Option1Config"]
 
 
-ENGINE_KEYS = ("order", "mode", "inline_every", "async_interval_s", "max_parallel_operations", "max_file_size",
-               "row_group_rows", "sort_columns", "cbd_delete", "cleaner_commits_retained")
-
-
 @dataclass
-class Option1Config(BloomFields, settings(*ENGINE_KEYS, kind=O1)):
-    """The engine's keys (the registry's) and its planner's config. The compaction's target size is
-    the planner's ``target_file_size``; ``max_file_size`` is where appends roll a new file."""
+class Option1Config(BloomFields, settings(kind=O1, exclude=(*PLANNER_KEYS, *BLOOM))):
+    """Every key of the kind in the registry but the planner's (the bloom filter's through
+    :class:`BloomFields`), and the planner's config. The compaction's target size is the planner's
+    ``target_file_size``; ``max_file_size`` is where appends roll a new file."""
 
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
 

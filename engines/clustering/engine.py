@@ -32,12 +32,12 @@ from pyspark.sql import DataFrame
 from engines.async_service import AsyncService
 from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.clustering import executor, modes
-from engines.clustering.config import ClusteringConfig, IngestSizing, ingest_sizing
+from engines.clustering.config import PLANNER_KEYS, ClusteringConfig, IngestSizing, ingest_sizing
 from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
 from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
-from engines.config.registry import INSERT_SIZING, O2, settings
+from engines.config.registry import BLOOM, O2, settings
 from engines.service_executor import Committed, PlanExecutor
 from engines.table import faults, plans
 from engines.table import rollback as table_rollback
@@ -51,16 +51,11 @@ from engines.table.transaction import CommitResult
 __all__ = ["ClusteringEngine", "ClusteringUpdateConflictError", "Option2Config"]
 
 
-ENGINE_KEYS = ("mode", "inline_max_commits", "async_max_commits", "schedule_rules", "async_interval_s", "ordering",
-               "max_parallel_groups", "update_strategy", "preserve_commit_metadata", "clustering_split",
-               "cleaner_commits_retained", "auto_clean", "max_file_size", "row_group_rows", "insert_split",
-               *INSERT_SIZING)
-
-
 @dataclass
-class Option2Config(BloomFields, settings(*ENGINE_KEYS, kind=O2)):
-    """The engine's keys (the registry's; the insert's sizing as :class:`IngestSizing` reads them)
-    and the clustering planner's config. Inserts roll new files at ``max_file_size``; clustering
+class Option2Config(BloomFields, settings(kind=O2, exclude=(*PLANNER_KEYS, *BLOOM))):
+    """Every key of the kind in the registry but the planner's (the bloom filter's through
+    :class:`BloomFields`; the insert's sizing as :class:`IngestSizing` reads them), and the
+    clustering planner's config. Inserts roll new files at ``max_file_size``; clustering
     outputs are sized by the planner's ``target_file_size``."""
 
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)

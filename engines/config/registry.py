@@ -76,7 +76,7 @@ def _s(name: str | None, kinds: Iterable[str], default: Any, parse: p.Parser, un
 _CS = "hoodie.clustering.plan.strategy."
 _SIZED = (COW, O1, AO, O2, DELTA, HUDI)
 _O1S = (O1, AO)  # the control keeps Option 1's settings, unused by its (absent) compaction
-_BLOOMED = (COW, O1, AO, O2, HUDI)
+_BLOOMED = OURS  # real Hudi takes the hoodie.* keys, passed through
 _STR_OPT = str | None
 _COLS = tuple[str, ...]
 _COLS_OPT = tuple[str, ...] | None
@@ -292,9 +292,14 @@ def hudi_names() -> list[str]:
     return sorted({s.hudi for s in SETTINGS if s.hudi is not None})
 
 
-def settings(*names: str, kind: str | None = None, frozen: bool = False) -> type:
-    """A dataclass holding the fields ``names`` with the registry's types and defaults (``kind``'s
-    entries): the base an engine's config class derives from, so it declares none of them."""
+def settings(*names: str, kind: str | None = None, frozen: bool = False, exclude: Iterable[str] = ()) -> type:
+    """A dataclass holding the fields ``names`` — without names, every shorthand of ``kind`` but
+    ``exclude`` — with the registry's types and defaults (``kind``'s entries): the base an engine's
+    config class derives from, so it declares none of them, and a new key of the kind is a new field."""
+    if not names:
+        if kind is None:
+            raise ValueError("settings() needs names or a kind")
+        names = tuple(n for n in for_kind(kind) if n not in set(exclude))
     specs = []
     for name in names:
         s = setting(name, kind)

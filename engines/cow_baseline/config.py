@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from engines.config.registry import COW, INSERT_SIZING, settings
 
+PLANNER_KEYS = ("small_file_limit", "max_file_size", *INSERT_SIZING)
+
 
 @dataclass(frozen=True)
-class CowConfig(settings("small_file_limit", "max_file_size", *INSERT_SIZING, kind=COW, frozen=True)):
+class CowConfig(settings(*PLANNER_KEYS, kind=COW, frozen=True)):
     """The UpsertPartitioner's inputs: the small-file limit, the max file size and the insert sizing."""
 
     def __post_init__(self) -> None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 
 from engines.base import MaintenanceResult, TableEngine, clean_result
-from engines.config.registry import COW, settings
-from engines.cow_baseline.config import CowConfig
+from engines.config.registry import BLOOM, COW, settings
+from engines.cow_baseline.config import PLANNER_KEYS, CowConfig
 from engines.spark.hudi_insert import insert_with_buckets
 from engines.spark.insert import insert_new_file_groups
 from engines.table import faults
@@ -25,9 +25,9 @@ from engines.table.transaction import CommitResult
 
 
 @dataclass
-class CowEngineConfig(BloomFields, settings("operation", "row_group_rows", "cleaner_commits_retained", "auto_clean",
-                                            "mode", kind=COW)):
-    """The engine's keys (the registry's) and the UpsertPartitioner's config."""
+class CowEngineConfig(BloomFields, settings(kind=COW, exclude=(*PLANNER_KEYS, *BLOOM))):
+    """Every key of the kind in the registry but the UpsertPartitioner's (the bloom filter's through
+    :class:`BloomFields`), and the UpsertPartitioner's config."""
 
     planner: CowConfig = field(default_factory=CowConfig)
 

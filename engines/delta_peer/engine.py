@@ -36,10 +36,8 @@ from engines.table.transaction import CommitResult, EmptyBatchError, current_com
 
 
 @dataclass
-class DeltaPeerConfig(settings("small_file_limit", "target_file_size", "max_file_size", "row_group_rows",
-                               "cleaner_commits_retained", "sort_columns", "min_files", "compression", "mode",
-                               kind=DELTA)):
-    """The peer's keys (the registry's) and the workload's partition column."""
+class DeltaPeerConfig(settings(kind=DELTA)):
+    """Every key of the kind in the registry, and the workload's partition column."""
 
     partition_column: str = "dt"
 

@@ -18,13 +18,8 @@ STREAM_SINKS: tuple[str, ...] = setting("stream_sink", HUDI).parse.choices  # ty
 STREAM_WRITER_ID = "layoutbench"  # the sink's checkpoint identifier, as the foreachBatch writer's
 
 
-KEYS = ("preset", "small_file_limit", "target_file_size", "max_file_size", "record_size_estimate",
-        "cleaner_commits_retained", "sort_columns", "mode", "inline_every", "async_interval_s", "metadata_table",
-        "operation", "stream_sink")
-
-
 @dataclass(frozen=True)
-class HudiConfig(settings(*KEYS, kind=HUDI, frozen=True)):
+class HudiConfig(settings(kind=HUDI, frozen=True)):
     """``preset`` hudi_cow: upsert with Hudi's small-file handling (the real baseline);
     hudi_clustering: insert with small-file limit 0 and Hudi's clustering (Option 2 as shipped).
     ``mode`` for clustering: manual (the runner schedules and executes), inline
