@@ -16,8 +16,9 @@ a test checks this file equals the generated one. Each key is written once, ther
 An engine's `config` in a scenario takes our shorthand, its `*_mb` form for a size (`max_file_size`
 -> `max_file_mb`, `small_file_limit` -> `small_file_limit_mb`), or Apache Hudi's key; a field set
 by both is refused, as is a key the engine's kind does not take (`layoutbench validate`, exit 3).
-Our kinds over Hudi tables ({ours}) read the `hoodie.*` keys listed for them; real Hudi (`{hudi}`)
-takes every `hoodie.*` key below, passed through unchanged, and refuses any other as a misspelling.
+Our kinds over Hudi tables ({ours}) read the `hoodie.*` keys listed for
+them; real Hudi (`{hudi}`) takes every `hoodie.*` key below, passed through unchanged, and refuses any
+other as a misspelling.
 `layoutbench service --hoodie-conf` takes the Hudi keys of `clustering` and `append_compaction`.
 Keys without a shorthand are fixed by a design, owned by the scenario's `maintenance` section, or
 read by real Hudi only.
