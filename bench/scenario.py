@@ -171,7 +171,8 @@ class Scenario(_Strict):
         """Every engine's config read as the engine factory reads it (shorthands, ``*_mb`` sizes and
         ``hoodie.*`` keys through the config registry, the planner's config built), so ``layoutbench
         validate`` refuses what the run would, before Spark starts: a bad key is named."""
-        from bench.hoodie_conf import HUDI, read_config
+        from bench.hoodie_conf import read_config
+        from engines.config.registry import HUDI
 
         schedule = (self.maintenance.mode, self.maintenance.every_commits)
         for e in self.engines:
