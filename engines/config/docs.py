@@ -31,7 +31,7 @@ read by real Hudi only.
 def _default(s: Setting) -> str:
     v: Any = s.default
     if v is None:
-        return "none"
+        return "—" if s.name is None else "none"
     if s.unit == "bytes" and isinstance(v, int) and v:
         return f"{v // GB} GB" if v % GB == 0 else f"{v // MB} MB" if v % MB == 0 else str(v)
     if isinstance(v, bool):
