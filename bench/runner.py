@@ -33,6 +33,7 @@ from bench.scenario import Scenario, ScenarioError, fingerprint
 from bench.store.run_store import run_store
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
+from engines.config.registry import MB
 from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
 from engines.spark.arrow_frame import frame_from_arrow
 from engines.spark.batch_stats import partition_counts, remember_partition_counts, remember_rows
@@ -126,7 +127,7 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
                    operation: str, duration: float, stats: list, replaced: int) -> None:
     """One commits row: what the instant wrote (from its metadata) and the table state after it."""
     t0 = time.perf_counter()
-    state = table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
+    state = table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * MB))
     with ctx.lock:
         st.seq += 1
         ctx.writer.add("commits", **commit_row(

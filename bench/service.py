@@ -12,7 +12,8 @@ no plan before N commits followed the last clustering).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,23 +66,31 @@ class ServiceRequest:
     conf: dict[str, str] | None = None
 
 
+def _split(fields: dict[str, Any], planner: type) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the planner config's fields, the engine's)."""
+    names = {f.name for f in dataclasses.fields(planner)}
+    return {k: v for k, v in fields.items() if k in names}, {k: v for k, v in fields.items() if k not in names}
+
+
 def build_service_engine(table: HudiTable, design: Design, conf: dict[str, str]) -> Any:
     """The design's engine over ``table``, configured from Hudi keys (an unknown key is refused, named)."""
     try:
         if design == "clustering":
             conf, _ = clustering_job_gates(conf)
-        planner, engine = translate(DESIGN_KINDS[design], conf)
+        fields = translate(DESIGN_KINDS[design], conf)
     except HoodieConfError as exc:
         raise ServiceError(f"--hoodie-conf {exc}") from None
     try:
         if design == "clustering":
             from engines.clustering.engine import ClusteringEngine, Option2Config
 
-            cfg = Option2Config(clustering=replace(ClusteringConfig(), **planner), **engine)
+            planner, engine = _split(fields, ClusteringConfig)
+            cfg = Option2Config(clustering=ClusteringConfig(**planner), **engine)
             return ClusteringEngine(table, cfg, name="service")
         from engines.append_compaction.engine import AppendCompactionEngine, Option1Config
 
-        cfg1 = Option1Config(compaction=replace(CompactionConfig(), **planner), **engine)
+        planner, engine = _split(fields, CompactionConfig)
+        cfg1 = Option1Config(compaction=CompactionConfig(**planner), **engine)
         return AppendCompactionEngine(table, cfg1, name="service")
     except (TypeError, ValueError) as exc:
         raise ServiceError(f"{design} service config: {exc}") from None
