@@ -71,9 +71,10 @@ def inspect(
 ) -> None:
     """Print a Hudi table's timeline, partitions, file groups, file sizes and row count."""
     from bench.inspect_table import inspect_table
+    from engines.config.registry import MB
 
     try:
-        info = inspect_table(table, as_of=as_of, small_file_limit=int(small_file_limit_mb * (1 << 20)))
+        info = inspect_table(table, as_of=as_of, small_file_limit=int(small_file_limit_mb * MB))
     except (OSError, ValueError, RuntimeError) as exc:
         fail(str(exc))
         return
@@ -98,7 +99,7 @@ def inspect(
     console.print(hist)
     console.print(
         f"file groups {info['file_groups']} · live files {info['live_files']} · physical files "
-        f"{info['physical_files']} · small files (<{info['small_file_limit'] / (1 << 20):g} MB) "
+        f"{info['physical_files']} · small files (<{info['small_file_limit'] / MB:g} MB) "
         f"{info['small_files']} · mean {info['mean_file_bytes']:,} B · space amplification "
         f"{info['space_amplification']} · snapshot rows {info['snapshot_rows']:,}"
     )
@@ -121,7 +122,8 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file")) -> 
 @command(app)
 def run(
     scenario: str = typer.Argument(..., help="scenario YAML file"),
-    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)"),
+    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output); "
+                                   "s3://bucket/prefix[?endpoint_override=host:port&scheme=http] writes it to a store"),
     master: str | None = typer.Option(None, "--master", help="Spark master URL (local[*], spark://host:7077, ...)"),
     engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of the scenario's engines"),
     seed: int | None = typer.Option(None, "--seed", help="override the workload seed"),
@@ -145,8 +147,15 @@ def run(
     except ScenarioError as exc:
         fail(str(exc))
         return
+    from bench.store.results_upload import check_results_bucket, is_remote, upload_results
     from engines.spark.session import SparkMasterUnreachable
 
+    remote_out = out if is_remote(out) else None
+    if remote_out is not None:  # written locally, then copied to the store; its bucket checked first
+        import tempfile
+
+        check_results_bucket(remote_out, sc.store)
+        out = tempfile.mkdtemp(prefix="layoutbench-results-")
     try:
         run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario,
                                repeat=repeat)
@@ -166,8 +175,8 @@ def run(
         _print_summary(results)
     if not ok:
         for f in results.run["verification"]["failures"][:20]:
-            Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {f}")
-    print(run_dir)
+            Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {escape(str(f))}")
+    print(upload_results(run_dir, remote_out, sc.store) if remote_out is not None else run_dir)
     if not ok:
         raise typer.Exit(EXIT_FAILED)
 

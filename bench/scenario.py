@@ -13,13 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bench.engine_kinds import ENGINE_KINDS
-from engines.table.sizes import (
-    CLEANER_COMMITS_RETAINED,
-    MB,
-    PARQUET_MAX_FILE_SIZE,
-    PARQUET_SMALL_FILE_LIMIT,
-    ROW_GROUP_ROWS,
-)
+from engines.config.registry import COW, MB, default
 from runresults.review.settings import ReviewSpec
 from workloads.spec import WorkloadSpec
 
@@ -44,14 +38,6 @@ class EngineSpec(_Strict):
     # tally, can run once while the designs it is set beside repeat; None: every repetition
     repeat: int | None = Field(None, ge=1, le=20)
 
-    @model_validator(mode="after")
-    def _hudi_config(self) -> EngineSpec:
-        if self.kind == "hudi":  # refused by `layoutbench validate`, not only when the run starts
-            from engines.hudi.config import check_config
-
-            check_config(self.config)
-        return self
-
 
 class MaintenanceSpec(_Strict):
     """When table services run (the one reading of ``mode`` is :class:`bench.driver.MaintenanceSchedule`):
@@ -67,13 +53,14 @@ class MaintenanceSpec(_Strict):
 
 
 class SizingSpec(_Strict):
-    """File sizing shared by every engine so the comparison is fair."""
+    """File sizing shared by every engine so the comparison is fair; defaults from the config
+    registry (Hudi's: the copy-on-write small-file limit and max file size, also the target)."""
 
-    small_file_limit_mb: float = Field(PARQUET_SMALL_FILE_LIMIT / MB, ge=0)
-    target_file_mb: float = Field(PARQUET_MAX_FILE_SIZE / MB, gt=0)
-    max_file_mb: float = Field(PARQUET_MAX_FILE_SIZE / MB, gt=0)
-    row_group_rows: int = Field(ROW_GROUP_ROWS, ge=1_000)
-    cleaner_commits_retained: int = Field(CLEANER_COMMITS_RETAINED, ge=1)
+    small_file_limit_mb: float = Field(default("small_file_limit", COW) / MB, ge=0)
+    target_file_mb: float = Field(default("max_file_size", COW) / MB, gt=0)
+    max_file_mb: float = Field(default("max_file_size", COW) / MB, gt=0)
+    row_group_rows: int = Field(default("row_group_rows", COW), ge=1_000)
+    cleaner_commits_retained: int = Field(default("cleaner_commits_retained", COW), ge=1)
 
     @model_validator(mode="after")
     def _limits(self) -> SizingSpec:
@@ -114,6 +101,32 @@ class StoreSpec(_Strict):
     kind: Literal["local", "s3"] = "local"
     first_byte_ms: float = Field(20.0, ge=0, le=5000)
     bandwidth_mb_s: float | None = Field(None, gt=0)
+    # the user's own S3-compatible store (bench/store/external.py); credentials come from the
+    # environment or an AWS profile, never from the scenario
+    endpoint: str | None = None  # http://host:port, https://host, or host:port (https); None: AWS S3
+    bucket: str | None = None
+    prefix: str = "layoutbench"
+    region: str | None = None
+
+    @property
+    def external(self) -> bool:
+        """True when the tables go to a store the run does not start."""
+        return self.bucket is not None
+
+    @model_validator(mode="after")
+    def _external_store(self) -> StoreSpec:
+        if self.endpoint is not None and self.bucket is None:
+            raise ValueError("store.endpoint needs store.bucket (the bucket the tables go to)")
+        if self.bucket is not None:
+            if self.kind != "s3":
+                raise ValueError("store.bucket is for kind: s3")
+            # compared with the defaults, not by fields set: a scenario's own dump re-validates with all of them
+            shaped = [k for k, v in (("first_byte_ms", self.first_byte_ms != 20.0),
+                                     ("bandwidth_mb_s", self.bandwidth_mb_s is not None)) if v]
+            if shaped:
+                raise ValueError(f"store.{shaped[0]} shapes the store layoutbench starts; a store of "
+                                 "your own (store.bucket) has its own latency")
+        return self
 
 
 class SparkSpec(_Strict):
@@ -183,15 +196,27 @@ class Scenario(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _hoodie_keys(self) -> Scenario:
-        """Our engines' ``hoodie.*`` keys, through the one map; an unknown key is refused, named."""
-        from bench.hoodie_conf import KEYS, split_hoodie, translate
+    def _engine_configs(self) -> Scenario:
+        """Every engine's config read as the engine factory reads it (shorthands, ``*_mb`` sizes and
+        ``hoodie.*`` keys through the config registry, the planner's config built), so ``layoutbench
+        validate`` refuses what the run would, before Spark starts: a bad key is named."""
+        from bench.hoodie_conf import read_config
+        from engines.config.registry import HUDI
 
         schedule = (self.maintenance.mode, self.maintenance.every_commits)
         for e in self.engines:
-            hoodie, _ = split_hoodie(e.config)
-            if hoodie and e.kind in KEYS:
-                translate(e.kind, hoodie, f"engines.{e.name}", schedule=schedule)  # HoodieConfError: a ValueError
+            fields = read_config(e.kind, e.config, f"engines.{e.name}", schedule=schedule)  # a ValueError
+            if e.kind == HUDI:
+                from engines.hudi.config import HudiConfig
+
+                try:
+                    HudiConfig(**fields)
+                except ValueError as exc:
+                    raise ValueError(f"engines.{e.name}: {exc}") from None
+        from bench.engine_factory import resolve_planner
+
+        for e in self.engines:
+            resolve_planner(e, self)  # ScenarioError (a ValueError) names the engine
         return self
 
     @model_validator(mode="after")

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from runresults import Results  # noqa: E402
 from runresults.uncertainty import LEVEL, RESAMPLES, SEED  # noqa: E402
 

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 from markdown_it import MarkdownIt
 
+from engines.config.registry import GB
 from reports.answer import answer_sentences, criteria_frame, gates_frame, ledger_frame
 from reports.delta_peer import NOTE as PEER_NOTE
 from reports.delta_peer import peer_rows
@@ -78,7 +79,7 @@ def setup_section(results: Results) -> str:
         "- engines: " + ", ".join(f"`{n}` ({e.get('kind')}{', ' + str(e.get('config')) if e.get('config') else ''})"
                                    for n, e in run.get("engines", {}).items()),
         f"- sizing: {sc.get('sizing')}; maintenance: {sc.get('maintenance')}",
-        f"- machine: {m.get('cores')} cores, {_num(mem / 2**30 if mem else None, '.1f')} GiB, {m.get('platform')}",
+        f"- machine: {m.get('cores')} cores, {_num(mem / GB if mem else None, '.1f')} GiB, {m.get('platform')}",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- git: {g.get('sha')}{' (dirty)' if g.get('dirty') else ''}; Spark master {run.get('spark_master', 'n/a')}",
         f"- wall time {_num(run.get('wall_time_s'), '.1f')} s, harness overhead "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from engines.config.registry import GB, MB
 from runresults import Results
 from runresults.review.prices import DEFAULT_PRICES, Prices
 from runresults.review.settings import review_settings
@@ -17,7 +18,6 @@ from runresults.uncertainty import interval
 PHASES = ("ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning", "query_scan")
 MAINTENANCE = ("maintenance_planning", "maintenance_execution", "cleaner")
 QUERY = ("query_planning", "query_scan")
-GB = 1 << 30
 
 
 def prices_of(results: Results) -> Prices:
@@ -112,7 +112,7 @@ def selective_query(results: Results, query: str = "service_hours") -> pd.DataFr
                      "LIST / run": round(float(mine[mine.op == "LIST"]["count"].sum()) / n, 1),
                      "requests / file": (round(float(mine["count"].sum()) / n / files, 1) if (files := int(
                          runs[runs.run == 0].files_scanned.iloc[0]) if (runs.run == 0).any() else 0) else None),
-                     "MB read / run": round(float(mine.response_bytes.sum()) / n / (1 << 20), 2)})
+                     "MB read / run": round(float(mine.response_bytes.sum()) / n / MB, 2)})
     return pd.DataFrame(rows).sort_values("warm median s", ascending=False)
 
 

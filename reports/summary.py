@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from runresults import Results
 from runresults.review.families import DESIGNS, family_of
 from runresults.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat

@@ -20,9 +20,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from engines.config.registry import MB
 from runresults import TABLES, ResultsWriter, commit_row, derive_cumulative
 
-MB = 1 << 20
 ENGINES: dict[str, dict[str, Any]] = {
     "baseline": {"kind": "cow_baseline", "config": {}},
     "option1_rfc": {"kind": "append_compaction", "config": {"order": "rfc"}},

@@ -11,12 +11,13 @@ import yaml
 from results_factory import make_design_results
 
 from bench.scenario import ScenarioError, parse_scenario
+from engines.config.registry import GB
 from reports import render_report
 from reports.answer import MAX_SENTENCES, answer_sentences, ledger_frame
 from runresults import Results
 from runresults.review import review, store_review
 from runresults.review.ledger import PARTS
-from runresults.review.prices import DEFAULT_PRICES, GIB, HOURS_PER_MONTH
+from runresults.review.prices import DEFAULT_PRICES, HOURS_PER_MONTH
 
 SLIGHTLY_FASTER = {"option1": 0.97, "baseline": 1.3}  # Option 1 3% faster on every timing
 
@@ -96,7 +97,7 @@ def _hand_ledger(results: Results, engine: str, repeat: int, qph: float) -> dict
     final = float(final[final.engine == engine].latency_s.median())
     t9, t19 = 10 * span, 20 * span
     query_s = qph / 3600 * (q[9] * t9 + (q[9] + final) / 2 * (t19 - t9))  # flat to the first checkpoint, then linear
-    storage = sum(int(c[c.batch == b].physical_bytes.iloc[-1]) for b in range(20)) * span / GIB / 3600 / HOURS_PER_MONTH
+    storage = sum(int(c[c.batch == b].physical_bytes.iloc[-1]) for b in range(20)) * span / GB / 3600 / HOURS_PER_MONTH
     return {"compute: ingest": float(c.duration_s.sum()) * core,
             "compute: maintenance": float(m[m.kind != "clean"].duration_s.sum()) * core,
             "compute: cleaning": float(m[m.kind == "clean"].duration_s.sum()) * core,

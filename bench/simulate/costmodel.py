@@ -23,7 +23,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from runresults.review.prices import DEFAULT_PRICES
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from engines.config.registry import MB
 from runresults import Results
 from runresults.review.ledger import Ledger
 from runresults.uncertainty import (
@@ -32,8 +33,6 @@ from runresults.uncertainty import (
     ratio_interval,
     ratio_of_medians,
 )
-
-MB = 1 << 20
 
 
 @dataclass

@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engines.config.registry import GB
 from runresults import Results
-from runresults.review.prices import GIB, HOURS_PER_MONTH, Prices
+from runresults.review.prices import HOURS_PER_MONTH, Prices
 from runresults.uncertainty import Interval, mean_interval
 
 TB = 10**12
@@ -173,7 +174,7 @@ def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: floa
             out.core_seconds[k].append(v * cores)
         end_of_batch = c.sort_values("seq").groupby("batch").physical_bytes.last()
         held = end_of_batch.reindex(range(batches)).ffill().fillna(0) if batches else end_of_batch
-        gib_months = float(held.sum()) * span / GIB / 3600 / HOURS_PER_MONTH
+        gib_months = float(held.sum()) * span / GB / 3600 / HOURS_PER_MONTH  # GB: one GiB, S3's GB-month
         q_req = _query_request_usd(rq, q, runs_per_row)
         requests_usd = (float(rq[rq.phase.isin(WRITE_PHASES)].usd.sum())
                         + qph * sum(integrate(pts, span, batches) for pts in q_req.values()))

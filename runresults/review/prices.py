@@ -19,7 +19,6 @@ FREE_OPS = ("DELETE", "MULTIPART_ABORT")
 PUT_TIER_OPS = ("PUT", "COPY", "MULTIPART_CREATE", "MULTIPART_PART", "MULTIPART_COMPLETE", "DELETE_MULTI",
                 "CREATE_BUCKET")  # the multipart and multi-object-delete requests are POSTs or PUTs
 LIST_OPS = ("LIST",)
-GIB = 1 << 30
 HOURS_PER_MONTH = 730.0  # AWS's billing month for GB-month prices
 
 
