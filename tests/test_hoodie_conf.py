@@ -14,6 +14,7 @@ from bench.cli import EXIT_BAD_INPUT, app
 from bench.engine_factory import build_engine, engine_bloom, resolve_planner
 from bench.scenario import ScenarioError, load_scenario, parse_scenario
 from engines.config.registry import MB
+from engines.table.bloom import BloomConfig
 
 runner = CliRunner()
 
@@ -135,3 +136,16 @@ def test_every_consumer_reads_an_engines_bloom_filter_from_its_hudi_key() -> Non
                                   {"name": "delta", "kind": "delta_peer"}]))
     got = {e.name: engine_bloom(e, sc).enabled for e in sc.engines}
     assert got == {"default": True, "key": False, "short": False, "hudi_key": False, "hudi": True, "delta": False}
+
+
+@pytest.mark.parametrize("kind", ["cow_baseline", "append_compaction", "clustering", "append_only"])
+def test_each_engine_writes_the_footer_its_bloom_key_asks_for(kind: str, tmp_path: Path) -> None:
+    """The table every engine writes through carries the engine's bloom setting (the writer reads
+    table.bloom): append_only used to keep the table's default, so its files got the ~431 KB filter
+    while its config, and the simulator, switched it off."""
+    off = {"hoodie.parquet.bloom.filter.enabled": "false"}
+    sc = parse_scenario(scenario([{"name": "off", "kind": kind, "config": off},
+                                  {"name": "on", "kind": kind, "config": {"bloom_num_entries": 1000}}]))
+    built = {e.name: build_engine(e, sc, str(tmp_path / e.name)) for e in sc.engines}
+    assert built["off"].table.bloom == engine_bloom(sc.engines[0], sc) == BloomConfig(enabled=False)
+    assert built["on"].table.bloom == engine_bloom(sc.engines[1], sc) == BloomConfig(num_entries=1000)

@@ -24,6 +24,7 @@ import math
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -180,6 +181,17 @@ def _rows_of(n: int, nr: int, max_nr: int) -> tuple[np.ndarray, int, int]:
     return rows, count, cur
 
 
+def dynamic_rows(n: int, nr: int, max_nr: int) -> tuple[int, int]:
+    """(number of rows, currentNbRecord) of a DYNAMIC_V0 filter after ``n`` keys, in closed form: the
+    last two of :func:`_rows_of` without an array of one element per key (the simulator sizes every
+    file on every commit). A row is added for the first key beyond ``nr`` per row while
+    ``rows * nr < max_nr``, so rows stop at ``ceil(max_nr / nr)``; currentNbRecord counts every key
+    since the last row was added, the round-robin ones included."""
+    cap = -(-max_nr // nr)  # ceil: addRow runs while count * nr < max_nr
+    count = min(max(1, -(-n // nr)), cap)
+    return count, n - (count - 1) * nr
+
+
 def _header(cfg: BloomConfig) -> bytes:
     return struct.pack(">iibi", -1, cfg.num_hashes, MURMUR_HASH, cfg.vector_size)
 
@@ -292,10 +304,11 @@ def serialized_length(num_keys: int, cfg: BloomConfig) -> int:
     if cfg.filter_type == "SIMPLE":
         raw = row
     else:
-        raw = 25 + row * _rows_of(num_keys, cfg.num_entries, cfg.dynamic_max_entries)[1]
+        raw = 25 + row * dynamic_rows(num_keys, cfg.num_entries, cfg.dynamic_max_entries)[0]
     return 4 * math.ceil(raw / 3)
 
 
+@lru_cache(maxsize=65536)  # the simulator asks for the same few (rows, config) on every commit
 def footer_bytes(num_keys: int, cfg: BloomConfig, key_length: int) -> int:
     """Bytes :func:`footer_metadata` adds to a Parquet file of ``num_keys`` keys of ``key_length``
     characters, without hashing (the simulator's sizes): the entries plus Thrift's few bytes each."""
