@@ -32,27 +32,66 @@ def _first_line(exc: BaseException) -> str:
     return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
-class OurReader:
-    """Our file-system view's snapshot (``view.snapshot(as_of)``), each base file's keys read once:
-    base files never change once committed, so an as-of read at many instants reads each file once."""
+class FileKeySums:
+    """Each base file's key checksum, read once: base files never change once committed, so as-of
+    reads at many instants read each file once."""
 
     def __init__(self, table: HudiTable) -> None:
         self.table = table
         self._sums: dict[str, KeySum] = {}
 
+    def total(self, paths: list[str]) -> KeySum:
+        """The key checksum of the files at ``paths`` (relative to the table's base)."""
+        out = KeySum(0, 0, 0)
+        for path in paths:
+            if path not in self._sums:
+                keys = pq.read_table(self.table.storage.abs(path), columns=[KEY],
+                                     filesystem=self.table.storage.fs).column(0)
+                self._sums[path] = KeySum.of(key_hashes(keys))
+            out = out + self._sums[path]
+        return out
+
+
+class OurReader:
+    """Our file-system view's snapshot as of an instant (``view.snapshot(as_of)``), its files' keys."""
+
+    def __init__(self, table: HudiTable, files: FileKeySums | None = None) -> None:
+        self.table = table
+        self.files = files or FileKeySums(table)
+
     def key_sum(self, as_of: str | None = None) -> KeySum:
         try:
-            slices = self.table.view().snapshot(as_of=as_of)
-            total = KeySum(0, 0, 0)
-            for s in slices:
-                if s.path not in self._sums:
-                    keys = pq.read_table(self.table.storage.abs(s.path), columns=[KEY],
-                                         filesystem=self.table.storage.fs).column(0)
-                    self._sums[s.path] = KeySum.of(key_hashes(keys))
-                total = total + self._sums[s.path]
-            return total
+            return self.files.total([s.path for s in self.table.view().snapshot(as_of=as_of)])
         except Exception as exc:  # noqa: BLE001 - a failed read is the reader's answer
             raise ReadError(f"ours: {type(exc).__name__}: {_first_line(exc)}") from exc
+
+
+class HudiRsSlices:
+    """hudi-rs's file slices as of an instant (``get_file_slices``: its time-travel resolution of
+    which file group versions are visible), their files' keys."""
+
+    def __init__(self, table: HudiTable, files: FileKeySums | None = None) -> None:
+        self.table = table
+        self.files = files or FileKeySums(table)
+
+    def key_sum(self, as_of: str | None = None) -> KeySum:
+        import hudi
+
+        try:
+            opts = hudi.HudiReadOptions()
+            if as_of is not None:
+                opts = opts.with_as_of_timestamp(as_of)
+            slices = hudi.HudiTableBuilder.from_base_uri(self.table.base_uri).build().get_file_slices(opts)
+            if any(s.has_log_files for s in slices):
+                raise ReadError("hudi-rs: log files in a slice; the gate reads base files only")
+            paths = [s.base_file_relative_path() for s in slices]
+        except ReadError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - hudi-rs panics are BaseException
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise ReadError(f"hudi-rs: {type(exc).__name__}: {_first_line(exc)}") from exc
+        return self.files.total(paths)
 
 
 def hudi_rs_read(base_uri: str, columns: list[str], as_of: str | None = None,

@@ -3,9 +3,10 @@ instant's ground-truth rows (count and key checksum: the batches ingested at or 
 
 The retention is the scenario's promise, ``hoodie.cleaner.commits.retained`` (KEEP_LATEST_COMMITS):
 the latest that many completed data instants of the run, whatever each engine's cleaner did. Readers:
-ours (our file-system view's ``snapshot(as_of)``) and hudi-rs at every one of them, Apache Hudi
-(``as.of.instant``) at the earliest, the one before the latest maintenance run among them and the
-latest; Delta tables: delta-rs at each retained version. The figure is the number of instants wrong.
+ours (our file-system view's ``snapshot(as_of)``) and hudi-rs (its file slices as of the instant,
+``get_file_slices``) at every one of them, each base file's keys read once; hudi-rs's full read and
+Apache Hudi's (``as.of.instant``) at the earliest, the one before the latest maintenance run among
+them and the latest; Delta tables: delta-rs at each version of the window. The figure is the number of instants wrong.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from bench.gates.readers import (
     HUDI_RS,
     KEY,
     OURS,
+    FileKeySums,
+    HudiRsSlices,
     OurReader,
     ReadError,
     apache_hudi_key_sum,
@@ -76,24 +79,32 @@ def _hudi_rs_key_sum(base_uri: str) -> Callable[[str], KeySum]:
 
 def gate_rows(engine: str, table: HudiTable, history: EngineHistory, retained: int, spark: Any | None,
               readers: tuple[str, ...] = (OURS, HUDI_RS, APACHE_HUDI)) -> list[dict[str, Any]]:
-    """The time-travel gate on one Hudi-format table, one row per reader."""
+    """The time-travel gate on one Hudi-format table, one row per reader: ours and hudi-rs's file
+    slices at every instant of the window (each base file's keys read once), hudi-rs's full read and
+    Apache Hudi's at :func:`spark_sample`'s instants."""
     window = retained_instants(history, retained)
+    sample = spark_sample(history, window)
+    files = FileKeySums(table)
     rows = []
     for reader in readers:
         if reader == APACHE_HUDI:
             if spark is None:
                 rows.append(_row(engine, reader, None, 0, [], "n/a: the run's Spark session has no Apache Hudi bundle"))
                 continue
-            instants = spark_sample(history, window)
-            read: Callable[[str], KeySum] = lambda t: apache_hudi_key_sum(spark, table.base_uri, as_of=t)  # noqa: E731
+            wrong = check_instants(history, sample, lambda t: apache_hudi_key_sum(spark, table.base_uri, as_of=t))
+            what = f"as.of.instant at {_span(sample)}"
+            checked = len(sample)
         elif reader == HUDI_RS:
-            instants, read = window, _hudi_rs_key_sum(table.base_uri)
+            wrong = check_instants(history, window, HudiRsSlices(table, files).key_sum)
+            wrong += [f"full read {w}" for w in check_instants(history, sample, _hudi_rs_key_sum(table.base_uri))]
+            what = f"file slices as of {_span(window)}, full reads at {_span(sample)}"
+            checked = len(window) + len(sample)
         else:
-            instants, read = window, OurReader(table).key_sum
-        wrong = check_instants(history, instants, read)
-        rows.append(_row(engine, reader, not wrong, len(instants), wrong,
-                         f"as-of reads at {_span(instants)}: " + ("all equal the ground truth" if not wrong
-                                                                   else "; ".join(wrong[:3]))))
+            wrong = check_instants(history, window, OurReader(table, files).key_sum)
+            what = f"view.snapshot(as_of) at {_span(window)}"
+            checked = len(window)
+        rows.append(_row(engine, reader, not wrong, checked, wrong,
+                         f"{what}: " + ("all equal the ground truth" if not wrong else "; ".join(wrong[:3]))))
     return rows
 
 
