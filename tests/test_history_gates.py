@@ -180,3 +180,21 @@ def test_time_travel_gate_fails_option1_rfc_order(spark, tmp_path: Path) -> None
     assert all(row["passed"] is False for row in rows.values()), rows
     assert "0 rows" in rows[APACHE_HUDI]["detail"]
     engine.close()
+
+
+def test_every_run_records_both_gates_for_every_engine(small_run) -> None:
+    """``run_scenario`` checks both gates on every engine after the last checkpoint and times them."""
+    gates = small_run.table("gates")
+    engines = set(small_run.run["engines"])
+    assert set(gates.engine) == engines
+    for engine in engines:
+        mine = gates[gates.engine == engine]
+        assert set(mine.gate) == {"incremental", "time_travel"}, engine
+        assert set(mine[mine.gate == "time_travel"].reader) == {OURS, HUDI_RS, APACHE_HUDI}
+        assert set(mine[mine.gate == "incremental"].reader) == {HUDI_RS, APACHE_HUDI}
+    passed = {(r.engine, r.gate, r.reader): r.passed for r in gates.itertuples()}
+    assert passed[("option2", "incremental", APACHE_HUDI)] and passed[("option2", "time_travel", APACHE_HUDI)]
+    assert not passed[("option1_cbd", "incremental", APACHE_HUDI)] and passed[("option1_cbd", "time_travel", OURS)]
+    assert not passed[("option1_rfc", "time_travel", HUDI_RS)]
+    phases = small_run.run["profile"]["phases_s"]
+    assert {f"gates/{g}/{e}" for g in ("incremental", "time_travel") for e in engines} <= set(phases)
