@@ -149,15 +149,25 @@ def apache_hudi_key_sum(spark: Any, base_uri: str, as_of: str | None = None,
     return KeySum(int(row["n"]), int(row["s"] or 0) & mask, int(row["x"] or 0) & mask)
 
 
-def apache_hudi_keys(spark: Any, base_uri: str, as_of: str | None = None,
-                     incremental: tuple[str, str] | None = None) -> pa.Array:
-    """The record keys an Apache Hudi read returns (collected: only to explain a wrong answer)."""
-    from engines.spark.arrow_compat import to_arrow
+def apache_hudi_wrong_rows(spark: Any, base_uri: str, first_new_batch: int, expected_rows: int,
+                           incremental: tuple[str, str]) -> tuple[int, int]:
+    """(re-emitted, missing) of an Apache Hudi incremental query that should return exactly the rows of
+    batches ``first_new_batch`` onwards (``expected_rows`` of them), counted in Spark: a generated key
+    names its batch (``<hash>-<batch>-<row>``, :func:`workloads.rowdef.trace_id`), so a row of an
+    earlier batch is re-emitted, a second copy of a key too, and an expected key not returned is missing."""
+    from pyspark.sql import functions as F
 
     try:
-        return to_arrow(apache_hudi_frame(spark, base_uri, as_of, incremental).select(KEY)).column(0).combine_chunks()
+        df = apache_hudi_frame(spark, base_uri, incremental=incremental)
+        batch = F.split(F.col(KEY), "-").getItem(1).cast("int")
+        row = df.select(KEY, batch.alias("b")).agg(
+            F.sum(F.when(F.col("b") < first_new_batch, 1).otherwise(0)).alias("old"),
+            F.sum(F.when(F.col("b") >= first_new_batch, 1).otherwise(0)).alias("new"),
+            F.countDistinct(F.when(F.col("b") >= first_new_batch, F.col(KEY))).alias("distinct_new")).collect()[0]
     except Exception as exc:  # noqa: BLE001
         raise ReadError(f"apache_hudi: {type(exc).__name__}: {_first_line(exc)}") from exc
+    old, new, distinct_new = int(row["old"] or 0), int(row["new"] or 0), int(row["distinct_new"] or 0)
+    return old + new - distinct_new, expected_rows - distinct_new
 
 
 def delta_rs_key_sum(path: str, version: int, key: str, storage_options: dict[str, str] | None = None) -> KeySum:
