@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from bench.driver import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
+from bench.gates.history_gates import needs_apache_hudi
 from bench.isolation import IsolationProbe
 from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
@@ -37,7 +38,7 @@ from engines.config.registry import MB
 from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
 from engines.spark.arrow_frame import frame_from_arrow
 from engines.spark.batch_stats import partition_counts, remember_partition_counts, remember_rows
-from engines.spark.session import get_spark, merge_conf, resolve_master, warm_up
+from engines.spark.session import get_spark, hudi_conf, merge_conf, resolve_master, warm_up
 from engines.table.probe import TableProbe
 from runresults import (
     ResultsWriter,
@@ -421,7 +422,10 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
          progress: bool, scenario_path: str | Path | None, repeats: int, wall0: float) -> Path:
     spec = scenario.workload
     t_session = time.perf_counter()
-    conf = merge_conf(spark_conf_for(scenario), store.spark_conf() if store is not None else {}, scenario.spark.conf)
+    # Apache Hudi's bundle also when no engine is Apache Hudi's: it is a reader of the gates (bench.gates)
+    gates_conf = hudi_conf() if needs_apache_hudi(e.kind for e in scenario.engines) else {}
+    conf = merge_conf(spark_conf_for(scenario), gates_conf, store.spark_conf() if store is not None else {},
+                      scenario.spark.conf)
     spark = get_spark(resolve_master(master, scenario.spark.master), conf=conf, log_path=run_dir / "spark.log")
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark, store=store)
@@ -449,6 +453,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         steps = _RunSteps(ctx, engines, bar, reference_engine, repeats)
         run_batches(steps, engines, schedule, n, checkpoints=checkpoints)
     truth_parts = steps.truth_parts
+    _history_gates(ctx, engines, truth_parts)
     with ctx.timed("finish"):  # engines closed, batch bytes measured when no engine wrote them once, WA derived
         for st in engines:
             if st.service is not None:
@@ -490,6 +495,26 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     return run_dir
 
 
+def _history_gates(ctx: RunContext, engines: list[EngineState], truth_parts: list[pa.Table]) -> None:
+    """The incremental and time-travel gates (:mod:`bench.gates.history_gates`) on the first
+    repetition's tables, as the run left them; a gate that cannot run is a run failure."""
+    from bench.gates.history_gates import history_gate_rows
+
+    ctx.step = "gates: incremental, time travel"
+    first = [st.engine for st in engines if st.repeat == 0]
+    try:
+        rows = history_gate_rows(first, ctx.writer.rows["commits"], truth_parts,
+                                 ctx.scenario.sizing.cleaner_commits_retained, ctx.spark, ctx.timed)
+    except Exception as exc:  # noqa: BLE001 - recorded as a failure of the run, traceback in the log
+        log = ctx.run_dir / "error.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"gates failed\n\n{traceback.format_exc()}")
+        ctx.failures.append(f"gates (incremental, time travel) failed: {type(exc).__name__}: {exc} (traceback in {log})")
+        return
+    for row in rows:
+        ctx.writer.add("gates", **row)
+
+
 def _jvm_packages(spark: Any) -> dict[str, str]:
     """The JVM packages the session loaded (Apache Hudi's bundle), as group:artifact -> version."""
     packages = spark.sparkContext.getConf().get("spark.jars.packages", "") or ""
@@ -507,6 +532,7 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
         phases[f"maintenance/{name}"] = ctx.profile.get(f"maintenance/{name}", 0.0)
         phases[f"queries/{name}"] = ctx.profile.get(f"queries/{name}", 0.0)
     phases["expected_results"] = ctx.profile.get("expected_results", 0.0)
+    phases.update({k: v for k, v in ctx.profile.items() if k.startswith("gates/")})
     phases["finish"] = ctx.profile.get("finish", 0.0)
     overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
     return {"phases_s": phases, "overlapping_s": overlapping,

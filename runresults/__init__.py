@@ -41,7 +41,7 @@ Tables (one row per …):
   query_failures, hudi_rs_agrees, details.
 - ``gates`` (T17's review): one correctness gate checked on one candidate — engine, gate (isolation,
   no_loss, incremental, time_travel, concurrent_update), reader (who read the table: apache_hudi,
-  hudi_rs, ours), passed (None: the gate does not apply to this engine, with the reason in detail),
+  hudi_rs, ours, delta_rs), passed (None: the gate does not apply to this engine, with the reason in detail),
   checked (points checked: instants, crash points, updates, reader queries), failures (points that
   failed), figure (the deciding number, e.g. rows re-emitted or lost; ``figure_unit`` names it),
   figure_unit, detail (one sentence: what failed where, or why n/a).

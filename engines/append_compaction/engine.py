@@ -18,6 +18,9 @@ Decisions where the RFC is silent, taken as a Hudi committer would:
   (``cbd_delete="immediate"``) still breaks a reader that listed its files before the commit, so
   the default (``cbd_delete="cleaner"``) leaves them to the KEEP_LATEST_COMMITS cleaner: fixing the
   RFC's order converges to Option 2's snapshot isolation.
+- The rewrite stamps its rows with the compaction instant (``_hoodie_commit_time``), as Hudi's
+  compaction does; ``preserve_commit_time`` keeps each row's own, as Hudi's clustering does with
+  ``hoodie.clustering.preserve.commit.metadata``, so an incremental query does not re-emit them.
 - Each operation is one rewrite (:mod:`engines.spark.rewrite`) into ``ceil(total/target)``
   evenly sized files, one Spark task each, streaming its rows (bounded memory): contiguous runs
   of the input files without sort columns, disjoint sorted key ranges with them.
@@ -156,6 +159,8 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         old_ids = {op.partition_path: [p.rsplit("/", 1)[-1].split("_", 1)[0] for p in op.base_file_paths]
                    for op in plan.operations}
         extra = {"order": self.config.order, "writeMode": "BASE_FILE_COMPACTION"}
+        if self.config.preserve_commit_time:
+            extra["preserveCommitTime"] = "true"
         deleted_before = deleted_after = 0
         if self.config.order == "rfc":
             deleted_before = self._delete_old(plan)
@@ -179,7 +184,8 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         view_slices = [_plan_slice(op.partition_path, p, instant) for p in op.base_file_paths]
         n_out = int(op.metrics.get("estimatedOutputFiles", 1)) or 1
         spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
-                              stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}")
+                              stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}",
+                              preserve_commit_metadata=self.config.preserve_commit_time)
         sort = list(self.config.sort_columns)
         return rewrite(spark, self.table.storage, view_slices, spec, n_out, "linear" if sort else "none", sort,
                        fault_point="option1.mid_write")

@@ -200,6 +200,9 @@ SETTINGS: tuple[Setting, ...] = (
     _s("cbd_delete", _O1S, "cleaner", p.choice("cleaner", "immediate"), "name",
        "commit_before_delete: the replaced files go with the cleaner, or right after the commit"),
     _s("max_parallel_operations", _O1S, 2, p.positive, "count", "compaction operations rewritten at once"),
+    _s("preserve_commit_time", _O1S, False, p.boolean, "bool",
+       "compacted rows keep their _hoodie_commit_time (as clustering's preserve.commit.metadata); off: re-stamped, "
+       "and an incremental pull re-emits them"),
     _s("min_files_per_partition", _O1S, 2, p.positive, "count", "a partition with fewer small files is skipped"),
     # -- cleaning --------------------------------------------------------------------------------------
     _s("cleaner_commits_retained", _SIZED, 10, p.positive, "commits",
