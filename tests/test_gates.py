@@ -13,6 +13,7 @@ from bench.gates.isolation import isolation_rows
 from bench.gates.no_loss import latest_crashtest, maintenance_points, no_loss_rows
 from bench.query_rounds import round_order, run_query_rounds
 from bench.scenario import ScenarioError, load_scenario, parse_scenario
+from engines.table.timeline import COMPACTION, REPLACE
 from runresults import Results, ResultsWriter
 
 SMALL = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"
@@ -163,27 +164,33 @@ def test_no_loss_attaches_the_same_commits_crash_test(tmp_path) -> None:
     assert none["o1"]["passed"] is None and "no crashtest run of abc" in none["o1"]["detail"]
 
 
-def test_no_loss_gate_fails_when_recovery_skips_the_rollback(spark, tmp_path, monkeypatch) -> None:
-    """Planted: the recovering writer reverts the killed clustering to requested but leaves its
-    partial files. A real crash (SIGKILL of a child writer) after Option 2 wrote a group, recovery
-    and the rest of the run in this process, then the gate over the crash test's folder."""
+def test_no_loss_gate_fails_when_the_rollback_deletes_the_plans_inputs(spark, tmp_path, monkeypatch) -> None:
+    """Planted: the recovering writer rolls the killed clustering back by deleting the files its plan
+    names (the inputs) instead of the files it wrote, and drops the plan. A real crash (SIGKILL of a
+    child writer) after Option 2 wrote a group, recovery and the rest of the run in this process,
+    then the gate over the crash test's folder."""
     import bench.crashtest as crashtest
     import engines.table.rollback as rollback
+    from engines.table import plans
 
-    skipped: list[str] = []
+    planted: list[str] = []
 
-    def keep_the_files(table, target, on_step=None, resume=None, keep_plan=None):  # noqa: ANN001, ANN202
-        skipped.append(target.timestamp)
+    def delete_inputs(table, target, on_step=None, resume=None, keep_plan=None):  # noqa: ANN001, ANN202
         timeline = table.refresh()
         current = timeline.get(target.timestamp)
-        if current is not None and not current.is_completed:
-            timeline.revert_to_requested(current)
-        if resume is not None:
-            table.refresh().delete_pending(resume)
-        return rollback.RollbackResult(target.timestamp, target.action, None, 0, True, 0.0)
+        if current is None or current.is_completed or current.action not in (REPLACE, COMPACTION):
+            return real(table, target, on_step=on_step, resume=resume, keep_plan=keep_plan)
+        plan = plans.load_plan(timeline, current, current.action)
+        for path in plans.plan_inputs(current.timestamp, current.action, plan).paths:
+            table.storage.delete(path, missing_ok=True)
+        timeline.delete_pending(current)
+        planted.append(current.timestamp)
+        return rollback.RollbackResult(target.timestamp, target.action, None, 0, False, 0.0)
 
-    monkeypatch.setattr(rollback, "rollback_instant", keep_the_files)
+    real = rollback.rollback_instant
+    monkeypatch.setattr(rollback, "rollback_instant", delete_inputs)
     run_dir = crashtest.run_crashtest(str(CRASH), tmp_path, engines=["option2"],
                                       points=["clustering.after_group_written"], parallel=1)
     rows = no_loss_rows([("option2", "clustering", {})], run_dir, "sha")
-    assert skipped and rows[0]["passed"] is False and rows[0]["failures"] == 1, rows
+    assert planted and rows[0]["passed"] is False and rows[0]["failures"] == 1 and rows[0]["figure"] > 0, rows
+    assert "clustering.after_group_written" in rows[0]["detail"]
