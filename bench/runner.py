@@ -451,7 +451,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         run_batches(steps, engines, schedule, n, checkpoints=checkpoints)
         ctx.step = "the final checkpoint's interleaved query rounds"
         bar.update(task, description=f"{scenario.name} · interleaved query rounds")
-        final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0], *steps.last_checkpoint)
+        final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0], steps.last_checkpoint)
         ctx.step = "gates"
         bar.update(task, description=f"{scenario.name} · gates")
         measure_gates(ctx, git_info(str(Path(__file__).resolve().parents[1])).get("sha"))

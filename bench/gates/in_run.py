@@ -24,9 +24,13 @@ from bench.query_rounds import run_query_rounds
 from engines.base import Engine
 
 
-def final_query_rounds(ctx: Any, engines: Sequence[Engine], checkpoint: int, params: QueryParams,
-                       expected: Mapping[str, Any]) -> None:
-    """``queries.rounds`` interleaved rounds at the final checkpoint over ``engines`` (phase ``query_rounds``)."""
+def final_query_rounds(ctx: Any, engines: Sequence[Engine],
+                       last_checkpoint: tuple[int, QueryParams, Mapping[str, Any]] | None) -> None:
+    """``queries.rounds`` interleaved rounds over ``engines`` at the final checkpoint
+    (``last_checkpoint``: its batch, query parameters and expected answers; phase ``query_rounds``)."""
+    if last_checkpoint is None:  # a run without a checkpoint ran no queries to interleave
+        return
+    checkpoint, params, expected = last_checkpoint
     qs = ctx.scenario.queries
     with ctx.timed("query_rounds"):
         ctx.failures += run_query_rounds(ctx.spark, engines, checkpoint, qs.suite, params, expected, qs.rounds,
