@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.driver import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.in_run import final_query_rounds, measure_gates
 from bench.isolation import IsolationProbe
@@ -34,6 +34,8 @@ from bench.scenario import Scenario, ScenarioError, fingerprint
 from bench.store.run_store import run_store
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
+from engines.config.registry import MB
+from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
 from engines.spark.arrow_frame import frame_from_arrow
 from engines.spark.batch_stats import partition_counts, remember_partition_counts, remember_rows
 from engines.spark.session import get_spark, merge_conf, resolve_master, warm_up
@@ -47,6 +49,7 @@ from runresults import (
     package_versions,
     run_record,
 )
+from runresults.review import store_review
 from workloads.generator import batch_df, batch_table, batch_tasks, table_partition_counts
 
 
@@ -127,7 +130,7 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
                    operation: str, duration: float, stats: list, replaced: int) -> None:
     """One commits row: what the instant wrote (from its metadata) and the table state after it."""
     t0 = time.perf_counter()
-    state = table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
+    state = table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * MB))
     with ctx.lock:
         st.seq += 1
         ctx.writer.add("commits", **commit_row(
@@ -155,22 +158,35 @@ def record_maintenance(ctx: RunContext, st: EngineState, batch: int, res: Mainte
                    writes.stats, writes.replaced or res.files_in)
 
 
+# the object-store request label of each phase of a maintenance round
+_ROUND_LABELS = {RoundPhase.SCHEDULE: "maintenance_planning", RoundPhase.FIND: "maintenance_planning",
+                 RoundPhase.EXECUTE: "maintenance_execution", RoundPhase.CLEAN: "cleaner"}
+
+
 def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | None, mode: str,
              step: str = MAINTAIN) -> None:
-    """One maintenance step of :mod:`bench.driver`: ``MAINTAIN`` schedules, executes (the new plan,
-    else the earliest pending one) and cleans; ``SCHEDULE`` only schedules, when no plan is
-    pending; ``EXECUTE`` executes every pending plan, earliest first, and cleans. Reader threads
-    race the first runs (every engine: for the baseline, whose merge happens at ingest, the readers
-    race its cleaner)."""
+    """One maintenance step of :mod:`bench.driver`, a round of :mod:`engines.maintenance_round`:
+    ``MAINTAIN`` schedules, executes (the new plan, else the earliest pending one) and cleans;
+    ``SCHEDULE`` only schedules, when no plan is pending; ``EXECUTE`` executes every pending plan,
+    earliest first, and cleans. Each execution is recorded as it completes. Reader threads race
+    the first runs (every engine: for the baseline, whose merge happens at ingest, the readers race
+    its cleaner)."""
     engine = st.engine
+
+    def phase(name: RoundPhase) -> Any:
+        return ctx.label(_ROUND_LABELS[name], f"batch {batch}")
+
     if step == SCHEDULE:
-        if engine.pending_plan() is None:
-            with ctx.label("maintenance_planning", f"batch {batch}"):
-                engine.schedule()
+        schedule_if_idle(engine, phase)
         return
-    with ctx.label("maintenance_planning", f"batch {batch}"):
-        instant = engine.schedule() if step == MAINTAIN else None
-        instant = instant or engine.pending_plan()
+
+    def executed(res: MaintenanceResult) -> None:
+        with ctx.label("harness", f"batch {batch}"):  # the table state right after the instant, before the cleaner
+            record_maintenance(ctx, st, batch, res, mode)
+
+    rnd = MaintenanceRound(engine, ROUND_RUNS[step], phase=phase,
+                           on_executed=executed)
+    rnd.schedule()
     probe = None
     iso = ctx.scenario.isolation
     if iso.enabled and truth is not None and st.repeat == 0 and st.isolation_runs < iso.max_maintenance_runs:
@@ -180,22 +196,11 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
                                window_hours=ctx.scenario.queries.service_window_hours)
         probe.start()
     try:
-        executed: set[str] = set()
-        while instant is not None and instant not in executed:
-            executed.add(instant)
-            with ctx.label("maintenance_execution", f"batch {batch}"):
-                res = engine.execute(instant)
-            if res is None:
-                break
-            with ctx.label("harness", f"batch {batch}"):  # the table state right after the instant, before the cleaner
-                record_maintenance(ctx, st, batch, res, mode)
-            with ctx.label("maintenance_planning", f"batch {batch}"):
-                instant = engine.pending_plan() if step == EXECUTE else None
-        with ctx.label("cleaner", f"batch {batch}"):
-            cleaned = engine.clean()
+        rnd.execute()
+        cleaned = rnd.clean()
     finally:
         if probe is not None:
-            for row in probe.stop(instant or "clean"):
+            for row in probe.stop(rnd.next_plan or "clean"):
                 ctx.writer.add("isolation", **row)
     if cleaned is not None and (cleaned.files_deleted or cleaned.instant):
         with ctx.label("harness", f"batch {batch}"):
@@ -487,6 +492,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
                       "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
         tables_kept=keep_tables)
     writer.write_run(run)
+    store_review(run_dir)  # the answer as data, from the folder just written (its seconds: review.elapsed_s)
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
         if store is not None and hasattr(store, "remove_tables"):  # the user's own store keeps them otherwise

@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pyspark.sql import DataFrame
 
-from engines.append_compaction.config import CompactionConfig
+from engines.append_compaction.config import PLANNER_KEYS, CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
+from engines.config.registry import BLOOM, O1, settings
+from engines.maintenance_round import earliest_pending
 from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
@@ -45,7 +46,6 @@ from engines.spark.session import get_spark
 from engines.table import faults, plans
 from engines.table.bloom import BloomFields
 from engines.table.model import FileSlice, WriteStat, parse_base_file_name
-from engines.table.sizes import CLEANER_COMMITS_RETAINED, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, Instant
 from engines.table.transaction import CommitResult, commit_write
@@ -54,19 +54,12 @@ __all__ = ["AppendCompactionEngine", "MissingPlanInputError", "Option1Config"]
 
 
 @dataclass
-class Option1Config(BloomFields):
+class Option1Config(BloomFields, settings(kind=O1, exclude=(*PLANNER_KEYS, *BLOOM))):
+    """Every key of the kind in the registry but the planner's (the bloom filter's through
+    :class:`BloomFields`), and the planner's config. The compaction's target size is the planner's
+    ``target_file_size``; ``max_file_size`` is where appends roll a new file."""
+
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
-    order: Literal["rfc", "commit_before_delete"] = "rfc"
-    mode: Literal["inline", "async", "manual"] = "manual"
-    inline_every: int = 10
-    async_interval_s: float = 2.0
-    max_parallel_operations: int = 2
-    target_file_size: int = PARQUET_MAX_FILE_SIZE
-    max_file_size: int = PARQUET_MAX_FILE_SIZE
-    row_group_rows: int = ROW_GROUP_ROWS
-    sort_columns: tuple[str, ...] = ()
-    cbd_delete: Literal["cleaner", "immediate"] = "cleaner"
-    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED
 
     def __post_init__(self) -> None:
         if self.order not in ("rfc", "commit_before_delete"):
@@ -129,8 +122,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         return ts
 
     def pending_plan(self) -> str | None:
-        pending = self.table.refresh().pending([COMPACTION])
-        return pending[0].timestamp if pending else None
+        return earliest_pending(self.table, (COMPACTION,))
 
     def load_plan(self, instant: str) -> BaseFileCompactionPlan:
         """The compaction plan saved as ``instant`` (:func:`engines.table.plans.load_plan`)."""
