@@ -27,6 +27,7 @@ import pyarrow as pa
 from bench.driver import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
+from bench.gates.in_run import final_query_rounds, measure_gates
 from bench.isolation import IsolationProbe
 from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
@@ -44,6 +45,7 @@ from runresults import (
     ResultsWriter,
     commit_row,
     derive_cumulative,
+    git_info,
     new_run_id,
     package_versions,
     run_record,
@@ -322,6 +324,7 @@ class _RunSteps:
         self.truth_parts: list[pa.Table] = []
         self.df: Any = None
         self.final = False
+        self.last_checkpoint: tuple[int, QueryParams, dict[str, Any]] | None = None  # for the query rounds
         # the cache is filled before the clocks only when an engine reads a small batch through Spark;
         # the others read the driver's rows, and a fill nobody reads cost ~0.1 s per batch
         self.fill_cache = any(st.engine.reads_batch_in_spark for st in engines)
@@ -395,6 +398,7 @@ class _RunSteps:
         params = choose_params(truth, self.spec.partition_column, ctx.scenario.queries.service_window_hours)
         with ctx.timed("expected_results"):  # the same answers for every engine: computed once
             expected = expected_results(ctx, truth, params)
+        self.last_checkpoint = (b, params, expected)
         for st in self.engines:
             self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
@@ -452,6 +456,12 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     with bar, _steps_named(ctx):
         steps = _RunSteps(ctx, engines, bar, reference_engine, repeats)
         run_batches(steps, engines, schedule, n, checkpoints=checkpoints)
+        ctx.step = "the final checkpoint's interleaved query rounds"
+        bar.describe(f"{scenario.name} · interleaved query rounds")
+        final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0], steps.last_checkpoint)
+        ctx.step = "gates"
+        bar.describe(f"{scenario.name} · gates")
+        measure_gates(ctx, git_info(str(Path(__file__).resolve().parents[1])).get("sha"))
     truth_parts = steps.truth_parts
     _history_gates(ctx, engines, truth_parts)
     with ctx.timed("finish"):  # engines closed, batch bytes measured when no engine wrote them once, WA derived
@@ -532,7 +542,7 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
         phases[f"maintenance/{name}"] = ctx.profile.get(f"maintenance/{name}", 0.0)
         phases[f"queries/{name}"] = ctx.profile.get(f"queries/{name}", 0.0)
     phases["expected_results"] = ctx.profile.get("expected_results", 0.0)
-    phases.update({k: v for k, v in ctx.profile.items() if k.startswith("gates/")})
+    phases.update({k: v for k, v in ctx.profile.items() if k == "query_rounds" or k.startswith("gates/")})
     phases["finish"] = ctx.profile.get("finish", 0.0)
     overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
     return {"phases_s": phases, "overlapping_s": overlapping,

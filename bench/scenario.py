@@ -72,6 +72,8 @@ class SizingSpec(_Strict):
 class QuerySpec(_Strict):
     suite: list[str] = Field(default_factory=lambda: list(QUERY_NAMES))
     warm_runs: int = Field(3, ge=1, le=50)
+    # the final checkpoint's interleaved warm rounds (bench/query_rounds.py); fewer than 10 gives no 95% interval
+    rounds: int = Field(10, ge=1, le=1000)
     checkpoint_every: int = Field(50, ge=1)
     verify: bool = True
     # the selective query's time window (service_hours): its selectivity, a decision-map axis

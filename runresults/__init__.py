@@ -63,7 +63,8 @@ Beside them in the folder: ``spark.log`` (the JVM's stderr: Ivy, log4j at WARN, 
 ``error.log`` (the traceback of a run step that raised), and in ``run.json`` the run ``profile``:
 ``phases_s`` (wall seconds for spark_start, generation, ground_truth, ingest/<engine>,
 maintenance/<engine> (racing isolation readers included), queries/<engine> (audits included),
-finish), ``overlapping_s`` (async maintenance, beside the loop) and ``unaccounted_s``.
+query_rounds (the interleaved final rounds), gates/isolation, gates/no_loss,
+gates/concurrent_update/<engine>, finish), ``overlapping_s`` (async maintenance, beside the loop) and ``unaccounted_s``.
 """
 
 from __future__ import annotations
