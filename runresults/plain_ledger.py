@@ -10,8 +10,8 @@ ledger can take its place through their ``ledger``/``choose`` parameters. Terms:
   query, summed over the suite), integrated between checkpoints (trapezoids; the first checkpoint's
   value before it);
 - storage: physical bytes after each batch x the hours until the next batch;
-- requests: the ``requests`` table's counts (PUT/POST/COPY/LIST and DELETE at the write price, the
-  others at the read price), else the simulator's own counts in ``run.json``.
+- requests: the ``requests`` table's counts (PUT/POST/COPY/LIST and multipart parts at the write
+  price, DELETE free, the others at the read price), else the simulator's own counts in ``run.json``.
 
 Time: a batch lasts ``1 / batches_per_hour`` hours, from ``run.json``'s ``projection`` when it has one,
 else from the workload (its batches span ``num_partitions`` days or hours evenly).
@@ -40,7 +40,10 @@ PRICES: dict[str, dict[str, Any]] = {
     "write_requests_per_1000": {"usd": 0.005, "source": "S3 Standard PUT/COPY/POST/LIST", "date": "2026-11"},
     "read_requests_per_1000": {"usd": 0.0004, "source": "S3 Standard GET and others", "date": "2026-11"},
 }
-WRITE_OPS = ("PUT", "POST", "COPY", "LIST", "DELETE")
+# as reports/store_requests.py prices them (multipart and multi-object-delete requests are POSTs or PUTs)
+WRITE_OPS = ("PUT", "POST", "COPY", "LIST", "MULTIPART_CREATE", "MULTIPART_PART", "MULTIPART_COMPLETE",
+             "DELETE_MULTI", "CREATE_BUCKET")
+FREE_OPS = ("DELETE", "MULTIPART_ABORT")
 
 
 class ResultsLike(Protocol):
@@ -115,7 +118,7 @@ def _request_usd(res: ResultsLike, engine: str) -> float:
     p_w = PRICES["write_requests_per_1000"]["usd"] / 1000
     p_r = PRICES["read_requests_per_1000"]["usd"] / 1000
     if not req.empty and engine in set(req["engine"].dropna()):
-        r = req[req["engine"] == engine]
+        r = req[(req["engine"] == engine) & ~req["op"].isin(FREE_OPS)]
         writes = r.loc[r["op"].isin(WRITE_OPS), "count"].sum()
         return float(writes * p_w + (r["count"].sum() - writes) * p_r)
     counted = ((res.run.get("simulation") or {}).get("requests") or {}).get(engine)
@@ -187,3 +190,28 @@ def cheapest(res: ResultsLike, engines: list[str] | None = None, margin: float =
     """The design choice by $ per TB ingested (:func:`design_choice`) over ``engines`` (default all)."""
     books = price(res, engines)
     return design_choice({e: (b.kind, b.usd_per_tb) for e, b in books.items()}, margin)
+
+
+GATES = ("isolation", "no_loss", "incremental", "time_travel", "concurrent_update")
+
+
+def required_gates(run: dict[str, Any]) -> list[str]:
+    """The gates the run's scenario requires (``review.requires``; default all)."""
+    review = (run.get("scenario") or {}).get("review") or {}
+    req = review.get("requires")
+    return list(req) if req is not None else list(GATES)
+
+
+def failed_gates(res: ResultsLike, requires: list[str] | None = None) -> dict[str, str]:
+    """Per candidate that failed a required gate at the run: which, with its deciding figure
+    (a candidate that fails one stays out of every choice and map)."""
+    gates = res.table("gates")
+    req = requires if requires is not None else required_gates(res.run)
+    out: dict[str, list[str]] = {}
+    if gates.empty:
+        return {}
+    bad = gates[(gates["passed"] == False) & gates["gate"].isin(req)]  # noqa: E712 - None: does not apply
+    for r in bad.itertuples():
+        figure = f" ({r.figure:g} {r.figure_unit})" if r.figure == r.figure and r.figure is not None else ""
+        out.setdefault(r.engine, []).append(f"{r.gate}{figure}, read by {r.reader}")
+    return {e: "fails " + "; ".join(v) for e, v in out.items()}

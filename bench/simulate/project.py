@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 from bench.simulate.costmodel import CostModel
 from bench.simulate.driver import SIMULATED_KINDS, RowSink, run_simulation
 from bench.simulate.target import Target, TargetError, target_scenario, validate_target
-from runresults import TABLES, Results, derive_cumulative, run_record
+from runresults import FORMAT_VERSION, TABLES, Results, derive_cumulative, run_record
 
 S3_CALIBRATION = Path(__file__).resolve().parents[1] / "sweeps" / "s3_calibration.json"
 MAX_REPLAY_BATCHES = 1800  # the replay's cap: one map point must stay within a few seconds
@@ -66,7 +66,7 @@ MAP_PARAMS: dict[str, str] = {
     "latency_ms": "store first-byte latency (ms)",
     "horizon_days": "horizon (days)",
 }
-NO_REPLAY = ("queries_per_hour", "horizon_days")  # priced from the centre's replay
+NO_REPLAY = ("queries_per_hour", "horizon_days", "latency_ms")  # priced from the centre's replay
 
 
 Chooser = Callable[[Results], str]
@@ -147,8 +147,23 @@ def replay(scenario: Any, model: CostModel, plan: Plan) -> tuple[dict[str, pd.Da
                 sink.add("requests", engine=e.name, repeat=0, request_bytes=0, response_bytes=0, throttled=0, **row)
     counted = {e.name: {"put": e.puts, "get": e.gets, "list": e.lists} for e in done.engines}
     info = {"exact_partition_counts": done.sim.exact, "not_simulated": done.not_simulated,
-            "bytes_per_record": done.sim.bpr, "requests": counted}
+            "bytes_per_record": done.sim.bpr, "requests": counted, "first_byte_ms": done.sim.first_byte_ms}
     return _frames(sink), info, done.elapsed_s
+
+
+def repriced_latency(queries: pd.DataFrame, scenario: Any, model: CostModel, was_ms: float) -> pd.DataFrame:
+    """The replay's query rows at the scenario's first-byte latency instead of ``was_ms``: the cost
+    model's latency term (share x requests per run x latency) is the only one that moves."""
+    from bench.simulate import requests as reqmodel
+
+    kinds = {e.name: e.kind for e in scenario.engines}
+    now_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
+    per_run = np.array([reqmodel.per_run(model.requests, kinds[r.engine], "query_scan",
+                                         {"files_scanned": r.files_scanned, "row_groups_scanned": r.row_groups_scanned})
+                        for r in queries.itertuples()], dtype=float)
+    out = queries.copy()
+    out["latency_s"] = queries["latency_s"].to_numpy() + model.first_byte_share * per_run * (now_ms - was_ms) / 1000
+    return out
 
 
 # -- periodic extrapolation ----------------------------------------------------------------------
@@ -337,7 +352,7 @@ def _write(folder: Path, tables: dict[str, list[pd.DataFrame]], run: dict[str, A
         parts = [pa.Table.from_pandas(df.reindex(columns=schema.names), schema=schema, preserve_index=False)
                  for df in tables.get(name, []) if not df.empty]
         pq.write_table(pa.concat_tables(parts) if parts else schema.empty_table(), folder / f"{name}.parquet")
-    (folder / "run.json").write_text(json.dumps(run, indent=2, default=str))
+    (folder / "run.json").write_text(json.dumps({"format_version": FORMAT_VERSION, **run}, indent=2, default=str))
     return folder
 
 
@@ -395,6 +410,8 @@ def _project(run_results: Results | str | Path, scenario: Any, target: Any, out_
     plan = plan_replay(sc, tgt)
     if reuse is not None and (reuse[0].replay, reuse[0].window) == (plan.replay, plan.window) and plan.extrapolated:
         _, tables, info, replay_s = reuse
+        if info.get("first_byte_ms") != sc.store.first_byte_ms:
+            tables = dict(tables, queries=repriced_latency(tables["queries"], sc, model, info["first_byte_ms"]))
     else:
         tables, info, replay_s = replay(sc, model, plan)
     check = periodicity(tables, plan) if plan.extrapolated else {"periodic": True, "off": []}
@@ -468,47 +485,56 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
     that point's projection, beside the target's own (``flips``). A point the simulator cannot model
     has ``choice`` None and the reason in ``note``. The query rate and the horizon are priced from the
     target's own replay (a rate is a ledger input; a horizon moves the periodic extrapolation only);
-    the other points are replayed, in ``workers`` processes."""
+    the latency re-prices its queries; the other points are replayed, in ``workers`` processes."""
     run = run_results if isinstance(run_results, Results) else Results(run_results)
     tgt = _checked(target)
     folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
     model, _ = projection_model(run, tgt)
-    center, replayed = _project(run, scenario, tgt, folder, engines, model, queries_per_hour, "target")
-    base_choice = choose(center)
-    qph0 = float(center.run["projection"].get("queries_per_hour") or _scenario_qph(center.run))
     points: list[dict[str, Any]] = []
-    jobs: list[tuple[int, tuple]] = []
+    replays: list[tuple[int, tuple]] = []
+    later: list[tuple[int, str, Target | None]] = []  # priced from the centre's replay
     for param in params:
         if param not in MAP_PARAMS:
             raise TargetError(f"flip_map: unknown parameter {param!r}; known: {list(MAP_PARAMS)}")
         for factor in factors:
             rid = f"{param}_x{factor:g}"
-            base_value = qph0 if param == "queries_per_hour" else getattr(tgt, param)
-            point = {"param": param, "factor": factor, "value": base_value * factor, "choice": None,
-                     "target_choice": base_choice, "flips": False, "note": None, "folder": None}
-            points.append(point)
             moved = _moved(tgt, param, factor)
+            value = None if param == "queries_per_hour" else getattr(tgt, param) * factor
+            point = {"param": param, "factor": factor, "value": value, "choice": None, "target_choice": None,
+                     "flips": False, "note": None, "folder": None}
+            points.append(point)
             if isinstance(moved, str):
                 point["note"] = moved
-                continue
-            if param == "partitions":
-                point["value"] = moved.partitions
-            if param == "queries_per_hour":
-                point["folder"] = str(_requery(center, folder / rid, qph0 * factor).folder)
-            elif param == "horizon_days":
-                point["folder"] = str(_project(run, scenario, moved, folder, engines, model, queries_per_hour, rid,
-                                               reuse=replayed)[0].folder)
+            elif param in NO_REPLAY:
+                later.append((len(points) - 1, rid, moved))
             else:
-                jobs.append((len(points) - 1, (str(run.folder), scenario, moved, model, engines, str(folder), rid)))
+                point["value"] = getattr(moved, param)
+                replays.append((len(points) - 1, (str(run.folder), scenario, moved, model, engines, str(folder), rid)))
     n = workers or min(2, os.cpu_count() or 1)
-    if n > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(n) as pool:
-            for (i, _), path in zip(jobs, pool.map(_map_job, [j for _, j in jobs]), strict=True):
-                points[i]["folder"] = path
-    else:
-        for i, job in jobs:
-            points[i]["folder"] = _map_job(job)
+    pool = ProcessPoolExecutor(n) if n > 1 and replays else None
+    try:
+        futures = [(i, pool.submit(_map_job, job)) for i, job in replays] if pool else []
+        center, replayed = _project(run, scenario, tgt, folder, engines, model, queries_per_hour, "target")
+        qph0 = float(center.run["projection"].get("queries_per_hour") or _scenario_qph(center.run))
+        for i, rid, moved in later:
+            p = points[i]
+            if p["param"] == "queries_per_hour":
+                p["value"] = qph0 * p["factor"]
+                p["folder"] = str(_requery(center, folder / rid, p["value"]).folder)
+            else:
+                p["folder"] = str(_project(run, scenario, moved, folder, engines, model, queries_per_hour, rid,
+                                           reuse=replayed)[0].folder)
+        if pool is None:
+            for i, job in replays:
+                points[i]["folder"] = _map_job(job)
+        for i, fut in futures:
+            points[i]["folder"] = fut.result()
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    base_choice = choose(center)
     for p in points:
+        p["target_choice"] = base_choice
         if p["folder"] is not None:
             p["choice"] = choose(Results(p["folder"]))
             p["flips"] = p["choice"] != base_choice
