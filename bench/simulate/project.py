@@ -16,7 +16,10 @@ rest is extrapolated, only where the simulated state is periodic:
   state is periodic up to a linear growth (closed partitions accumulate, each like the last);
 - the horizon's remaining batches repeat the last window's rows: durations and bytes as they were,
   the state columns (live/physical files and bytes, small files, cumulative bytes) advanced by the
-  window's growth, each checkpoint's queries by the growth between the last two checkpoints.
+  window's growth, each checkpoint's queries by the growth between the last two checkpoints;
+- object-store requests grow with the timeline (the request model counts commits so far): the
+  extrapolated ones are summed per engine, phase, operation and object in one row, each window's
+  grown by the last two windows' difference.
 
 ``run.json``'s ``projection`` block states the target, the replayed and the extrapolated batches, the
 window and each periodicity figure; when a figure is off, ``periodic`` is false and says which.
@@ -316,26 +319,30 @@ def _extrapolate_queries(q: pd.DataFrame, last_cp: int, w: int, h: int) -> pd.Da
 
 def _extrapolate_requests(req: pd.DataFrame, lo: int, r: int, w: int, k_max: int, h: int) -> pd.DataFrame:
     """The extrapolated batches' requests, one row per engine, phase, operation and object (context
-    ``extrapolated``): the last window's batch contexts once per repeated window (the last one cut
-    at the horizon), the last checkpoint's query contexts once per later checkpoint, grown
-    linearly as the queries are."""
+    ``extrapolated batches A-B``). Requests grow with the timeline (the request model counts commits
+    so far), so per window they grow linearly: batch contexts by the last two windows' difference,
+    query contexts by the last two checkpoints' (the last, partial window pro rata)."""
     if req.empty:
         return req
     ctx = req["context"].fillna("")
     num = pd.to_numeric(ctx.str.extract(r"(\d+)$")[0], errors="coerce")
     is_batch = ctx.str.startswith("batch ") & num.notna()
     keys = ["engine", "phase", "op", "object"]
-    per_batch = req[is_batch & (num >= lo) & (num < r)]
-    offsets = num[per_batch.index].to_numpy() - lo
+    last = req[is_batch & (num >= lo) & (num < r)].groupby(keys)["count"].sum()
+    prev = req[is_batch & (num >= lo - w) & (num < lo)].groupby(keys)["count"].sum()
+    last, prev = last.align(prev, fill_value=0)
     full, rest = divmod(h - r, w)
-    copies = full + (offsets < rest)  # the last, partial window keeps its first ``rest`` batches
-    batch_part = per_batch.assign(count=per_batch["count"].to_numpy() * copies).groupby(keys)["count"].sum()
+    k = np.arange(1, full + 1, dtype=float)
+    growth = (last - prev).to_numpy(dtype=float)
+    windows = np.maximum(0.0, last.to_numpy(dtype=float)[:, None] + growth[:, None] * k[None, :]).sum(axis=1)
+    windows += np.maximum(0.0, last.to_numpy(dtype=float) + growth * (full + 1)) * rest / w
+    batch_part = pd.Series(windows, index=last.index)
     cps = _checkpoints_after(r - 1, w, h)
-    last = req[~is_batch & (num == r - 1)].groupby(keys)["count"].sum()
-    prev = req[~is_batch & (num == r - 1 - w)].groupby(keys)["count"].sum().reindex(last.index).fillna(0)
+    q_last = req[~is_batch & (num == r - 1)].groupby(keys)["count"].sum()
+    q_prev = req[~is_batch & (num == r - 1 - w)].groupby(keys)["count"].sum().reindex(q_last.index).fillna(0)
     steps = np.array([(cp - (r - 1)) / w for cp in cps])
-    query_part = np.maximum(0, last.to_numpy()[:, None] + (last - prev).to_numpy()[:, None] * steps[None, :]).sum(axis=1)
-    total = batch_part.add(pd.Series(query_part, index=last.index), fill_value=0)
+    query_part = np.maximum(0, q_last.to_numpy()[:, None] + (q_last - q_prev).to_numpy()[:, None] * steps[None, :])
+    total = batch_part.add(pd.Series(query_part.sum(axis=1), index=q_last.index), fill_value=0)
     extra = total.round().astype("int64").rename("count").reset_index()
     extra["context"] = f"extrapolated batches {r}-{h - 1}"
     for col in ("repeat", "request_bytes", "response_bytes", "throttled"):
