@@ -66,7 +66,7 @@ def test_the_default_target_is_the_rfc_example() -> None:
     assert validate_target(t) == [] and validate_target(None) == []
     assert (t.batch_mb, t.small_file_limit_mb, t.max_file_mb, t.horizon_days, t.store, t.latency_ms) == (
         1.0, 100.0, 120.0, 365.0, "s3", 20.0)
-    assert t.horizon_batches == 365 * 24 * 12
+    assert t.horizon_batches == 365 * 24 * 60
 
 
 def test_target_scenario_keeps_the_candidates_whole(run_dir: tuple[Path, object]) -> None:
@@ -139,7 +139,7 @@ def test_flip_map_names_each_point(run_dir: tuple[Path, object], tmp_path: Path)
 
     points = flip_map(folder, sc, SMALL_TARGET, choose, tmp_path,
                       params=("small_file_limit_mb", "queries_per_hour", "horizon_days", "latency_ms"),
-                      factors=(0.5, 2.0), workers=1)
+                      factors=(0.5, 2.0), workers=1, keep_folders=True)
     by = {(p["param"], p["factor"]): p for p in points}
     assert len(points) == 8 and "target" in seen
     # 8 MB is above the 5 MB max file size: not modelled, said why

@@ -17,9 +17,11 @@ rest is extrapolated, only where the simulated state is periodic:
 - the horizon's remaining batches repeat the last window's rows: durations and bytes as they were,
   the state columns (live/physical files and bytes, small files, cumulative bytes) advanced by the
   window's growth, each checkpoint's queries by the growth between the last two checkpoints;
-- object-store requests grow with the timeline (the request model counts commits so far): the
-  extrapolated ones are summed per engine, phase, operation and object in one row, each window's
-  grown by the last two windows' difference.
+- object-store requests: the request model reads the timeline on each commit; over a table's life
+  Hudi's archival bounds it (:func:`archived`), so requests are periodic like the rest. Whatever
+  growth remains is extrapolated linearly: the extrapolated writes are summed per engine, phase, operation and object in one row, each window's
+  grown by the last two windows' difference; each later checkpoint's query requests grow like its
+  queries.
 
 ``run.json``'s ``projection`` block states the target, the replayed and the extrapolated batches, the
 window and each periodicity figure; when a figure is off, ``periodic`` is false and says which.
@@ -49,11 +51,15 @@ import pyarrow.parquet as pq
 from bench.simulate.costmodel import CostModel
 from bench.simulate.driver import SIMULATED_KINDS, RowSink, run_simulation
 from bench.simulate.target import Target, TargetError, target_scenario, validate_target
+from engines.table.archiver import DEFAULT_KEEP_MAX, DEFAULT_KEEP_MIN
 from runresults import FORMAT_VERSION, TABLES, Results, derive_cumulative, run_record
 
 S3_CALIBRATION = Path(__file__).resolve().parents[1] / "sweeps" / "s3_calibration.json"
 MAX_REPLAY_BATCHES = 1800  # the replay's cap: one map point must stay within a few seconds
 WINDOWS = 3  # replayed after the warm-up: two growths to compare
+# The active timeline a table keeps over a long life: Hudi archives down to hoodie.keep.min.commits
+# (20) once it holds hoodie.keep.max.commits (30) (engines/table/archiver.py): 25 on average.
+ACTIVE_COMMITS = (DEFAULT_KEEP_MIN + DEFAULT_KEEP_MAX) / 2
 PERIODIC_TOLERANCE = 0.05
 STATE = ("live_files", "physical_files", "live_bytes", "physical_bytes", "small_files", "metadata_bytes",
          "cum_bytes_written", "cum_batch_bytes")
@@ -100,9 +106,13 @@ def plan_replay(scenario: Any, target: Target, cap: int = MAX_REPLAY_BATCHES) ->
                            + scenario.sizing.cleaner_commits_retained * every))
     warmup = int(math.ceil(warmup / window)) * window
     replay = warmup + WINDOWS * window
-    if replay > cap:  # a partition outlasts the replay: windows of maintenance intervals within it
-        window = max(every, (cap // (WINDOWS + 2)) // every * every)
-        warmup = 2 * window
+    if replay > cap:  # a partition outlasts the replay: windows within it, of whole maintenance intervals
+        # and whole small-file fills (batches a file takes to reach the limit: the baseline's cycle)
+        fill = max(1, round(target.small_file_limit_mb / target.batch_mb))
+        cycle = math.lcm(every, fill)
+        room = cap // (WINDOWS + 1)
+        window = room // cycle * cycle if cycle <= room else max(every, room // every * every)
+        warmup = window
         replay = warmup + WINDOWS * window
     if replay >= h:
         return Plan(h, h, min(window, h), 0)
@@ -123,7 +133,23 @@ def projection_model(run: Results, target: Target) -> tuple[CostModel, str]:
         shipped = CostModel.load(S3_CALIBRATION)
         model.requests, model.first_byte_share = shipped.requests, shipped.first_byte_share
         note += f"; object-store requests and first-byte share from {S3_CALIBRATION.name} (the run was not on S3)"
+    if model.requests:
+        note += (f"; timeline reads as Hudi's archival keeps it ({ACTIVE_COMMITS:g} active commits on average; "
+                 "our engines do not archive within a run, so a run's own counts grow with its timeline)")
     return model, note
+
+
+def archived(events: dict[tuple[str, str], dict[str, float]]) -> dict[tuple[str, str], dict[str, float]]:
+    """The request model's events with the timeline Hudi keeps: each run reads at most
+    :data:`ACTIVE_COMMITS` commits (archival between ``hoodie.keep.min.commits`` and ``.max``), where
+    the simulator counts every commit so far (our engines never archive within a run)."""
+    out = {}
+    for key, figures in events.items():
+        f = dict(figures)
+        if "commits" in f:
+            f["commits"] = min(f["commits"], f.get("runs", 1.0) * ACTIVE_COMMITS)
+        out[key] = f
+    return out
 
 
 def _frames(sink: RowSink) -> dict[str, pd.DataFrame]:
@@ -146,7 +172,7 @@ def replay(scenario: Any, model: CostModel, plan: Plan) -> tuple[dict[str, pd.Da
         from bench.simulate import requests as reqmodel
 
         for e in done.engines:
-            for row in reqmodel.predict(model.requests, e.kind, e.events):
+            for row in reqmodel.predict(model.requests, e.kind, archived(e.events)):
                 sink.add("requests", engine=e.name, repeat=0, request_bytes=0, response_bytes=0, throttled=0, **row)
     counted = {e.name: {"put": e.puts, "get": e.gets, "list": e.lists} for e in done.engines}
     info = {"exact_partition_counts": done.sim.exact, "not_simulated": done.not_simulated,
@@ -318,10 +344,11 @@ def _extrapolate_queries(q: pd.DataFrame, last_cp: int, w: int, h: int) -> pd.Da
 
 
 def _extrapolate_requests(req: pd.DataFrame, lo: int, r: int, w: int, k_max: int, h: int) -> pd.DataFrame:
-    """The extrapolated batches' requests, one row per engine, phase, operation and object (context
-    ``extrapolated batches A-B``). Requests grow with the timeline (the request model counts commits
-    so far), so per window they grow linearly: batch contexts by the last two windows' difference,
-    query contexts by the last two checkpoints' (the last, partial window pro rata)."""
+    """The extrapolated batches' requests. Requests grow with the timeline (the request model counts
+    commits so far), so per window they grow linearly. Write phases: one row per engine, phase,
+    operation and object (context ``extrapolated batches A-B``), each window grown by the last two
+    windows' difference (the last, partial window pro rata). Query phases: each later checkpoint's
+    contexts (``query@checkpoint``, ``checkpoint N``) grown by the last two checkpoints' difference."""
     if req.empty:
         return req
     ctx = req["context"].fillna("")
@@ -336,18 +363,28 @@ def _extrapolate_requests(req: pd.DataFrame, lo: int, r: int, w: int, k_max: int
     growth = (last - prev).to_numpy(dtype=float)
     windows = np.maximum(0.0, last.to_numpy(dtype=float)[:, None] + growth[:, None] * k[None, :]).sum(axis=1)
     windows += np.maximum(0.0, last.to_numpy(dtype=float) + growth * (full + 1)) * rest / w
-    batch_part = pd.Series(windows, index=last.index)
-    cps = _checkpoints_after(r - 1, w, h)
-    q_last = req[~is_batch & (num == r - 1)].groupby(keys)["count"].sum()
-    q_prev = req[~is_batch & (num == r - 1 - w)].groupby(keys)["count"].sum().reindex(q_last.index).fillna(0)
-    steps = np.array([(cp - (r - 1)) / w for cp in cps])
-    query_part = np.maximum(0, q_last.to_numpy()[:, None] + (q_last - q_prev).to_numpy()[:, None] * steps[None, :])
-    total = batch_part.add(pd.Series(query_part.sum(axis=1), index=q_last.index), fill_value=0)
-    extra = total.round().astype("int64").rename("count").reset_index()
+    extra = pd.Series(windows, index=last.index).round().astype("int64").rename("count").reset_index()
     extra["context"] = f"extrapolated batches {r}-{h - 1}"
+    parts = [extra]
+    label = ctx.str.replace(r"\d+$", "", regex=True)
+    ckeys = [*keys, "_label"]
+    at = req.assign(_label=label)
+    q_last = at[~is_batch & (num == r - 1)].groupby(ckeys)["count"].sum()
+    q_prev = at[~is_batch & (num == r - 1 - w)].groupby(ckeys)["count"].sum().reindex(q_last.index).fillna(0)
+    if len(q_last):
+        cps = np.array(_checkpoints_after(r - 1, w, h))
+        steps = (cps - (r - 1)) / w
+        counts = np.maximum(0, np.round(q_last.to_numpy(dtype=float)[None, :]
+                                        + (q_last - q_prev).to_numpy(dtype=float)[None, :] * steps[:, None]))
+        idx = q_last.index.to_frame(index=False)
+        grid = idx.iloc[np.tile(np.arange(len(idx)), len(cps))].reset_index(drop=True)
+        grid["count"] = counts.reshape(-1).astype("int64")
+        grid["context"] = grid["_label"] + np.repeat(cps, len(idx)).astype(str)
+        parts.append(grid.drop(columns="_label"))
+    out = pd.concat(parts, ignore_index=True)
     for col in ("repeat", "request_bytes", "response_bytes", "throttled"):
-        extra[col] = 0
-    return extra[req.columns]
+        out[col] = 0
+    return out[req.columns]
 
 
 # -- the projected results folder ------------------------------------------------------------------
@@ -487,12 +524,15 @@ def _requery(center: Results, out: Path, qph: float) -> Results:
 def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choose: Chooser,
              out_dir: str | Path | None = None, params: tuple[str, ...] = tuple(MAP_PARAMS),
              factors: tuple[float, ...] = MAP_FACTORS, engines: list[str] | None = None,
-             queries_per_hour: float | None = None, workers: int | None = None) -> list[dict[str, Any]]:
+             queries_per_hour: float | None = None, workers: int | None = None,
+             keep_folders: bool = False) -> list[dict[str, Any]]:
     """The decision map around ``target``: per parameter and factor, the choice ``choose`` makes on
     that point's projection, beside the target's own (``flips``). A point the simulator cannot model
     has ``choice`` None and the reason in ``note``. The query rate and the horizon are priced from the
     target's own replay (a rate is a ledger input; a horizon moves the periodic extrapolation only);
-    the latency re-prices its queries; the other points are replayed, in ``workers`` processes."""
+    the latency re-prices its queries; the other points are replayed, in ``workers`` processes.
+    The points' folders (a year of rows each) are removed once chosen unless ``keep_folders``; the
+    target's own stays (``OUT/target``)."""
     run = run_results if isinstance(run_results, Results) else Results(run_results)
     tgt = _checked(target)
     folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
@@ -545,6 +585,9 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
         if p["folder"] is not None:
             p["choice"] = choose(Results(p["folder"]))
             p["flips"] = p["choice"] != base_choice
+            if not keep_folders:
+                shutil.rmtree(p["folder"], ignore_errors=True)
+                p["folder"] = None
     return points
 
 
