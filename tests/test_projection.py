@@ -153,3 +153,16 @@ def test_flip_map_names_each_point(run_dir: tuple[Path, object], tmp_path: Path)
     assert q["projection"]["queries_per_hour"] == 2 * by[("queries_per_hour", 0.5)]["value"] * 2
     h = Results(by[("horizon_days", 2.0)]["folder"])
     assert h.run["projection"]["horizon_batches"] == 1920 and h.run["projection"]["target"]["partitions"] == 40
+
+
+def test_project_review_is_json_data_with_its_phases(run_dir: tuple[Path, object], tmp_path: Path) -> None:
+    from bench.simulate.project import project_review
+
+    folder, sc = run_dir
+    out = project_review(folder, sc, SMALL_TARGET, cheapest, out_dir=tmp_path, workers=1)
+    json.dumps(out)
+    assert out["choice"] == cheapest(Results(out["folder"]))
+    assert set(out["phases_s"]) == {"review/projection", "review/flip_map"}
+    assert len(out["flip_map"]) == 24 and out["periodic"]
+    assert all(p["choice"] is not None or p["note"] for p in out["flip_map"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["target"]  # the points' folders are gone

@@ -415,6 +415,9 @@ def _projection_run(scenario: Any, target: Target, plan: Plan, info: dict[str, A
         engines={e.name: {"kind": e.kind, "table_path": None, "config": e.config} for e in scenario.engines},
         simulation={"horizon_batches": plan.horizon, **info, "cost_model": model.__dict__, "elapsed_s": elapsed},
         projection={"target": target.as_dict(), "batches_per_hour": target.batches_per_hour,
+                    # wall seconds between batches at the target (the workload's event time per batch
+                    # differs when a partition spans neither a day nor an hour)
+                    "batch_span_s": 3600.0 / target.batches_per_hour,
                     "queries_per_hour": queries_per_hour, "horizon_batches": plan.horizon,
                     "replayed_batches": plan.replay, "window_batches": plan.window, "warmup_batches": plan.warmup,
                     "extrapolated_batches": plan.extrapolated, "periodic": check.get("periodic", True),
@@ -525,14 +528,16 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
              out_dir: str | Path | None = None, params: tuple[str, ...] = tuple(MAP_PARAMS),
              factors: tuple[float, ...] = MAP_FACTORS, engines: list[str] | None = None,
              queries_per_hour: float | None = None, workers: int | None = None,
-             keep_folders: bool = False) -> list[dict[str, Any]]:
+             keep_folders: bool = False, timings: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """The decision map around ``target``: per parameter and factor, the choice ``choose`` makes on
     that point's projection, beside the target's own (``flips``). A point the simulator cannot model
     has ``choice`` None and the reason in ``note``. The query rate and the horizon are priced from the
     target's own replay (a rate is a ledger input; a horizon moves the periodic extrapolation only);
     the latency re-prices its queries; the other points are replayed, in ``workers`` processes.
     The points' folders (a year of rows each) are removed once chosen unless ``keep_folders``; the
-    target's own stays (``OUT/target``)."""
+    target's own stays (``OUT/target``). ``timings`` receives the wall seconds of the target's
+    projection (``review/projection``) and of the rest of the map (``review/flip_map``)."""
+    t0 = time.perf_counter()
     run = run_results if isinstance(run_results, Results) else Results(run_results)
     tgt = _checked(target)
     folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
@@ -562,6 +567,7 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
     try:
         futures = [(i, pool.submit(_map_job, job)) for i, job in replays] if pool else []
         center, replayed = _project(run, scenario, tgt, folder, engines, model, queries_per_hour, "target")
+        t_center = time.perf_counter()
         qph0 = float(center.run["projection"].get("queries_per_hour") or _scenario_qph(center.run))
         for i, rid, moved in later:
             p = points[i]
@@ -580,6 +586,9 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
         if pool is not None:
             pool.shutdown()
     base_choice = choose(center)
+    if timings is not None:
+        timings["review/projection"] = t_center - t0
+        timings["review/flip_map"] = time.perf_counter() - t_center
     for p in points:
         p["target_choice"] = base_choice
         if p["folder"] is not None:
@@ -595,3 +604,35 @@ def _scenario_qph(run: dict[str, Any]) -> float:
     from runresults.plain_ledger import queries_per_hour
 
     return queries_per_hour(run)
+
+
+def project_review(run_results: Results | str | Path, scenario: Any, target: Any, choose: Chooser,
+                   engines: list[str] | None = None, out_dir: str | Path | None = None,
+                   flip: bool = True, workers: int | None = None) -> dict[str, Any]:
+    """The verdict at the target as data for the review (``run.json`` → ``review.choice.target``):
+    the target, its choice, how the projection was made, the decision map around it and the wall
+    seconds of each step (``phases_s``: ``review/projection``, ``review/flip_map``). ``engines``:
+    the candidates that passed the run's required gates."""
+    run = run_results if isinstance(run_results, Results) else Results(run_results)
+    tgt = _checked(target)
+    folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
+    timings: dict[str, float] = {}
+    points = []
+    if flip:
+        points = flip_map(run, scenario, tgt, choose, folder, engines=engines, workers=workers, timings=timings)
+        center = Results(folder / "target")
+    else:
+        t0 = time.perf_counter()
+        center = project_to_target(run, scenario, tgt, folder, engines, run_id="target")
+        timings["review/projection"] = time.perf_counter() - t0
+    proj = center.run["projection"]
+    out: dict[str, Any] = {
+        "target": tgt.as_dict(), "choice": choose(center), "folder": str(center.folder),
+        "candidates": list(center.engines), "method": proj["method"], "periodic": proj["periodic"],
+        "model": proj["model"], "horizon_batches": proj["horizon_batches"],
+        "replayed_batches": proj["replayed_batches"], "phases_s": timings}
+    if flip:
+        out["flip_map"] = [{k: p[k] for k in ("param", "factor", "value", "choice", "flips", "note")} for p in points]
+        out["flips"] = [f"{MAP_PARAMS[p['param']]} x{p['factor']:g} ({p['value']:g}): {p['choice']}"
+                        for p in points if p["flips"]]
+    return out
