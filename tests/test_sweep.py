@@ -176,3 +176,24 @@ def test_tiny_map_with_real_corners(spark, tmp_path: Path) -> None:
     # its errors are printed (in the map too) and not asserted.
     not_baseline = [f for v in val for f in v["failures"] if not f.startswith("baseline:")]
     assert [f for f in not_baseline if "per commit" in f] == [], not_baseline
+
+
+def test_map_text_says_equivalent_inside_the_margin(tmp_path: Path) -> None:
+    """A rendered map: at x=2 Option 1 and Option 2 are 2.5% apart (inside 5%): "equivalent", not a win."""
+    import json
+
+    import pandas as pd
+
+    from reports.decision_map import render_section
+    from runresults import SWEEP_RUN, SWEEP_TABLE
+
+    rows = _rows({(1, "b"): 3.0, (1, "o1"): 1.0, (1, "o2"): 1.2, (2, "b"): 3.0, (2, "o1"): 1.0, (2, "o2"): 1.025})
+    pd.DataFrame(rows).to_parquet(tmp_path / SWEEP_TABLE, index=False)
+    (tmp_path / SWEEP_RUN).write_text(json.dumps({
+        "sweep": {"name": "t"}, "base_scenario": "b", "values": {"x": [1, 2]}, "axes": ["x"], "base_values": {"x": 1},
+        "points": 2, "wall_time_s": 1.0, "machine": {"cores": 2}, "margin": 0.05, "candidates": ["b", "o1", "o2"],
+        "gates_run": None, "excluded": {}}))
+    text, _ = render_section(tmp_path)
+    assert "Option 1 and Option 2 equivalent at 1 of 2 points" in text, text
+    assert "along x, Option 1 at 1 gives way to Option 1 and Option 2 at 2" in text
+    assert "(±5%) of the best are equivalent" in text and "No run's gates were given" in text

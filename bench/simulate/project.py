@@ -557,6 +557,9 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
             points.append(point)
             if isinstance(moved, str):
                 point["note"] = moved
+            elif moved == tgt and param != "queries_per_hour":
+                point["value"] = getattr(moved, param)
+                point["note"] = "the target itself (partitions are whole numbers)"
             elif param in NO_REPLAY:
                 later.append((len(points) - 1, rid, moved))
             else:
@@ -591,6 +594,8 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
         timings["review/flip_map"] = time.perf_counter() - t_center
     for p in points:
         p["target_choice"] = base_choice
+        if p["note"] and p["note"].startswith("the target itself"):
+            p["choice"] = base_choice
         if p["folder"] is not None:
             p["choice"] = choose(Results(p["folder"]))
             p["flips"] = p["choice"] != base_choice
