@@ -469,15 +469,18 @@ def sweep(
     validate_corners: bool = typer.Option(False, "--validate-corners",
                                           help="real runs at the map's 4 corners, printed beside the map"),
     workers: int | None = typer.Option(None, "--workers", min=1, help="processes (default: the sweep's, or cores)"),
+    gates: str | None = typer.Option(None, "--gates", help="a run's results folder: candidates that failed a gate "
+                                     "its scenario requires stay out of the map"),
 ) -> None:
-    """Run the simulator over a grid of workload and config parameters: who wins each criterion
-    where, and where the answer changes (map.md and heatmaps in the results folder)."""
+    """Run the simulator over a grid of workload and config parameters: which design the verdict's
+    rules choose where (whole candidates, the required gates, the ledger, the margin), and where the
+    answer changes (map.md and heatmaps in the results folder)."""
     from bench.simulate.sweep import SweepError, load_sweep, run_grid, write_sweep
     from bench.simulate.sweep import validate_corners as run_corners
     from reports.decision_map import render_section
 
     try:
-        grid = load_sweep(sweep_file)
+        grid = load_sweep(sweep_file, gates_run=gates)
     except SweepError as exc:
         fail(str(exc))
         return

@@ -356,7 +356,8 @@ class Results:
 # -- sweeps (`layoutbench sweep`): a folder of its own -------------------------------------------
 SWEEP_TABLE = "sweep.parquet"  # one row per grid point and engine: the parameters, engine, kind, then the criteria
 SWEEP_RUN = "sweep.json"  # the sweep file, its resolved values, axes, base line, timing, machine, validation
-SWEEP_CRITERIA: dict[str, str] = {  # per grid point and engine; lower is better
+SWEEP_CRITERIA: dict[str, str] = {  # per grid point and engine; lower is better; the first is the choice's
+    "usd_per_tb": "$ per TB ingested (the ledger: compute, queries, storage, requests)",
     "wa": "write amplification (final)",
     "live_files": "live files (final)",
     "space_amp_peak": "space amplification (peak)",
