@@ -26,8 +26,9 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-TB = 1e12
-GB = 1e9
+from engines.config.registry import DECIMAL_GB
+from engines.config.registry import DECIMAL_TB as TB
+
 HOURS_PER_MONTH = 730.0
 FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2"}
 DEFAULT_MARGIN = 0.05
@@ -147,7 +148,7 @@ def ledger(res: ResultsLike, engines: list[str] | None = None) -> dict[str, Ledg
         # storage: the physical bytes after each batch's last commit, held until the next batch
         per_batch = c.groupby("batch")["physical_bytes"].last()
         full = per_batch.reindex(range(last_batch + 1)).ffill().fillna(0)
-        gb_hours = float(full.sum()) * h / GB
+        gb_hours = float(full.sum()) * h / DECIMAL_GB
         suite = _suite_seconds(queries[queries["engine"] == engine])
         q_seconds = qph * _query_hours_seconds(suite, h, last_batch)
         out[engine] = Ledger(

@@ -19,7 +19,7 @@ from engines.hudi.config import HudiConfig
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("engines", "bench", "reports", "runresults", "workloads")
 REGISTRY = REPO / "engines" / "config" / "registry.py"
-UNITS = {"KB", "MB", "GB", "KiB", "MiB", "GiB"}
+UNITS = {"KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"}
 UNIT = 1 << 20
 
 

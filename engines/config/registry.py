@@ -26,6 +26,8 @@ from engines.config import parsers as p
 
 MB = 1 << 20  # the byte unit of every *_mb key, report and log line
 GB = 1 << 30
+DECIMAL_GB = 10**9  # bytes, for a price table that counts decimal gigabytes
+DECIMAL_TB = 10**12  # bytes: the ledger's "$ per TB ingested"
 
 COW, O1, AO, O2, DELTA, HUDI = "cow_baseline", "append_compaction", "append_only", "clustering", "delta_peer", "hudi"
 OURS = (COW, O1, AO, O2)  # the kinds over our own Hudi tables: they read hoodie.* keys through this registry

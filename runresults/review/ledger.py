@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engines.config.registry import DECIMAL_TB as TB
 from engines.config.registry import GB
 from runresults import Results
 from runresults.review.prices import HOURS_PER_MONTH, Prices
 from runresults.uncertainty import Interval, mean_interval
 
-TB = 10**12
 PARTS = ("compute: ingest", "compute: maintenance", "compute: cleaning", "queries", "storage", "requests")
 QUERY_PHASES = ("query_planning", "query_scan")
 WRITE_PHASES = ("ingest", "maintenance_planning", "maintenance_execution", "cleaner")
