@@ -142,3 +142,12 @@ def test_bloom_config_is_validated_and_read_from_engine_keys() -> None:
     assert bloom_of({"bloom_filter_type": "simple"}).filter_type == "SIMPLE"
     with pytest.raises(ValueError, match="empty"):
         serialize(["a", ""], BloomConfig())
+
+
+def test_a_negative_key_count_is_refused() -> None:
+    """The per-key walk failed on a negative count (an array of negative length); the closed form
+    refuses it too, naming it, rather than sizing a footer for it."""
+    with pytest.raises(ValueError, match="-1 keys"):
+        footer_bytes(-1, BloomConfig(), 32)
+    with pytest.raises(ValueError, match="must not be negative"):
+        dynamic_rows(-5, 60_000, 100_000)

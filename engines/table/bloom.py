@@ -187,6 +187,8 @@ def dynamic_rows(n: int, nr: int, max_nr: int) -> tuple[int, int]:
     file on every commit). A row is added for the first key beyond ``nr`` per row while
     ``rows * nr < max_nr``, so rows stop at ``ceil(max_nr / nr)``; currentNbRecord counts every key
     since the last row was added, the round-robin ones included."""
+    if n < 0:  # the per-key walk refused these too (an array of negative length)
+        raise ValueError(f"a bloom filter of {n} keys: the key count must not be negative")
     cap = -(-max_nr // nr)  # ceil: addRow runs while count * nr < max_nr
     count = min(max(1, -(-n // nr)), cap)
     return count, n - (count - 1) * nr
@@ -298,6 +300,8 @@ def footer_metadata(keys: Keys, cfg: BloomConfig, key_range: tuple[str, str] | N
 
 def serialized_length(num_keys: int, cfg: BloomConfig) -> int:
     """Characters of :func:`serialize` for ``num_keys`` keys, without hashing (the simulator's sizes)."""
+    if num_keys < 0:
+        raise ValueError(f"a bloom filter of {num_keys} keys: the key count must not be negative")
     if not cfg.enabled or num_keys == 0:
         return 0
     row = 13 + (cfg.vector_size + 7) // 8
@@ -312,6 +316,8 @@ def serialized_length(num_keys: int, cfg: BloomConfig) -> int:
 def footer_bytes(num_keys: int, cfg: BloomConfig, key_length: int) -> int:
     """Bytes :func:`footer_metadata` adds to a Parquet file of ``num_keys`` keys of ``key_length``
     characters, without hashing (the simulator's sizes): the entries plus Thrift's few bytes each."""
+    if num_keys < 0:
+        raise ValueError(f"a file of {num_keys} keys: the key count must not be negative")
     if not cfg.enabled or num_keys == 0:
         return 0
     entries = [len(BLOOM_FILTER_KEY) + serialized_length(num_keys, cfg), len(MIN_KEY) + key_length,

@@ -1,7 +1,7 @@
 """Micro-benchmarks of the simulator (``make bench-micro``; reported, never asserted): the footer
 size of a file from its key count, in closed form beside the per-key walk it replaced (the walk
 built an array of one element per key, for every file on every commit), and a shortened
-``sim_year_hourly`` replay (2,100 five-minute batches, the estimated mode of the full year)."""
+``sim_year_hourly`` replay (3,000 batches, the estimated mode of the full year)."""
 
 from __future__ import annotations
 
@@ -41,9 +41,9 @@ def test_footer_rows_per_key_walk(benchmark) -> None:
 
 
 @pytest.mark.benchmark(group="simulator")
-def test_simulate_year_hourly_2100_batches(benchmark) -> None:
+def test_simulate_year_hourly_3000_batches(benchmark) -> None:
     scenario = load_scenario(YEAR)
-    done = benchmark.pedantic(run_simulation, args=(scenario, CostModel(), 2100), rounds=3, iterations=1)
+    done = benchmark.pedantic(run_simulation, args=(scenario, CostModel(), 3000), rounds=3, iterations=1)
     commits = done.sink.rows["commits"]
     benchmark.extra_info["commits"] = len(commits)
     assert {r["engine"] for r in commits} == {e.name for e in scenario.engines}
