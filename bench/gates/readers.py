@@ -82,7 +82,7 @@ class HudiRsSlices:
             if as_of is not None:
                 opts = opts.with_as_of_timestamp(as_of)
             slices = hudi.HudiTableBuilder.from_base_uri(self.table.base_uri).build().get_file_slices(opts)
-            if any(s.has_log_files for s in slices):
+            if any(s.has_log_files() for s in slices):
                 raise ReadError("hudi-rs: log files in a slice; the gate reads base files only")
             paths = [s.base_file_relative_path() for s in slices]
         except ReadError:
