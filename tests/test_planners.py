@@ -15,12 +15,11 @@ from engines.append_compaction.planner import plan_base_file_compaction
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.plan import ClusteringPlan, RequestedReplace
 from engines.clustering.planner import plan_clustering
+from engines.config.registry import MB
 from engines.cow_baseline.assign import assign_inserts, average_record_size
 from engines.cow_baseline.config import CowConfig
 from engines.table.model import FileSlice
 from engines.table.sizing import output_file_count, split_evenly
-
-MB = 1 << 20
 
 
 def fs(i: int, size: int, partition: str = "dt=a", rows: int = 10, lo: int | None = None, hi: int | None = None,

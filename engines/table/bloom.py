@@ -30,11 +30,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engines.config.registry import BLOOM, BLOOM_TYPES, default, settings
+
 BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
 TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
 MIN_KEY = "hoodie_min_record_key"
 MAX_KEY = "hoodie_max_record_key"
-TYPES = ("DYNAMIC_V0", "SIMPLE")
+TYPES = BLOOM_TYPES
 MURMUR_HASH = 1  # org.apache.hudi.common.util.hash.Hash.MURMUR_HASH
 _M = np.uint32(0x5BD1E995)
 
@@ -43,11 +45,11 @@ _M = np.uint32(0x5BD1E995)
 class BloomConfig:
     """Hudi's bloom filter keys; ``enabled`` False writes no filter (our files before they followed Hudi)."""
 
-    enabled: bool = True  # hoodie.parquet.bloom.filter.enabled
-    filter_type: str = "DYNAMIC_V0"  # hoodie.bloom.index.filter.type
-    num_entries: int = 60_000  # hoodie.index.bloom.num_entries
-    fpp: float = 1e-9  # hoodie.index.bloom.fpp
-    dynamic_max_entries: int = 100_000  # hoodie.bloom.index.filter.dynamic.max.entries
+    enabled: bool = default("bloom_filter")  # hoodie.parquet.bloom.filter.enabled
+    filter_type: str = default("bloom_filter_type")  # hoodie.bloom.index.filter.type
+    num_entries: int = default("bloom_num_entries")  # hoodie.index.bloom.num_entries
+    fpp: float = default("bloom_fpp")  # hoodie.index.bloom.fpp
+    dynamic_max_entries: int = default("bloom_dynamic_max_entries")  # hoodie.bloom.index.filter.dynamic.max.entries
 
     def __post_init__(self) -> None:
         if self.filter_type not in TYPES:
@@ -67,16 +69,10 @@ class BloomConfig:
 
 
 @dataclass
-class BloomFields:
-    """The bloom filter keys as flat fields of an engine's config (``hoodie.*`` keys map onto them,
-    :mod:`bench.hoodie_conf`); defaults are Hudi's. A config that defines ``__post_init__`` calls
+class BloomFields(settings(*BLOOM)):
+    """The bloom filter keys as flat fields of an engine's config (the registry's ``bloom_*``
+    entries; ``hoodie.*`` keys map onto them). A config that defines ``__post_init__`` calls
     :meth:`check_bloom`."""
-
-    bloom_filter: bool = BloomConfig.enabled  # hoodie.parquet.bloom.filter.enabled
-    bloom_filter_type: str = BloomConfig.filter_type  # hoodie.bloom.index.filter.type
-    bloom_num_entries: int = BloomConfig.num_entries  # hoodie.index.bloom.num_entries
-    bloom_fpp: float = BloomConfig.fpp  # hoodie.index.bloom.fpp
-    bloom_dynamic_max_entries: int = BloomConfig.dynamic_max_entries  # hoodie.bloom.index.filter.dynamic.max.entries
 
     def __post_init__(self) -> None:
         self.check_bloom()
