@@ -71,9 +71,10 @@ def inspect(
 ) -> None:
     """Print a Hudi table's timeline, partitions, file groups, file sizes and row count."""
     from bench.inspect_table import inspect_table
+    from engines.config.registry import MB
 
     try:
-        info = inspect_table(table, as_of=as_of, small_file_limit=int(small_file_limit_mb * (1 << 20)))
+        info = inspect_table(table, as_of=as_of, small_file_limit=int(small_file_limit_mb * MB))
     except (OSError, ValueError, RuntimeError) as exc:
         fail(str(exc))
         return
@@ -98,7 +99,7 @@ def inspect(
     console.print(hist)
     console.print(
         f"file groups {info['file_groups']} · live files {info['live_files']} · physical files "
-        f"{info['physical_files']} · small files (<{info['small_file_limit'] / (1 << 20):g} MB) "
+        f"{info['physical_files']} · small files (<{info['small_file_limit'] / MB:g} MB) "
         f"{info['small_files']} · mean {info['mean_file_bytes']:,} B · space amplification "
         f"{info['space_amplification']} · snapshot rows {info['snapshot_rows']:,}"
     )

@@ -13,13 +13,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bench.engine_kinds import ENGINE_KINDS
-from engines.table.sizes import (
-    CLEANER_COMMITS_RETAINED,
-    MB,
-    PARQUET_MAX_FILE_SIZE,
-    PARQUET_SMALL_FILE_LIMIT,
-    ROW_GROUP_ROWS,
-)
+from engines.config.registry import COW, MB, default
+from runresults.review.settings import ReviewSpec
 from workloads.spec import WorkloadSpec
 
 QUERY_NAMES = ("full_scan_by_level", "service_hours", "point_lookup", "recent_hour", "topn_latency")
@@ -43,14 +38,6 @@ class EngineSpec(_Strict):
     # tally, can run once while the designs it is set beside repeat; None: every repetition
     repeat: int | None = Field(None, ge=1, le=20)
 
-    @model_validator(mode="after")
-    def _hudi_config(self) -> EngineSpec:
-        if self.kind == "hudi":  # refused by `layoutbench validate`, not only when the run starts
-            from engines.hudi.config import check_config
-
-            check_config(self.config)
-        return self
-
 
 class MaintenanceSpec(_Strict):
     """When table services run (the one reading of ``mode`` is :class:`bench.driver.MaintenanceSchedule`):
@@ -66,13 +53,14 @@ class MaintenanceSpec(_Strict):
 
 
 class SizingSpec(_Strict):
-    """File sizing shared by every engine so the comparison is fair."""
+    """File sizing shared by every engine so the comparison is fair; defaults from the config
+    registry (Hudi's: the copy-on-write small-file limit and max file size, also the target)."""
 
-    small_file_limit_mb: float = Field(PARQUET_SMALL_FILE_LIMIT / MB, ge=0)
-    target_file_mb: float = Field(PARQUET_MAX_FILE_SIZE / MB, gt=0)
-    max_file_mb: float = Field(PARQUET_MAX_FILE_SIZE / MB, gt=0)
-    row_group_rows: int = Field(ROW_GROUP_ROWS, ge=1_000)
-    cleaner_commits_retained: int = Field(CLEANER_COMMITS_RETAINED, ge=1)
+    small_file_limit_mb: float = Field(default("small_file_limit", COW) / MB, ge=0)
+    target_file_mb: float = Field(default("max_file_size", COW) / MB, gt=0)
+    max_file_mb: float = Field(default("max_file_size", COW) / MB, gt=0)
+    row_group_rows: int = Field(default("row_group_rows", COW), ge=1_000)
+    cleaner_commits_retained: int = Field(default("cleaner_commits_retained", COW), ge=1)
 
     @model_validator(mode="after")
     def _limits(self) -> SizingSpec:
@@ -84,6 +72,8 @@ class SizingSpec(_Strict):
 class QuerySpec(_Strict):
     suite: list[str] = Field(default_factory=lambda: list(QUERY_NAMES))
     warm_runs: int = Field(3, ge=1, le=50)
+    # the final checkpoint's interleaved warm rounds (bench/query_rounds.py); fewer than 10 gives no 95% interval
+    rounds: int = Field(10, ge=1, le=1000)
     checkpoint_every: int = Field(50, ge=1)
     verify: bool = True
     # the selective query's time window (service_hours): its selectivity, a decision-map axis
@@ -189,6 +179,8 @@ class Scenario(_Strict):
     spark: SparkSpec = Field(default_factory=SparkSpec)
     store: StoreSpec = Field(default_factory=StoreSpec)
     stream: StreamSpec = Field(default_factory=StreamSpec)
+    # the review (runresults.review): required gates, equivalence margin, query rate, prices, target scale
+    review: ReviewSpec = Field(default_factory=ReviewSpec)
     output: str = "results"
     deterministic_instants: bool = True
     # timed parts run this many times on fresh tables from the same batches (run --repeat overrides)
@@ -206,15 +198,37 @@ class Scenario(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _hoodie_keys(self) -> Scenario:
-        """Our engines' ``hoodie.*`` keys, through the one map; an unknown key is refused, named."""
-        from bench.hoodie_conf import KEYS, split_hoodie, translate
+    def _engine_configs(self) -> Scenario:
+        """Every engine's config read as the engine factory reads it (shorthands, ``*_mb`` sizes and
+        ``hoodie.*`` keys through the config registry, the planner's config built), so ``layoutbench
+        validate`` refuses what the run would, before Spark starts: a bad key is named."""
+        from bench.hoodie_conf import read_config
+        from engines.config.registry import HUDI
 
         schedule = (self.maintenance.mode, self.maintenance.every_commits)
         for e in self.engines:
-            hoodie, _ = split_hoodie(e.config)
-            if hoodie and e.kind in KEYS:
-                translate(e.kind, hoodie, f"engines.{e.name}", schedule=schedule)  # HoodieConfError: a ValueError
+            fields = read_config(e.kind, e.config, f"engines.{e.name}", schedule=schedule)  # a ValueError
+            if e.kind == HUDI:
+                from engines.hudi.config import HudiConfig
+
+                try:
+                    HudiConfig(**fields)
+                except ValueError as exc:
+                    raise ValueError(f"engines.{e.name}: {exc}") from None
+        from bench.engine_factory import resolve_planner
+
+        for e in self.engines:
+            resolve_planner(e, self)  # ScenarioError (a ValueError) names the engine
+        return self
+
+    @model_validator(mode="after")
+    def _target_modelled(self) -> Scenario:
+        """``review.target`` must be a scale the simulator can model (bench.simulate.supports)."""
+        from bench.simulate.supports import target_problems
+
+        problems = target_problems(self.review.target)
+        if problems:
+            raise ValueError("review.target: the simulator cannot model it: " + "; ".join(problems))
         return self
 
     def select_engines(self, names: list[str]) -> Scenario:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from reports.summary import EngineSummary, fmt
 from runresults import Results
 
@@ -24,7 +24,7 @@ def _pick(summaries: list[EngineSummary], results: Results, kind: str, sort: boo
 
 def seconds_per_100mb(s: EngineSummary) -> float | None:
     """Maintenance seconds per 100 MB its runs read: the rewrite's speed, whatever the plans chose to rewrite."""
-    return s.maintenance_s / (s.maintenance_bytes_read / (100 * MB)) if s.maintenance_bytes_read else None
+    return 100 * s.maintenance_s / (s.maintenance_bytes_read / MB) if s.maintenance_bytes_read else None
 
 
 def _ratio(a: float | None, b: float | None) -> str:

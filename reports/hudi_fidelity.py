@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from reports.summary import EngineSummary, fmt
 from runresults import Results
 

@@ -8,13 +8,12 @@ from typing import Any
 
 import pandas as pd
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from runresults import Results
+from runresults.review.families import DESIGNS, family_of
 from runresults.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
 
-FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2",
-            "delta_peer": "Delta peer", "hudi": "Apache Hudi", "append_only": "No maintenance (control)"}
-RFC_DESIGNS = ("Baseline", "Option 1", "Option 2")  # the designs that compete; the others are references
+RFC_DESIGNS = DESIGNS  # the designs that compete; the others are references
 
 
 def _num(x: Any) -> float | None:
@@ -99,7 +98,7 @@ def _missing_rows(expected: Any, got: Any) -> int | None:
 
 def family(kind: str) -> str:
     """Design family of an engine kind (run.json ``engines[name].kind``)."""
-    return FAMILIES.get(kind, kind)
+    return family_of(kind)
 
 
 def summarize(results: Results, crash_results: Results | None = None) -> list[EngineSummary]:
