@@ -136,6 +136,7 @@ def projection_model(run: Results, target: Target) -> tuple[CostModel, str]:
     if model.requests:
         note += (f"; timeline reads as Hudi's archival keeps it ({ACTIVE_COMMITS:g} active commits on average; "
                  "our engines do not archive within a run, so a run's own counts grow with its timeline)")
+    model.source = note  # a map point's projection states the same (it is handed the model)
     return model, note
 
 
