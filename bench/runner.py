@@ -33,6 +33,7 @@ from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
 from bench.scenario import Scenario, ScenarioError, fingerprint
 from bench.store.run_store import run_store
+from bench.target_verdict import project_run
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
 from engines.config.registry import MB
@@ -498,6 +499,8 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         tables_kept=keep_tables)
     writer.write_run(run)
     store_review(run_dir)  # the answer as data, from the folder just written (its seconds: review.elapsed_s)
+    if scenario.review.project:  # the verdict at the user's scale (its seconds: review.choice.target.elapsed_s)
+        project_run(run_dir, scenario)
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
         if store is not None and hasattr(store, "remove_tables"):  # the user's own store keeps them otherwise

@@ -176,3 +176,33 @@ def test_the_reviews_ledger_reads_the_targets_time(run_dir: tuple[Path, object],
     folder, sc = run_dir
     res = project_to_target(folder, sc, SMALL_TARGET.moved(partitions=1), tmp_path)
     assert batch_span_s(res.run) == 1800.0
+
+
+def test_the_run_stores_its_choice_at_the_target(run_dir: tuple[Path, object], tmp_path: Path) -> None:
+    """bench.target_verdict: after a run, the passing candidates are projected to review.target and the
+    target's choice lands in run.json's review beside the run's, with how it was made and its seconds;
+    the answer's paragraph says it."""
+    import json
+    import shutil
+
+    from bench.target_verdict import passing_candidates, project_run
+    from reports import render_report
+    from runresults import Results
+    from runresults.review import store_review
+    from runresults.review.settings import TargetSpec
+
+    src, sc = run_dir
+    folder = tmp_path / "run"
+    shutil.copytree(src, folder, ignore=shutil.ignore_patterns("projection*"))
+    stored = store_review(folder)
+    target = TargetSpec(**{k: v for k, v in SMALL_TARGET.as_dict().items() if k in TargetSpec.model_fields})
+    sc = sc.model_copy(update={"review": sc.review.model_copy(update={"target": target, "project": True})})
+    projection = project_run(folder, sc)
+    assert projection is not None and projection["elapsed_s"] >= 0
+    run = json.loads((folder / "run.json").read_text())
+    got = run["review"]["choice"]["target"]
+    assert got["text"] == projection["text"] and got["candidates"] == passing_candidates(stored)
+    assert got["design"] in {"Baseline", "Option 1", "Option 2"}
+    md = render_report(folder, design_review=True)["report.md"].read_text()
+    assert "At the target scale" in md and "not projected" not in md.split("## Setup")[0]
+    assert Results(folder).run["review"]["choice"]["run"] == stored["choice"]["run"]  # the run's own choice kept

@@ -56,7 +56,8 @@ class TargetSpec(BaseModel):
 class ReviewSpec(BaseModel):
     """``requires``: the gates a candidate must pass to represent its design (default all five);
     ``margin``: a relative difference inside ±margin is "equivalent"; ``queries_per_hour``: how
-    often each query of the suite runs over the table's life (the ledger's query term)."""
+    often each query of the suite runs over the table's life (the ledger's query term); ``target`` and
+    ``project``: the user's scale, and whether the run projects its choice there."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -65,6 +66,9 @@ class ReviewSpec(BaseModel):
     queries_per_hour: float = Field(12.0, ge=0)
     prices: Prices = Field(default_factory=Prices)
     target: TargetSpec = Field(default_factory=TargetSpec)
+    # project the passing candidates to ``target`` after the run (bench.target_verdict): the default
+    # scenario does; off by default so that test and CI scenarios keep their time and fingerprints
+    project: bool = False
 
     @field_validator("requires")
     @classmethod

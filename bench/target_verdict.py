@@ -1,0 +1,80 @@
+"""The verdict at the user's scale (T17): the run's passing candidates projected to ``review.target``.
+
+After a run has written its folder and its review, the simulator, calibrated on the run itself,
+replays every candidate that passed the required gates at the target's sizes, rate, partitions,
+horizon and store (:func:`bench.simulate.project.project_review`), and the same review rules (ledger,
+margin) choose among them there. The target's choice goes into ``run.json``'s
+``review.choice.target``, beside the run's own, with how it was made and its seconds
+(``review.projection.phases_s``). The decision map around the target (which parameters, moved how
+far, flip the answer) is ``project_review(..., flip=True)``: it replays ~24 more horizons, so it runs
+on demand (``layoutbench sweep``), not in every run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from runresults import Results
+from runresults.review import review
+
+
+def choice_text(choice: dict[str, Any]) -> str:
+    """A review choice in words: the design and its candidate, or the designs it ties with."""
+    if not choice.get("design"):
+        return "no candidate passes the required gates"
+    head = f"{choice['design']} (`{choice['candidate']}`)"
+    if choice.get("equivalent"):
+        return head + " equivalent within the margin to " + ", ".join(choice["equivalent"])
+    return head
+
+
+def choose_at(results: Results) -> str:
+    """The review's choice on a (projected) results folder, in words."""
+    return choice_text(review(results)["choice"]["run"])
+
+
+def passing_candidates(stored: dict[str, Any]) -> list[str]:
+    """The design candidates of a stored review that passed every required gate."""
+    return [e for e, c in stored["candidates"].items() if c["competes"] and not c["failed_required"]]
+
+
+def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
+    """Project the stored review's passing candidates to the scenario's target and store the target's
+    choice in ``run.json``; returns it (None when no candidate passed, said in the review)."""
+    from bench.simulate.project import project_review
+
+    folder = Path(run_dir)
+    results = Results(folder)
+    stored = results.run.get("review") or review(results)
+    passing = passing_candidates(stored)
+    t0 = time.perf_counter()
+    if not passing:
+        projection: dict[str, Any] = {"design": None, "text": "not projected: no candidate passed the required gates"}
+    else:
+        try:
+            out = project_review(results, scenario, scenario.review.target, choose_at, engines=passing,
+                                 out_dir=folder / "projection", flip=False)
+        except Exception as exc:  # a projection that cannot be made is said, not a failed run
+            projection = {"design": None, "text": f"not projected: {type(exc).__name__}: {exc}"}
+        else:
+            center = review(Results(out["folder"]))["choice"]["run"]
+            run_choice = stored["choice"]["run"]
+            differs = center.get("design") != run_choice.get("design")
+            projection = {**out, "design": center.get("design"), "candidate": center.get("candidate"),
+                          "equivalent": center.get("equivalent"), "differs_from_run": differs,
+                          "text": choice_text(center) + (
+                              f", not the run's {run_choice.get('design') or 'none'}: at this scale the ledger's "
+                              "parts weigh differently (the projection's own review is in "
+                              f"`{Path(out['folder']).name}/`)" if differs else ", as at the run's scale")
+                          + f" ({out['method']})"}
+    projection["elapsed_s"] = time.perf_counter() - t0
+    full = review(results, projection=projection)
+    full["elapsed_s"] = stored.get("elapsed_s")
+    path = folder / "run.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({**results.run, "review": full}, indent=2, default=str))
+    tmp.replace(path)
+    return projection
