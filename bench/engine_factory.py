@@ -1,5 +1,5 @@
 """Build an engine from a scenario's engine entry, from its line in the registry of kinds
-(:mod:`bench.engine_kinds`).
+(:mod:`engines.kinds`).
 
 The scenario's shared ``sizing`` gives every engine the same small-file limit, target/max file
 size, row-group size and cleaner retention; an engine's own ``config`` may override its keys,
@@ -13,11 +13,10 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.engine_kinds import KINDS
-from bench.hoodie_conf import BLOOM_KEYS, HoodieConfError, split_hoodie, translate
-from bench.hoodie_conf import KEYS as HOODIE_KINDS
+from bench.hoodie_conf import HoodieConfError, bloom_fields, split_hoodie, translate
 from bench.scenario import EngineSpec, Scenario, ScenarioError
 from engines.base import Engine
+from engines.kinds import KINDS, kind_of
 from engines.table.bloom import BloomConfig, bloom_of
 from engines.table.sizes import MB
 from engines.table.table import HudiTable, TableConfig, logical_clock
@@ -47,7 +46,7 @@ def spark_conf_for(scenario: Scenario) -> dict[str, str]:
     """The session settings the scenario's engines need at start-up (Apache Hudi's bundle)."""
     from engines.spark.session import hudi_conf
 
-    return hudi_conf() if any(e.kind == "hudi" for e in scenario.engines) else {}
+    return hudi_conf() if any(kind_of(e.kind).needs_hudi_bundle for e in scenario.engines) else {}
 
 
 def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
@@ -73,7 +72,7 @@ def _values(spec: EngineSpec, scenario: Scenario) -> tuple[dict[str, Any], dict[
     """(the scenario's shared sizing as config values, the engine's own config with ``*_mb`` keys in
     bytes; ``hoodie.*`` keys left out for our engines, which take them through :func:`hoodie_overrides`)."""
     sizing = scenario.sizing
-    own = split_hoodie(spec.config)[1] if spec.kind in HOODIE_KINDS else spec.config
+    own = split_hoodie(spec.config)[1] if kind_of(spec.kind).hoodie_keys else spec.config
     mb = {k: v for k, v in own.items() if k.endswith("_mb")}
     config = {k: v for k, v in own.items() if not k.endswith("_mb")}
     config.update({k[:-3] + ("_size" if k.endswith("_file_mb") else ""): int(v * MB) for k, v in mb.items()})
@@ -117,30 +116,30 @@ def engine_bloom(spec: EngineSpec, scenario: Scenario) -> BloomConfig:
     ``hoodie.*``, also in real Hudi's ``options``): Hudi's default for our kinds and real Hudi, none
     for delta-rs (no Hudi footer). The runner's reference write, the simulator and the calibration
     size files by it."""
-    if spec.kind == "delta_peer":
+    if not kind_of(spec.kind).hudi_rs_reads:  # no Hudi footer
         return BloomConfig(enabled=False)
     if _planner_class(spec.kind) is not None:
         return bloom_of(resolve_planner(spec, scenario)[1])
     hoodie, own = split_hoodie(spec.config or {})
     if isinstance(own.get("options"), dict):  # real Hudi's pass-through keys
         hoodie = {**hoodie, **own["options"]}
-    return bloom_of({**own, **translate("cow_baseline", {k: v for k, v in hoodie.items() if k in BLOOM_KEYS})[1]})
+    return bloom_of({**own, **bloom_fields(hoodie)})
 
 
 def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engine:
     """The engine of ``spec`` over a (new or existing) table at ``table_path``: generically from its
-    registry line (:mod:`bench.engine_kinds`) for kinds over our Hudi tables."""
+    registry entry (:mod:`engines.kinds`) for kinds over our Hudi tables."""
     sizing = scenario.sizing
     where = f"engine {spec.name!r} ({spec.kind})"
     entry = KINDS.get(spec.kind)
     if entry is None:
         raise ScenarioError(f"{where}: unknown engine kind; known: {', '.join(KINDS)}")
     common, config = _values(spec, scenario)
-    if spec.kind == "delta_peer":
+    if entry.builder == "delta":
         cfg = _apply(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
                      config, where)
         return entry.load("engine")(table_path, cfg, name=spec.name)
-    if spec.kind == "hudi":  # Apache Hudi creates its table with the first write
+    if entry.builder == "hudi":  # Apache Hudi creates its table with the first write
         from engines.hudi.config import lift_hoodie_keys
 
         hudi = {**common, "target_file_size": int(sizing.target_file_mb * MB), "mode": "manual"}

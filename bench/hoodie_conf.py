@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engines.kinds import KINDS
 from engines.table.bloom import TYPES as BLOOM_TYPES
 
 Parser = Callable[[str], Any]
@@ -136,8 +137,8 @@ _COW: Mapping_ = {
 }
 # the bloom keys and the engine field each sets (every kind of ours takes them)
 BLOOM_KEYS: dict[str, str] = {k: v[1][0] for k, v in _CLEAN.items() if "bloom" in k}
-KEYS: dict[str, Mapping_] = {"clustering": _CLUSTERING, "append_compaction": _COMPACTION,
-                             "append_only": _COMPACTION, "cow_baseline": _COW}
+# the maps, by the name a kind's registry entry gives (engines.kinds.EngineKind.hoodie_keys)
+KEYS: dict[str, Mapping_] = {"clustering": _CLUSTERING, "compaction": _COMPACTION, "cow": _COW}
 
 # When services run: the scenario's maintenance section (mode the key turns on, or None).
 SCHEDULE_KEYS: dict[str, str | None] = {
@@ -149,7 +150,7 @@ SCHEDULE_KEYS: dict[str, str | None] = {
 }
 # Why a key Hudi has is not one of ours, where that is worth saying.
 NOT_OURS: dict[tuple[str, str], str] = {
-    ("append_compaction", "hoodie.copyonwrite.record.size.estimate"): "Option 1's appends roll files at real "
+    ("compaction", "hoodie.copyonwrite.record.size.estimate"): "Option 1's appends roll files at real "
     "bytes written, not at a record-size estimate",
 }
 
@@ -163,8 +164,14 @@ def split_hoodie(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
     return ({k: v for k, v in config.items() if is_hoodie(k)}, {k: v for k, v in config.items() if not is_hoodie(k)})
 
 
+def keys_of(kind: str) -> Mapping_ | None:
+    """The ``hoodie.*`` map engine kind ``kind`` takes (None: it takes none of ours)."""
+    entry = KINDS.get(kind)
+    return KEYS[entry.hoodie_keys] if entry is not None and entry.hoodie_keys else None
+
+
 def known_keys(kind: str) -> list[str]:
-    return sorted(KEYS.get(kind, {}))
+    return sorted(keys_of(kind) or {})
 
 
 def translate(kind: str, conf: Mapping[str, Any], where: str = "",
@@ -174,18 +181,18 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "",
     ``schedule`` is the scenario's (maintenance mode, every_commits): the scheduling keys must agree
     with it; without it (the service, whose --mode decides) they are refused like any key we do
     not implement. Raises :class:`HoodieConfError` naming the first bad key."""
-    keys = KEYS.get(kind)
+    keys = keys_of(kind)
     prefix = f"{where}: " if where else ""
     if keys is None:
         raise HoodieConfError(f"{prefix}engine kind {kind!r} takes no hoodie.* keys")
     planner: dict[str, Any] = {}
     engine: dict[str, Any] = {}
     for key, value in conf.items():
-        if key in SCHEDULE_KEYS and schedule is not None and kind != "cow_baseline":
+        if key in SCHEDULE_KEYS and schedule is not None and keys is not _COW:  # the baseline schedules nothing
             _check_schedule(key, value, schedule, prefix)
             continue
         if key not in keys:
-            why = NOT_OURS.get((kind, key))
+            why = NOT_OURS.get((KINDS[kind].hoodie_keys, key))
             raise HoodieConfError(f"{prefix}{key}: not a key our {kind} engine implements"
                                   + (f" ({why})" if why else "") + f"; known: {', '.join(known_keys(kind))}")
         target, fields, parse = keys[key]
@@ -199,6 +206,19 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "",
             for name in fields:
                 (planner if target == "planner" else engine)[name] = parsed
     return planner, engine
+
+
+def bloom_fields(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """The bloom keys of ``conf`` (the others ignored) as engine config fields: every kind of ours
+    takes them alike, and Apache Hudi's ``options`` carry them too."""
+    out: dict[str, Any] = {}
+    for key, value in conf.items():
+        if key in BLOOM_KEYS:
+            try:
+                out[BLOOM_KEYS[key]] = _CLEAN[key][2](value)
+            except (TypeError, ValueError) as exc:
+                raise HoodieConfError(f"{key}={value}: {exc}") from None
+    return out
 
 
 def _check_schedule(key: str, value: Any, schedule: tuple[str, int], prefix: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bench.engine_kinds import ENGINE_KINDS
+from engines.kinds import KINDS, kind_of
 from engines.table.sizes import (
     CLEANER_COMMITS_RETAINED,
     MB,
@@ -37,18 +37,24 @@ class EngineSpec(_Strict):
     """One engine of the comparison; ``config`` keys are checked by the engine factory."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    kind: Literal[ENGINE_KINDS]  # type: ignore[valid-type]  # the registry's kinds (bench.engine_kinds)
+    kind: str  # a kind of the registry (engines.kinds), checked below
     config: dict[str, Any] = Field(default_factory=dict)
     # at most this many of the run's repetitions (``repeat``): a reference peer, outside the verdict's
     # tally, can run once while the designs it is set beside repeat; None: every repetition
     repeat: int | None = Field(None, ge=1, le=20)
 
-    @model_validator(mode="after")
-    def _hudi_config(self) -> EngineSpec:
-        if self.kind == "hudi":  # refused by `layoutbench validate`, not only when the run starts
-            from engines.hudi.config import check_config
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, v: str) -> str:
+        if v not in KINDS:
+            raise ValueError(f"unknown engine kind; known: {', '.join(KINDS)}")
+        return v
 
-            check_config(self.config)
+    @model_validator(mode="after")
+    def _kind_config(self) -> EngineSpec:
+        entry = kind_of(self.kind)
+        if entry.config_check:  # refused by `layoutbench validate`, not only when the run starts
+            entry.load("config_check")(self.config)
         return self
 
 
@@ -182,12 +188,12 @@ class Scenario(_Strict):
     @model_validator(mode="after")
     def _hoodie_keys(self) -> Scenario:
         """Our engines' ``hoodie.*`` keys, through the one map; an unknown key is refused, named."""
-        from bench.hoodie_conf import KEYS, split_hoodie, translate
+        from bench.hoodie_conf import split_hoodie, translate
 
         schedule = (self.maintenance.mode, self.maintenance.every_commits)
         for e in self.engines:
             hoodie, _ = split_hoodie(e.config)
-            if hoodie and e.kind in KEYS:
+            if hoodie and kind_of(e.kind).hoodie_keys:
                 translate(e.kind, hoodie, f"engines.{e.name}", schedule=schedule)  # HoodieConfError: a ValueError
         return self
 

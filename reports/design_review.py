@@ -1,7 +1,7 @@
 """The RFC-19 design review, answered from a run's numbers: decision table, findings, conditions.
 
 Every figure is computed from the results folder; a criterion whose figure is missing says so.
-Engines are grouped into designs by run.json ``engines[name].kind`` (reports.summary.FAMILIES).
+Engines are grouped into designs by run.json ``engines[name].kind`` (the registry's family, engines.kinds).
 Only the RFC designs compete (baseline, Option 1, Option 2); the no-maintenance control, delta-rs
 and Apache Hudi are reference columns outside the tally. Per design the decision table shows the
 *best* variant for each criterion (named in parentheses) and, when the variants differ, the worst
@@ -18,11 +18,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from engines.kinds import FAMILY_ORDER
 from reports.summary import RFC_DESIGNS, EngineSummary, fmt, summarize
 from runresults import Results
 from runresults.uncertainty import timing_winner
-
-FAMILY_ORDER = ("Baseline", "Option 1", "Option 2", "No maintenance (control)", "Delta peer", "Apache Hudi")
 
 
 @dataclass

@@ -16,13 +16,20 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2"}
+from engines.kinds import KINDS, design_families
+
 TIE = 0.02
+
+
+def _design(kind: str) -> str | None:
+    """The RFC design an engine kind belongs to (None: a reference or a control, outside the map)."""
+    entry = KINDS.get(kind)
+    return entry.family if entry is not None and entry.in_verdict else None
 
 
 def tie_label(designs: list[str]) -> str:
     """The label of a tie between ``designs``: ``"Option 1 = Option 2"`` (in design order)."""
-    order = list(FAMILIES.values())
+    order = list(design_families())
     return " = ".join(sorted(designs, key=order.index))
 
 
@@ -61,7 +68,7 @@ def winners(rows: list[dict[str, Any]], parameters: list[str], criteria: list[st
         for crit in criteria:
             best: dict[str, tuple[float, str]] = {}
             for r in members:
-                fam = FAMILIES.get(r["kind"])
+                fam = _design(r["kind"])
                 v = r.get(crit)
                 if fam is None or v is None or (isinstance(v, float) and math.isnan(v)):
                     continue

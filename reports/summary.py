@@ -8,13 +8,12 @@ from typing import Any
 
 import pandas as pd
 
+from engines.kinds import design_families, family_of
 from engines.table.sizes import MB
 from runresults import Results
 from runresults.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
 
-FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2",
-            "delta_peer": "Delta peer", "hudi": "Apache Hudi", "append_only": "No maintenance (control)"}
-RFC_DESIGNS = ("Baseline", "Option 1", "Option 2")  # the designs that compete; the others are references
+RFC_DESIGNS = design_families()  # the designs that compete; the others are references (engines.kinds)
 
 
 def _num(x: Any) -> float | None:
@@ -97,11 +96,6 @@ def _missing_rows(expected: Any, got: Any) -> int | None:
         return None
 
 
-def family(kind: str) -> str:
-    """Design family of an engine kind (run.json ``engines[name].kind``)."""
-    return FAMILIES.get(kind, kind)
-
-
 def summarize(results: Results, crash_results: Results | None = None) -> list[EngineSummary]:
     """One summary per engine of run.json, in run.json order; figures not in the folder stay None.
 
@@ -113,7 +107,7 @@ def summarize(results: Results, crash_results: Results | None = None) -> list[En
     out = []
     for engine, info in results.run.get("engines", {}).items():
         kind = info.get("kind", "?")
-        s = EngineSummary(engine, kind, family(kind))
+        s = EngineSummary(engine, kind, family_of(kind))
         failures = results.run.get("verification", {}).get("failures", []) or []
         s.verification_failures = [f for f in failures if str(f).startswith(f"{engine}:")]
         c = commits[commits.engine == engine].sort_values("seq")

@@ -43,6 +43,7 @@ from engines.clustering.config import ingest_sizing
 from engines.clustering.planner import plan_clustering
 from engines.cow_baseline.assign import assign_inserts
 from engines.cow_baseline.config import CowConfig
+from engines.kinds import kind_of
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
@@ -65,7 +66,6 @@ KEY_LENGTH = len(trace_id(0, 0, 0))  # characters of a record key (the footer's 
 EXACT_BATCHES = 2000
 # Simulated files keep their rows' query columns (exact pruning) up to this many generated rows.
 ROWS_LIMIT = 4_000_000
-SIMULATED_KINDS = ("cow_baseline", "append_compaction", "clustering", "append_only")
 RECORD_KEY = "trace_id"
 PROGRESS_AFTER_S = 3.0  # `layoutbench simulate` shows a bar only for replays longer than this
 
@@ -631,13 +631,13 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     sim = Simulator(scenario, model, sink, horizon_batches)  # type: ignore[arg-type]
     engines = []
     for es in scenario.engines:
-        if es.kind in SIMULATED_KINDS:
+        if kind_of(es.kind).simulated:
             planner, options = resolve_planner(es, scenario)
             inserts = planner if es.kind == "cow_baseline" else ingest_sizing(options).cow_config(
                 options.get("max_file_size", sim.max_file)) if es.kind == "clustering" else None
             engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options, inserts=inserts,
                                      bloom=bloom_of(options)))
-    not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
+    not_simulated = [e.name for e in scenario.engines if not kind_of(e.kind).simulated]
     checkpoint_every = scenario.queries.checkpoint_every
     checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
