@@ -7,7 +7,7 @@ SCENARIO ?= bench/scenarios/default.yaml
 PYTEST_ARGS ?=
 REPEAT ?=
 
-.PHONY: venv test bench bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
+.PHONY: venv test bench bench-hudi bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
 
 venv: $(STAMP)
 
@@ -27,6 +27,12 @@ test: $(STAMP)
 # REPEAT=N overrides the scenario's repetitions (the default scenario's 3; REPEAT=1 for one quicker run).
 bench: $(STAMP)
 	$(BIN)/layoutbench run $(SCENARIO) --report $(if $(REPEAT),--repeat $(REPEAT))
+
+# Apache Hudi's own writers (hudi_cow, hudi_clustering) beside our baseline and sorted Option 2 on the default
+# scenario's batches: the fidelity section. A later `make bench` report (same git SHA) attaches it by itself;
+# `layoutbench report RUN --fidelity HUDI_RUN` attaches it to any report.
+bench-hudi: $(STAMP)
+	$(BIN)/layoutbench run bench/scenarios/hudi.yaml --report
 
 # Every design on the S3-protocol store (moto on 127.0.0.1 behind the counting proxy), 20 ms first-byte
 # latency; the report gets the requests section (requests per GB, per maintenance run, per query, in $).

@@ -9,7 +9,10 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from bench.cli_errors import command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Benchmark and simulate Hudi RFC-19 small-file designs on Spark.")
@@ -55,11 +58,11 @@ def _root(
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
     """Print one clear error and exit non-zero (by default: bad input, ``EXIT_BAD_INPUT``)."""
-    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {message}")
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 
 
-@app.command()
+@command(app)
 def inspect(
     table: str = typer.Argument(..., help="table base path or URI"),
     as_of: str | None = typer.Option(None, "--as-of", help="17-digit instant to time-travel to"),
@@ -101,7 +104,7 @@ def inspect(
     )
 
 
-@app.command()
+@command(app)
 def validate(scenario: str = typer.Argument(..., help="scenario YAML file")) -> None:
     """Check a scenario file; every problem is explained in one message."""
     from bench.scenario import ScenarioError, load_scenario
@@ -115,7 +118,7 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file")) -> 
                   f"({', '.join(e.name for e in sc.engines)}), {sc.workload.num_batches} batches")
 
 
-@app.command()
+@command(app)
 def run(
     scenario: str = typer.Argument(..., help="scenario YAML file"),
     out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)"),
@@ -169,7 +172,7 @@ def run(
         raise typer.Exit(EXIT_FAILED)
 
 
-@app.command()
+@command(app)
 def stream(
     scenario: str = typer.Argument(..., help="scenario YAML file (its stream section sets the rates)"),
     out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)"),
@@ -262,13 +265,15 @@ def _render(run_dir: object, design_review: bool) -> None:
         console.print(f"{name}: {path}")
 
 
-@app.command()
+@command(app)
 def report(
     run_dir: str = typer.Argument(..., help="results folder"),
     design_review: bool = typer.Option(False, "--design-review", help="add the RFC-19 design review"),
     simulation: str | None = typer.Option(None, "--simulation", help="a simulated results folder for 'at scale'"),
     sweep: str | None = typer.Option(None, "--sweep", help="a sweep's results folder: 'Where the answer changes'"),
     crash: str | None = typer.Option(None, "--crash", help="a crashtest results folder: the crash rows and verdict"),
+    fidelity: str | None = typer.Option(None, "--fidelity", help="a `make bench-hudi` results folder: "
+                                        "'Ours next to Apache Hudi' (default: one of the same git SHA beside RUN_DIR)"),
 ) -> None:
     """Render report.md, a self-contained report.html and the plots from a results folder."""
     from reports import render_report
@@ -276,7 +281,7 @@ def report(
 
     try:
         paths = render_report(run_dir, design_review=design_review, simulation_dir=simulation, sweep_dir=sweep,
-                              crash_dir=crash)
+                              crash_dir=crash, fidelity_dir=fidelity)
     except (ResultsError, FileNotFoundError) as exc:
         fail(str(exc))
         return
@@ -284,7 +289,7 @@ def report(
     print(paths["report.md"])
 
 
-@app.command()
+@command(app)
 def compare(
     run_a: str = typer.Argument(..., help="baseline results folder"),
     run_b: str = typer.Argument(..., help="results folder to judge"),
@@ -350,7 +355,7 @@ def run_perf_check(update_baseline: bool = False, reason: str | None = None,
     return res, run_dir
 
 
-@app.command("perf-check")
+@command(app, "perf-check")
 def perf_check(
     update_baseline: bool = typer.Option(False, "--update-baseline", help="rewrite bench/baselines/ci.json"),
     reason: str | None = typer.Option(None, "--reason", help="why the baseline changes (required to update)"),
@@ -374,7 +379,7 @@ def perf_check(
         raise typer.Exit(EXIT_FAILED)
 
 
-@app.command()
+@command(app)
 def crashtest(
     scenario: str = typer.Argument("bench/scenarios/crash.yaml", help="scenario YAML file"),
     out: str = typer.Option("results", "--out", help="results root"),
@@ -401,7 +406,7 @@ def crashtest(
     print(run_dir)
 
 
-@app.command()
+@command(app)
 def simulate(
     scenario: str = typer.Argument(..., help="scenario YAML file"),
     calibration: str | None = typer.Option(None, "--calibration", help="calibration file from `calibrate`"),
@@ -448,7 +453,7 @@ def simulate(
     print(run_dir)
 
 
-@app.command()
+@command(app)
 def sweep(
     sweep_file: str = typer.Argument(..., help="sweep YAML file (see bench/sweeps/)"),
     out: str = typer.Option("results", "--out", help="results root"),
@@ -479,7 +484,7 @@ def sweep(
     print(folder)
 
 
-@app.command()
+@command(app)
 def calibrate(
     run_dirs: list[str] = typer.Argument(..., help="results folder(s) of real runs: the first gives the time "
                                          "model; runs on the S3 store give the request model and, at two "
@@ -498,7 +503,7 @@ def calibrate(
         fail(str(exc))
 
 
-@app.command()
+@command(app)
 def service(
     base_path: str = typer.Option(..., "--base-path", help="the table's base path or URI"),
     mode: str = typer.Option(..., "--mode", help="schedule | execute | scheduleAndExecute | clean | rollback"),

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.isolation import IsolationProbe
+from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
 from bench.scenario import Scenario, ScenarioError, fingerprint
 from bench.store.run_store import run_store
@@ -46,10 +46,6 @@ from runresults import (
     run_record,
 )
 from workloads.generator import batch_df, batch_table, batch_tasks, table_partition_counts
-
-
-class VerificationError(RuntimeError):
-    """A run whose figures or query results did not verify."""
 
 
 class RunStepError(RuntimeError):
@@ -312,9 +308,9 @@ class _RunSteps:
     """The runner's part of the batch loop (:func:`bench.driver.run_batches`): one generated batch
     into every engine, maintenance recorded, queries at checkpoints."""
 
-    def __init__(self, ctx: RunContext, engines: list[EngineState], bar: Progress, task: Any,
+    def __init__(self, ctx: RunContext, engines: list[EngineState], bar: ProgressBar,
                  reference: EngineState | None, repeats: int) -> None:
-        self.ctx, self.engines, self.bar, self.task = ctx, engines, bar, task
+        self.ctx, self.engines, self.bar = ctx, engines, bar
         self.reference, self.repeats = reference, repeats
         self.spec = ctx.scenario.workload
         self.truth_parts: list[pa.Table] = []
@@ -350,7 +346,7 @@ class _RunSteps:
     def ingest(self, st: EngineState, b: int) -> None:
         ctx, n = self.ctx, self.spec.num_batches
         rep = f" (repetition {st.repeat + 1}/{self.repeats})" if self.repeats > 1 else ""
-        self.bar.update(self.task, description=f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep}")
+        self.bar.describe(f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep} · ingest")
         ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
         t0 = time.perf_counter()
         with ctx.label("ingest", f"batch {b}"):
@@ -373,12 +369,13 @@ class _RunSteps:
         ctx = self.ctx
         mode = ctx.scenario.maintenance.mode
         ctx.step = f"engine {st.engine.name}, batch {b}, {'final' if self.final else mode} maintenance"
+        self.bar.describe(f"{ctx.scenario.name} · batch {b + 1} · {st.engine.name} · maintenance")
         with ctx.timed(f"maintenance/{st.engine.name}"):
             maintain(ctx, st, b, pa.concat_tables(self.truth_parts), mode, step)
 
     def end_batch(self, b: int) -> None:
         self.df.unpersist()
-        self.bar.update(self.task, advance=1)
+        self.bar.advance()
 
     def before_final(self, b: int) -> None:
         self.final = True
@@ -393,7 +390,7 @@ class _RunSteps:
         with ctx.timed("expected_results"):  # the same answers for every engine: computed once
             expected = expected_results(ctx, truth, params)
         for st in self.engines:
-            self.bar.update(self.task, description=f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
+            self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
             with ctx.timed(f"queries/{st.engine.name}"):
                 run_checkpoint(ctx, st, b, truth, params, expected)
@@ -425,13 +422,15 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     ctx = RunContext(scenario, run_dir, writer, spark, store=store)
     ctx.profile["spark_start"] = time.perf_counter() - t_session
     engines: list[EngineState] = []  # repetition 0's engines, then repetition 1's, ...: designs alternate
-    for r in range(repeats):
-        for es in (e for e in scenario.engines if e.repeat is None or r < e.repeat):
-            table_path = (store.table_uri(_table_dir(Path(""), es.name, r).as_posix()) if store is not None
-                          else str(_table_dir(run_dir, es.name, r).resolve()))
-            with ctx.label("setup"):
-                engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r,
-                                           warm_runs=warm_runs_of(scenario.queries.warm_runs, es.repeat, repeats)))
+    with _steps_named(ctx):  # an engine's config error is one message naming the engine, like a step's
+        for r in range(repeats):
+            for es in (e for e in scenario.engines if e.repeat is None or r < e.repeat):
+                ctx.step = f"engine {es.name}, set-up"
+                table_path = (store.table_uri(_table_dir(Path(""), es.name, r).as_posix()) if store is not None
+                              else str(_table_dir(run_dir, es.name, r).resolve()))
+                with ctx.label("setup"):
+                    engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r,
+                                               warm_runs=warm_runs_of(scenario.queries.warm_runs, es.repeat, repeats)))
     reference_engine = next((e for e in engines if e.repeat == 0 and e.engine.writes_batches_once), None)
     schedule = MaintenanceSchedule.of(scenario)
     if schedule.runs_async:
@@ -439,11 +438,10 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
             st.service = _start_async(ctx, st)
     n = spec.num_batches
     checkpoints = {b for b in range(n) if (b + 1) % scenario.queries.checkpoint_every == 0} | {n - 1}
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} batches"),
-                   TimeElapsedColumn(), TimeRemainingColumn(), disable=not progress, transient=False)
+    # engine, repetition, batch and phase on a terminal's stderr; silent on a pipe and under tests
+    bar = ProgressBar(scenario.name, total=n, unit="batches", enabled=None if progress else False)
     with bar, _steps_named(ctx):
-        task = bar.add_task(f"{scenario.name}", total=n)
-        steps = _RunSteps(ctx, engines, bar, task, reference_engine, repeats)
+        steps = _RunSteps(ctx, engines, bar, reference_engine, repeats)
         run_batches(steps, engines, schedule, n, checkpoints=checkpoints)
     truth_parts = steps.truth_parts
     with ctx.timed("finish"):  # engines closed, batch bytes measured when no engine wrote them once, WA derived

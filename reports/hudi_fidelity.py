@@ -4,6 +4,8 @@ with the same sort columns), figure by figure, from the results tables alone."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from engines.kinds import APACHE_HUDI, BASELINE, OPTION_2, family_of
@@ -138,3 +140,35 @@ def note(results: Results) -> str:
             "driver, byte for byte as its Spark tasks would (`engines/spark/local_write.py`, `local_merge.py`), "
             "sparing a PySpark task's Python-worker round trip, and reads the batch from the driver's rows "
             "where Hudi reads it from Spark's cache; Hudi's JVM writer runs in Spark tasks.")
+
+
+def find_fidelity_run(run_dir: str | Path) -> Path | None:
+    """The newest results folder beside ``run_dir`` that holds Apache Hudi engines paired with ours
+    (a ``make bench-hudi`` run) and was written by the same git SHA, or None."""
+    folder = Path(run_dir).resolve()
+    try:
+        sha = json.loads((folder / "run.json").read_text()).get("git", {}).get("sha")
+    except (OSError, ValueError):
+        return None
+    if not sha:
+        return None
+    found = []
+    for other in folder.parent.iterdir():
+        if other == folder or not (other / "run.json").is_file():
+            continue
+        try:
+            run = json.loads((other / "run.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if run.get("git", {}).get("sha") == sha and fidelity_pairs(Results(other)):
+            found.append(other)
+    return max(found, key=lambda p: p.name) if found else None
+
+
+def attachment_note(fidelity_dir: Path | None, sha: str | None) -> str:
+    """The sentence naming the fidelity run a report's Apache Hudi claims rest on, or saying none is."""
+    if fidelity_dir is None:
+        return ("No fidelity run is attached: Apache Hudi's writers run in `make bench-hudi`, and "
+                f"`layoutbench report RUN --fidelity HUDI_RUN` attaches one (none of git SHA {sha or '?'} was "
+                "found beside this run).")
+    return f"The fidelity run these figures come from: `{fidelity_dir}` (same batches; its own run.json)."

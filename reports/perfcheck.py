@@ -30,9 +30,6 @@ from runresults import Results
 RATIO_TOLERANCE = 3.0
 
 
-DETERMINISTIC_KEYS = ("live_files", "physical_files", "physical_files_peak", "bytes_written", "files_written", "wa",
-                      "maintenance_runs", "maintenance_bytes_written", "queries_verified", "queries_total",
-                      "files_scanned")
 # Figures where a higher value is better (for the change text only: any difference fails the gate).
 HIGHER_IS_BETTER = {"queries_verified", "queries_total"}
 

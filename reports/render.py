@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from reports.delta_peer import NOTE as PEER_NOTE
 from reports.delta_peer import peer_rows
 from reports.design_review import answer, conditions, decision_rows, findings, verdict
-from reports.hudi_fidelity import fidelity_rows
+from reports.hudi_fidelity import attachment_note, fidelity_rows, find_fidelity_run
 from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import render_plots
 from reports.store_requests import requests_section
@@ -154,10 +154,12 @@ def crash_section(results: Results, attached: bool = False) -> str:
 
 def render_markdown(results: Results, plots: dict[str, Path], design_review: bool,
                     simulation: Results | None = None, decision_map: str | None = None,
-                    crash_results: Results | None = None) -> str:
+                    crash_results: Results | None = None, fidelity: tuple[Results, Path] | None = None) -> str:
     """The whole report as Markdown (plots referenced as ``plots/<name>.png``); ``decision_map``: the
     section generated from a sweep, which replaces the mechanisms listed under "When the answer
-    would change"; ``crash_results``: a crash test's folder that fills the crash rows and section."""
+    would change"; ``crash_results``: a crash test's folder that fills the crash rows and section;
+    ``fidelity``: a ``make bench-hudi`` run (results and folder) whose Apache Hudi engines fill "Ours next
+    to Apache Hudi" when this run has none of its own."""
     summaries = summarize(results, crash_results)
     name = results.run.get("scenario", {}).get("name", "?")
     parts = [f"# layoutbench report — {name}\n"]
@@ -191,10 +193,16 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     peer = peer_rows(results, summaries)
     if peer:
         parts += ["\n## Next to Delta Lake (delta-rs), same run\n", PEER_NOTE + "\n", md_table(pd.DataFrame(peer))]
-    fidelity = fidelity_rows(results, summaries)
-    if fidelity:
-        parts += ["\n## Ours next to Apache Hudi, same batches\n", HUDI_NOTE(results) + "\n",
-                  md_table(pd.DataFrame(fidelity))]
+    own = fidelity_rows(results, summaries)
+    if own:
+        parts += ["\n## Ours next to Apache Hudi, same batches\n", HUDI_NOTE(results) + "\n", md_table(pd.DataFrame(own))]
+    elif fidelity is not None:
+        fid, fid_dir = fidelity
+        parts += ["\n## Ours next to Apache Hudi, same batches\n", attachment_note(fid_dir, None) + "\n",
+                  HUDI_NOTE(fid) + "\n", md_table(pd.DataFrame(fidelity_rows(fid, summarize(fid))))]
+    else:
+        parts += ["\n## Ours next to Apache Hudi, same batches\n",
+                  attachment_note(None, results.run.get("git", {}).get("sha")) + "\n"]
     streamed = stream_section(results)
     if streamed:
         parts += ["\n## Continuous ingestion (Structured Streaming)\n", streamed]
@@ -239,12 +247,14 @@ def _repetitions_text(repeats: int, summaries: list[EngineSummary]) -> str:
 
 def render_report(run_dir: str | Path, design_review: bool = False,
                   simulation_dir: str | Path | None = None, sweep_dir: str | Path | None = None,
-                  crash_dir: str | Path | None = None) -> dict[str, Path]:
+                  crash_dir: str | Path | None = None, fidelity_dir: str | Path | None = None) -> dict[str, Path]:
     """Write report.md, report.html and plots/*.png into the results folder; returns name -> path.
 
     ``simulation_dir``: a simulated results folder whose projections fill "when the answer would change".
     ``sweep_dir``: a sweep's results folder: its decision map becomes "Where the answer changes".
     ``crash_dir``: a ``crashtest`` results folder: its rows fill the crash criteria, verdict and section.
+    ``fidelity_dir``: a ``make bench-hudi`` results folder for "Ours next to Apache Hudi"; without it, a
+    folder beside this run written by the same git SHA is used when there is one.
     """
     results = Results(run_dir)
     crash_results = Results(crash_dir) if crash_dir is not None else None
@@ -259,7 +269,15 @@ def render_report(run_dir: str | Path, design_review: bool = False,
         from reports.decision_map import render_section
 
         decision_map, maps = render_section(sweep_dir, folder / "plots")
-    md = render_markdown(results, plots, design_review, simulation, decision_map, crash_results)
+    fid_dir = Path(fidelity_dir) if fidelity_dir is not None else find_fidelity_run(run_dir)
+    fidelity = None
+    if fid_dir is not None:
+        fid = Results(fid_dir)
+        if fidelity_dir is not None and not fidelity_rows(fid, summarize(fid)):
+            raise ResultsError(f"{fidelity_dir} is not a fidelity run: it has no Apache Hudi engine beside an engine "
+                               "of ours with the same semantics (make one with `make bench-hudi`)")
+        fidelity = (fid, fid_dir)
+    md = render_markdown(results, plots, design_review, simulation, decision_map, crash_results, fidelity)
     plots = {**plots, **maps}
     (folder / "report.md").write_text(md)
     (folder / "report.html").write_text(markdown_to_html(md, plots))

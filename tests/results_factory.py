@@ -30,6 +30,12 @@ ENGINES: dict[str, dict[str, Any]] = {
     "option2": {"kind": "clustering", "config": {}},
     "option2_sorted": {"kind": "clustering", "config": {"sort_columns": ["service", "ts"]}},
 }
+# Reference engines a test may ask for by name (not in the default set): Apache Hudi's COW preset, which the
+# fidelity section pairs with the baseline.
+REFERENCE_ENGINES: dict[str, dict[str, Any]] = {
+    "hudi_cow": {"kind": "hudi", "config": {"preset": "hudi_cow", "operation": "insert"}},
+}
+KNOWN = {**ENGINES, **REFERENCE_ENGINES}
 QUERIES = ("full_scan_by_level", "service_hours", "point_lookup")
 SMALL, TARGET = 3 * MB, 4 * MB
 
@@ -65,7 +71,7 @@ def make_results(folder: str | Path, *, engines: list[str] | None = None, batche
     w = ResultsWriter(folder)
     batch_bytes = {b: 1_000_000 + 1_000 * b for b in range(batches)}
     for engine in names:
-        kind, cfg = ENGINES[engine]["kind"], ENGINES[engine]["config"]
+        kind, cfg = KNOWN[engine]["kind"], KNOWN[engine]["config"]
         t, seq, cum_w, cum_b = _Table(), 0, 0, 0
 
         def commit(batch: int, ckind: str, duration: float, written: int, files_w: int, files_r: int,
@@ -164,8 +170,8 @@ def make_results(folder: str | Path, *, engines: list[str] | None = None, batche
         "git": {"sha": "0" * 40, "dirty": False},
         "versions": {"python": "3.11", "pyspark": None, "pyarrow": pa.__version__},
         "machine": {"cores": 2, "memory_bytes": 8 << 30, "platform": "test"},
-        "engines": {n: {"kind": ENGINES[n]["kind"], "table_path": str(folder / "tables" / n),
-                        "config": ENGINES[n]["config"]} for n in names},
+        "engines": {n: {"kind": KNOWN[n]["kind"], "table_path": str(folder / "tables" / n),
+                        "config": KNOWN[n]["config"]} for n in names},
         "simulated": False, "wall_time_s": 12.5, "harness_overhead_s": 0.2, "harness_overhead_ratio": 0.016,
         "verification": {"ok": True, "failures": []},
     }

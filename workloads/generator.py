@@ -63,9 +63,6 @@ __all__ = [
 ]
 
 
-ARROW_SCHEMA = arrow_schema(WorkloadSpec())
-
-
 @lru_cache(maxsize=64)
 def bytes_per_record(spec: WorkloadSpec) -> float:
     """Written Parquet bytes per record (snappy), measured once on a sample batch."""

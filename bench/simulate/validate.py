@@ -27,7 +27,7 @@ request model, :mod:`bench.simulate.requests`):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -150,8 +150,3 @@ def render(checks: list[Check]) -> str:
              "| engine | figure | real | simulated | ok |", "|---|---|---|---|---|"]
     lines += [f"| {c.engine} | {c.figure} | {c.real} | {c.simulated} | {'yes' if c.ok else '**no**'} |" for c in checks]
     return "\n".join(lines) + "\n"
-
-
-def as_rows(checks: list[Check]) -> list[dict]:
-    """The checks as plain records (for a results table or JSON)."""
-    return [asdict(c) for c in checks]

@@ -14,6 +14,7 @@ micro-batch its commit log lacks, and the table's commit markers make that repla
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,9 +76,11 @@ def spark_schema(scenario: Scenario) -> Any:
 
 def stream_engine(spark: Any, scenario: Scenario, engine: Any, kind: str, root: str | Path, label: str, rate: float,
                   batches: list[int], cache: str | Path, bad_input: bool = False, record: Recorder | None = None,
-                  maintenance: bool | None = None, names: list[str] | None = None) -> StreamRun:
+                  maintenance: bool | None = None, names: list[str] | None = None,
+                  on_lag: Callable[[dict[str, Any], int], None] | None = None) -> StreamRun:
     """Stream ``batches`` (landing every ``1 / rate`` s) into ``engine``; see the module docstring.
-    ``names``, when given, are the landing files instead (generator batches, update files)."""
+    ``names``, when given, are the landing files instead (generator batches, update files); ``on_lag``
+    is told each lag sample and the micro-batches committed so far (progress)."""
     cfg = scenario.stream
     root = Path(root)
     landing = Landing(root, scenario.workload, cache, cfg.retention_hours)
@@ -120,6 +123,8 @@ def stream_engine(spark: Any, scenario: Scenario, engine: Any, kind: str, root: 
             run.lag.append({"engine": engine.name, "run": label, "t_s": now - t0, "arrived": arrived,
                             "committed": committed, "backlog_batches": backlog, "backlog_s": backlog_s,
                             "maintenance_running": services.busy})
+            if on_lag is not None:
+                on_lag(run.lag[-1], len(sink.state.rows))
             done = expected <= set(sink.state.committed) and (not bad_input or BAD_NAME in sink.state.quarantined)
             if done:
                 services.drain()

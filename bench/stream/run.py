@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import shutil
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bench.engine_factory import build_engine, spark_conf_for
+from bench.progress import ProgressBar
 from bench.queries import choose_params
 from bench.runner import EngineState, RunContext, audit, record_maintenance, run_checkpoint, table_state
 from bench.scenario import EngineSpec, Scenario
@@ -148,37 +150,11 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
     search_on = cfg.rate_search.enabled if rate_search is None else rate_search
     summary: dict[str, Any] = {}
     _warm_stream(spark, scenario, run_dir / "work" / "warmup", cache)
-    for es in scenario.engines:
-        ctx.step = f"engine {es.name}, stream"
-        table_path = str((run_dir / "tables" / es.name).resolve())
-        engine = build_engine(_spec(es), scenario, table_path)
-        st = EngineState(engine)
-        record = _recorder(ctx, st)
-        run = stream_engine(spark, scenario, engine, es.kind, run_dir / "work" / es.name, "fixed", cfg.rate, batches,
-                            cache, bad_input=cfg.bad_input, record=record)
-        if run.error:
-            ctx.failures.append(run.error)
-        _record_rows(ctx, st, run)
-        keys = verify(ctx, st, run)
-        engine.close()
-        steps = None
-        capacity = None
-        if search_on:
-            ctx.step = f"engine {es.name}, rate search"
-            result = search(lambda rate, root, es=es: _step_run(spark, scenario, es, rate, root, cache, writer),
-                            scenario, run_dir / "work" / f"{es.name}-search")
-            steps = []
-            for i, s in enumerate(result.steps):
-                row = {"engine": es.name, "step": i, "rate": s.rate, "records_per_s": s.rate * mean_records,
-                       "batches": len(s.run.good_names), "sustained": s.sustained, "lag_slope": s.lag_slope,
-                       "final_backlog_s": s.final_backlog_s if math.isfinite(s.final_backlog_s) else None,
-                       "processed_per_s": s.processed_per_s, "wall_s": s.run.wall_s}
-                writer.add("stream_rates", **row)
-                steps.append(row)
-            capacity = interval(capacity_intervals(result), statistic=lambda x: 1.0 / np.mean(x, axis=-1))
-        summary[es.name] = {**summarize(run.sink.state.rows, steps, capacity, mean_records), "keys": keys,
-                            "update_conflicts": len(run.sink.state.conflicts),
-                            "maintenance_runs": run.services.runs, "maintenance_mode": run.services.mode}
+    # micro-batches, lag and the rate step on a terminal's stderr; silent on a pipe and under tests
+    with ProgressBar(scenario.name, total=len(scenario.engines), unit="engines") as bar:
+        for es in scenario.engines:
+            _stream_one(ctx, es, scenario, batches, cache, search_on, mean_records, summary, bar)
+            bar.advance()
     if kill_test:
         _kill_tests(ctx, scenario, scenario_path, spark)
     derive_cumulative(writer, {}, frozenset(es.name for es in scenario.engines))
@@ -200,6 +176,53 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
     return run_dir
+
+
+def _shown(bar: ProgressBar, engine: str, phase: str) -> Callable[[dict[str, Any], int], None]:
+    """A lag-sample callback that shows the engine, phase, micro-batches, arrivals and backlog."""
+    def show(sample: dict[str, Any], micro_batches: int) -> None:
+        backlog = sample.get("backlog_s")
+        bar.describe(f"{engine} · {phase} · micro-batch {micro_batches} · committed "
+                                      f"{sample['committed']}/{sample['arrived']} batches · lag "
+                                      f"{'-' if backlog is None else f'{backlog:.1f} s'}")
+    return show
+
+
+def _stream_one(ctx: RunContext, es: EngineSpec, scenario: Scenario, batches: list[int], cache: Path, search_on: bool,
+                mean_records: float, summary: dict[str, Any], bar: ProgressBar) -> None:
+    """One engine's fixed-rate stream, then its rate search when on; rows into the writer, figures into summary."""
+    spark, writer, run_dir, cfg = ctx.spark, ctx.writer, ctx.run_dir, scenario.stream
+    ctx.step = f"engine {es.name}, stream"
+    table_path = str((run_dir / "tables" / es.name).resolve())
+    engine = build_engine(_spec(es), scenario, table_path)
+    st = EngineState(engine)
+    record = _recorder(ctx, st)
+    run = stream_engine(spark, scenario, engine, es.kind, run_dir / "work" / es.name, "fixed", cfg.rate, batches,
+                        cache, bad_input=cfg.bad_input, record=record, on_lag=_shown(bar, es.name, "fixed rate"))
+    if run.error:
+        ctx.failures.append(run.error)
+    _record_rows(ctx, st, run)
+    keys = verify(ctx, st, run)
+    engine.close()
+    steps = None
+    capacity = None
+    if search_on:
+        ctx.step = f"engine {es.name}, rate search"
+        result = search(lambda rate, root, es=es: _step_run(spark, scenario, es, rate, root, cache, writer,
+                                                            _shown(bar, es.name, f"rate step {rate:.3g}/s")),
+                        scenario, run_dir / "work" / f"{es.name}-search")
+        steps = []
+        for i, s in enumerate(result.steps):
+            row = {"engine": es.name, "step": i, "rate": s.rate, "records_per_s": s.rate * mean_records,
+                   "batches": len(s.run.good_names), "sustained": s.sustained, "lag_slope": s.lag_slope,
+                   "final_backlog_s": s.final_backlog_s if math.isfinite(s.final_backlog_s) else None,
+                   "processed_per_s": s.processed_per_s, "wall_s": s.run.wall_s}
+            writer.add("stream_rates", **row)
+            steps.append(row)
+        capacity = interval(capacity_intervals(result), statistic=lambda x: 1.0 / np.mean(x, axis=-1))
+    summary[es.name] = {**summarize(run.sink.state.rows, steps, capacity, mean_records), "keys": keys,
+                        "update_conflicts": len(run.sink.state.conflicts),
+                        "maintenance_runs": run.services.runs, "maintenance_mode": run.services.mode}
 
 
 def _kill_tests(ctx: RunContext, scenario: Scenario, scenario_path: str | Path | None, spark: Any) -> None:
@@ -259,13 +282,13 @@ def _record_rows(ctx: RunContext, st: EngineState, run: StreamRun) -> None:
 
 
 def _step_run(spark: Any, scenario: Scenario, es: EngineSpec, rate: float, root: Path, cache: Path,
-              writer: ResultsWriter) -> StreamRun:
+              writer: ResultsWriter, on_lag: Callable[[dict[str, Any], int], None] | None = None) -> StreamRun:
     """One rate-search step on a fresh table (its lag rows kept, labelled ``rate:<r>``)."""
     n = scenario.stream.rate_search.batches_per_step
     engine = build_engine(_spec(es), scenario, str((root / "table").resolve()))
     try:
         run = stream_engine(spark, scenario, engine, es.kind, root, f"rate:{rate:.3g}", rate,
-                            list(range(min(n, scenario.workload.num_batches))), cache)
+                            list(range(min(n, scenario.workload.num_batches))), cache, on_lag=on_lag)
     finally:
         engine.close()
     for row in run.sink.state.rows:

@@ -47,10 +47,6 @@ class ClusteringGroup:
     def total_bytes(self) -> int:
         return sum(s.size_bytes for s in self.slices)
 
-    @property
-    def total_records(self) -> int:
-        return sum(s.num_rows for s in self.slices)
-
     def column_range(self, column: str) -> tuple[Any, Any] | None:
         ranges = [s.column_stats[column] for s in self.slices if column in s.column_stats]
         if len(ranges) != len(self.slices) or not ranges:

@@ -57,7 +57,7 @@ def check_hudi_loaded(spark: Any) -> None:
 
 
 class HudiEngine(TableEngine):
-    """One table written and maintained by Apache Hudi {HUDI_VERSION}."""
+    """One table written and maintained by Apache Hudi (the bundle of ``HUDI_VERSION``)."""
 
     writes_batches_once = False
     reads_batch_in_spark = True  # Apache Hudi's writer reads the batch from Spark's cache

@@ -9,6 +9,7 @@ TIMESTAMP_MICROS so min/max statistics exist.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator, Mapping
@@ -165,6 +166,24 @@ class SparkMasterUnreachable(RuntimeError):
     """A ``spark://`` master that does not answer on its port."""
 
 
+class SparkMasterInvalid(ValueError):
+    """A master URL Spark cannot parse (refused before any JVM package is blamed for it)."""
+
+
+# Spark's master URLs (SparkContext.createTaskScheduler): local, local[N|*], local[N|*, F], local-cluster[N, C, M],
+# and the cluster managers' schemes.
+_MASTER = re.compile(r"local(\[(\d+|\*)\]|\[(\d+|\*),\s*\d+\]|-cluster\[\d+,\s*\d+,\s*\d+\])?"
+                     r"|(spark|k8s|mesos)://.+|yarn")
+
+
+def check_master_syntax(master: str) -> None:
+    """One error naming a master URL Spark would refuse (``local[x]``), before the JVM starts: Spark's own
+    failure comes only after its packages resolve, and reads as theirs."""
+    if not _MASTER.fullmatch(master.strip()):
+        raise SparkMasterInvalid(f"Spark master {master!r} is not a master URL: expected local, local[N], local[*], "
+                                 "local[N,F], spark://host:port, yarn or k8s://...")
+
+
 def check_master_reachable(master: str, timeout_s: float = 10.0) -> None:
     """For a standalone ``spark://host:port[,host:port]`` master, one TCP connect per address: an
     unreachable master is one error naming the URL at once, where Spark's client retries for minutes."""
@@ -256,6 +275,7 @@ def get_spark(
         master = master or resolve_master(None, None)
         builder = SparkSession.builder.appName(app_name)
         if master is not None:  # None: spark-submit's master stands, never overridden
+            check_master_syntax(master)
             check_master_reachable(master)
             builder = builder.master(master)
         settings = dict(DEFAULT_CONF)

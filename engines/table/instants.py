@@ -48,10 +48,6 @@ class InstantClock:
         self._logical_start = logical_start
         self._lock = threading.Lock()
 
-    @property
-    def is_logical(self) -> bool:
-        return self._logical_start is not None
-
     def next(self, last: str | None) -> str:
         with self._lock:
             if self._logical_start is not None:

@@ -291,15 +291,6 @@ class Storage:
         new = tuple.__new__  # FileEntry(...) without the namedtuple's Python-level __new__
         return [new(FileEntry, (path, None, None)) for path in paths]
 
-    def list_dirs(self, rel: str = "", recursive: bool = False) -> list[str]:
-        selector = pafs.FileSelector(self.abs(rel), allow_not_found=True, recursive=recursive)
-        prefix = self.root + "/"
-        return sorted(
-            i.path[len(prefix):] if i.path.startswith(prefix) else i.path
-            for i in self.fs.get_file_info(selector)
-            if i.type == pafs.FileType.Directory
-        )
-
     # -- writes -----------------------------------------------------------------------------
     def mkdirs(self, rel: str) -> None:
         if self.is_object_store:

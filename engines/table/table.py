@@ -140,9 +140,6 @@ class HudiTable:
     def view(self, read_footers: bool = True) -> FileSystemView:
         return FileSystemView(self.storage, self.refresh(), read_footers=read_footers)
 
-    def new_instant_time(self) -> str:
-        return self.clock.next(self.refresh().last_timestamp())
-
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
         """The completed instant's metadata (read through the timeline)."""
         return self.timeline.commit_metadata(instant)

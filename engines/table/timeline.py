@@ -33,7 +33,6 @@ REPLACE = "replacecommit"
 COMPACTION = "basefilecompaction"
 CLEAN = "clean"
 ROLLBACK = "rollback"
-WRITE_ACTIONS = (COMMIT, REPLACE, COMPACTION)
 OUR_ACTIONS = (COMMIT, REPLACE, COMPACTION, CLEAN, ROLLBACK)
 # Actions found in tables written by Apache Hudi that we recognise (read-only).
 FOREIGN_ACTIONS = ("deltacommit", "compaction", "clustering", "savepoint", "restore", "indexing")
@@ -161,9 +160,6 @@ class Timeline:
             entries = storage.list(folder)
         instants, completed = _parsed_listing(tuple(e.path.rsplit("/", 1)[-1] for e in entries))
         return cls(storage, list(instants), folder, dict(completed))
-
-    def reload(self) -> Timeline:
-        return Timeline.load(self.storage)
 
     def file_name(self, instant: Instant, state: State | None = None) -> str:
         """Name (inside the timeline folder) of an instant's state file."""

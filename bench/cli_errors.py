@@ -1,0 +1,113 @@
+"""No traceback on a user's terminal: every command's exception becomes one message and an exit code.
+
+A user error (a bad scenario, table, results folder, option, file, an unreachable Maven Central or
+Spark master, a locked or corrupt table) is named in one line with exit code 3 (bad input); a run
+step that raised or any other failure is one line with exit code 1. The traceback goes to a log
+file whose path the message gives: the results folder's ``error.log`` when the runner wrote one,
+else ``$LAYOUTBENCH_ERROR_LOG`` or ``<tmp>/layoutbench-error.log``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 3
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean the input or the environment is wrong, not the code."""
+    try:
+        return _imported_user_error_types()
+    except ImportError:  # a broken install is not the user's input: only the builtin kinds
+        return (FileNotFoundError, PermissionError, IsADirectoryError)
+
+
+def _imported_user_error_types() -> tuple[type[BaseException], ...]:
+    from bench.hoodie_conf import HoodieConfError
+    from bench.scenario import ScenarioError
+    from bench.service import ServiceError
+    from bench.simulate.sweep import SweepError
+    from engines.spark.session import JvmPackagesError, SparkMasterInvalid, SparkMasterUnreachable
+    from engines.table.lock import LockHeldError
+    from engines.table.metadata import MetadataError
+    from engines.table.properties import NotAHudiTableError, UnsupportedTableError
+    from engines.table.timeline import TimelineError
+    from runresults import ResultsError
+    from workloads.spec import WorkloadSpecError
+
+    return (ScenarioError, ResultsError, ServiceError, SweepError, HoodieConfError, WorkloadSpecError,
+            JvmPackagesError, SparkMasterInvalid, SparkMasterUnreachable, LockHeldError, MetadataError, NotAHudiTableError,
+            UnsupportedTableError, TimelineError, FileNotFoundError, PermissionError, IsADirectoryError)
+
+
+def error_log_path() -> Path:
+    """Where a command's traceback goes when no results folder holds it."""
+    return Path(os.environ.get("LAYOUTBENCH_ERROR_LOG") or Path(tempfile.gettempdir()) / "layoutbench-error.log")
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """3 for a user's error (input or environment), 1 for anything else."""
+    from bench.runner import RunStepError
+
+    if isinstance(exc, RunStepError):
+        return EXIT_FAILED
+    return EXIT_BAD_INPUT if isinstance(exc, _user_error_types()) else EXIT_FAILED
+
+
+def message_of(exc: BaseException) -> str:
+    """The exception as one line: its own message, or its type when it has none."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"no such file: {exc.filename}"
+    return text or type(exc).__name__
+
+
+def report(exc: BaseException, command: str) -> int:
+    """Write the traceback to the log, print one line on stderr, and return the exit code."""
+    log = error_log_path()
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"layoutbench {command} failed\n\n{''.join(traceback.format_exception(exc))}")
+        where = f" (traceback in {log})"
+    except OSError:
+        where = ""
+    code = exit_code_of(exc)
+    kind = "" if code == EXIT_BAD_INPUT else f"{type(exc).__name__}: "
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(kind + message_of(exc) + where)}",
+                                               highlight=False)
+    return code
+
+
+def guarded(func: F) -> F:
+    """A command whose exceptions (other than typer's and click's own exits) become :func:`report`."""
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise typer.Exit(report(exc, func.__name__)) from None
+    return wrapper  # type: ignore[return-value]
+
+
+def command(app: typer.Typer, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """``@app.command(...)`` for a guarded command."""
+    def register(func: F) -> F:
+        app.command(*args, **kwargs)(guarded(func))
+        return func
+    return register
