@@ -66,12 +66,17 @@ class EngineKind:
     config_check: str | None = None  # a function refusing a bad config at scenario validation
     needs_hudi_bundle: bool = False  # its Spark session loads Apache Hudi's bundle
     driver_runs_services: bool = True  # beside a stream its services run in the driver (config mode: manual)
-    simulated: bool = False  # the simulator replays it
+    sim: str | None = None  # its behaviour on the simulator's metadata-only table (None: not simulated)
 
     @property
     def in_verdict(self) -> bool:
         """Whether it competes in the verdict (an RFC design), not a reference column beside it."""
         return self.role == "design"
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the simulator replays it (its package has a ``sim.py``)."""
+        return self.sim is not None
 
     @property
     def hudi_rs_reads(self) -> bool:
@@ -92,16 +97,17 @@ KINDS: dict[str, EngineKind] = {
         BASELINE, "COW baseline: Hudi's small-file assignment, merging inserts into small files",
         "engines.cow_baseline.engine:CowBaselineEngine", "engines.cow_baseline.engine:CowEngineConfig",
         "engines.cow_baseline.config:CowConfig", "planner", cleans_after_commit=True, hoodie_keys="cow",
-        simulated=True),
+        sim="engines.cow_baseline.sim:CowBaselineSim"),
     "append_compaction": EngineKind(
         OPTION_1, "Option 1: APPEND ingest and base-file compaction",
         "engines.append_compaction.engine:AppendCompactionEngine", _O1_CONFIG, _O1_PLANNER, "compaction",
-        service="compaction", fault_points="option1", hoodie_keys="compaction", simulated=True),
+        service="compaction", fault_points="option1", hoodie_keys="compaction",
+        sim="engines.append_compaction.sim:AppendCompactionSim"),
     "clustering": EngineKind(
         OPTION_2, "Option 2: insert ingest and clustering with snapshot isolation",
         "engines.clustering.engine:ClusteringEngine", "engines.clustering.engine:Option2Config",
         "engines.clustering.config:ClusteringConfig", "clustering", service="clustering",
-        fault_points="clustering", hoodie_keys="clustering", simulated=True),
+        fault_points="clustering", hoodie_keys="clustering", sim="engines.clustering.sim:ClusteringSim"),
     "delta_peer": EngineKind(
         DELTA_PEER, "delta-rs peer: append, OPTIMIZE / Z-ORDER, VACUUM",
         "engines.delta_peer.engine:DeltaPeerEngine", "engines.delta_peer.engine:DeltaPeerConfig",
@@ -114,7 +120,7 @@ KINDS: dict[str, EngineKind] = {
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",
         "engines.append_only.engine:AppendOnlyEngine", _O1_CONFIG, _O1_PLANNER, "compaction", role="control",
-        maintains=False, hoodie_keys="compaction", simulated=True),
+        maintains=False, hoodie_keys="compaction", sim="engines.append_only.sim:AppendOnlySim"),
 }
 FAMILY_ORDER = (BASELINE, OPTION_1, OPTION_2, CONTROL, DELTA_PEER, APACHE_HUDI)  # the order reports list them in
 
