@@ -121,7 +121,8 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file")) -> 
 @command(app)
 def run(
     scenario: str = typer.Argument(..., help="scenario YAML file"),
-    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)"),
+    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output); "
+                                   "s3://bucket/prefix[?endpoint_override=host:port&scheme=http] writes it to a store"),
     master: str | None = typer.Option(None, "--master", help="Spark master URL (local[*], spark://host:7077, ...)"),
     engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of the scenario's engines"),
     seed: int | None = typer.Option(None, "--seed", help="override the workload seed"),
@@ -145,8 +146,15 @@ def run(
     except ScenarioError as exc:
         fail(str(exc))
         return
+    from bench.store.results_upload import check_results_bucket, is_remote, upload_results
     from engines.spark.session import SparkMasterUnreachable
 
+    remote_out = out if is_remote(out) else None
+    if remote_out is not None:  # written locally, then copied to the store; its bucket checked first
+        import tempfile
+
+        check_results_bucket(remote_out, sc.store)
+        out = tempfile.mkdtemp(prefix="layoutbench-results-")
     try:
         run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario,
                                repeat=repeat)
@@ -166,8 +174,8 @@ def run(
         _print_summary(results)
     if not ok:
         for f in results.run["verification"]["failures"][:20]:
-            Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {f}")
-    print(run_dir)
+            Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {escape(str(f))}")
+    print(upload_results(run_dir, remote_out, sc.store) if remote_out is not None else run_dir)
     if not ok:
         raise typer.Exit(EXIT_FAILED)
 

@@ -41,17 +41,19 @@ def _imported_user_error_types() -> tuple[type[BaseException], ...]:
     from bench.scenario import ScenarioError
     from bench.service import ServiceError
     from bench.simulate.sweep import SweepError
+    from bench.store.server import StoreError
     from engines.spark.session import JvmPackagesError, SparkMasterInvalid, SparkMasterUnreachable
     from engines.table.lock import LockHeldError
     from engines.table.metadata import MetadataError
     from engines.table.properties import NotAHudiTableError, UnsupportedTableError
+    from engines.table.storage import StorageError
     from engines.table.timeline import TimelineError
     from runresults import ResultsError
     from workloads.spec import WorkloadSpecError
 
     return (ScenarioError, ResultsError, ServiceError, SweepError, HoodieConfError, WorkloadSpecError,
             JvmPackagesError, SparkMasterInvalid, SparkMasterUnreachable, LockHeldError, MetadataError, NotAHudiTableError,
-            UnsupportedTableError, TimelineError, FileNotFoundError, PermissionError, IsADirectoryError)
+            UnsupportedTableError, TimelineError, StoreError, StorageError, FileNotFoundError, PermissionError, IsADirectoryError)
 
 
 def error_log_path() -> Path:

@@ -479,6 +479,8 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     writer.write_run(run)
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
+        if store is not None and hasattr(store, "remove_tables"):  # the user's own store keeps them otherwise
+            store.remove_tables()
     return run_dir
 
 

@@ -119,6 +119,32 @@ class StoreSpec(_Strict):
     kind: Literal["local", "s3"] = "local"
     first_byte_ms: float = Field(20.0, ge=0, le=5000)
     bandwidth_mb_s: float | None = Field(None, gt=0)
+    # the user's own S3-compatible store (bench/store/external.py); credentials come from the
+    # environment or an AWS profile, never from the scenario
+    endpoint: str | None = None  # http://host:port, https://host, or host:port (https); None: AWS S3
+    bucket: str | None = None
+    prefix: str = "layoutbench"
+    region: str | None = None
+
+    @property
+    def external(self) -> bool:
+        """True when the tables go to a store the run does not start."""
+        return self.bucket is not None
+
+    @model_validator(mode="after")
+    def _external_store(self) -> StoreSpec:
+        if self.endpoint is not None and self.bucket is None:
+            raise ValueError("store.endpoint needs store.bucket (the bucket the tables go to)")
+        if self.bucket is not None:
+            if self.kind != "s3":
+                raise ValueError("store.bucket is for kind: s3")
+            # compared with the defaults, not by fields set: a scenario's own dump re-validates with all of them
+            shaped = [k for k, v in (("first_byte_ms", self.first_byte_ms != 20.0),
+                                     ("bandwidth_mb_s", self.bandwidth_mb_s is not None)) if v]
+            if shaped:
+                raise ValueError(f"store.{shaped[0]} shapes the store layoutbench starts; a store of "
+                                 "your own (store.bucket) has its own latency")
+        return self
 
 
 class SparkSpec(_Strict):

@@ -94,6 +94,11 @@ def run_store(spec: Any, run_id: str) -> Iterator[RunStore | None]:
     if spec.kind == "local":
         yield None
         return
+    if getattr(spec, "external", False):
+        from bench.store.external import open_external
+
+        yield open_external(spec, run_id)
+        return
     with S3Server() as server, CountingProxy(server.endpoint, spec.first_byte_ms, spec.bandwidth_mb_s,
                                                     access_key=ACCESS_KEY) as proxy:
         fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=proxy.endpoint,

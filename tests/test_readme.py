@@ -1,0 +1,33 @@
+"""The README leads with what a new user needs, and what it shows works: its scenario validates,
+its links resolve."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from bench.scenario import parse_scenario
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text()
+
+
+def test_the_readmes_own_scenario_validates() -> None:
+    block = re.search(r"```yaml\n(.*?)```", README, re.S)
+    assert block, "the README shows a scenario to copy"
+    text = block.group(1)
+    assert len(text.strip().splitlines()) <= 15
+    sc = parse_scenario(yaml.safe_load(text))
+    assert {e.kind for e in sc.engines} >= {"cow_baseline", "append_compaction", "clustering"}
+
+
+def test_every_link_of_the_readme_resolves() -> None:
+    links = re.findall(r"\]\(([^)#]+)\)", README)
+    assert links and all((REPO / link).exists() for link in links), [x for x in links if not (REPO / x).exists()]
+
+
+def test_the_two_commands_come_first() -> None:
+    first = README.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert first.startswith("make bench") and "make test" in first
