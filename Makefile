@@ -7,7 +7,7 @@ SCENARIO ?= bench/scenarios/default.yaml
 PYTEST_ARGS ?=
 REPEAT ?=
 
-.PHONY: venv test bench bench-hudi bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
+.PHONY: venv test test-random bench bench-hudi bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
 
 venv: $(STAMP)
 
@@ -23,6 +23,11 @@ test: $(STAMP)
 	$(BIN)/ruff check engines workloads bench reports runresults tests
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory perf-check
+
+# The property tests (hypothesis's own marker) with fresh random examples, ten times as many as
+# `make test` draws (derandomized under CI=true; tests/conftest.py holds the profiles).
+test-random: $(STAMP)
+	HYPOTHESIS_PROFILE=random $(BIN)/pytest -q -m hypothesis tests $(PYTEST_ARGS)
 
 # REPEAT=N overrides the scenario's repetitions (the default scenario's 3; REPEAT=1 for one quicker run).
 bench: $(STAMP)

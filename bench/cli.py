@@ -71,9 +71,10 @@ def inspect(
 ) -> None:
     """Print a Hudi table's timeline, partitions, file groups, file sizes and row count."""
     from bench.inspect_table import inspect_table
+    from engines.config.registry import MB
 
     try:
-        info = inspect_table(table, as_of=as_of, small_file_limit=int(small_file_limit_mb * (1 << 20)))
+        info = inspect_table(table, as_of=as_of, small_file_limit=int(small_file_limit_mb * MB))
     except (OSError, ValueError, RuntimeError) as exc:
         fail(str(exc))
         return
@@ -98,7 +99,7 @@ def inspect(
     console.print(hist)
     console.print(
         f"file groups {info['file_groups']} · live files {info['live_files']} · physical files "
-        f"{info['physical_files']} · small files (<{info['small_file_limit'] / (1 << 20):g} MB) "
+        f"{info['physical_files']} · small files (<{info['small_file_limit'] / MB:g} MB) "
         f"{info['small_files']} · mean {info['mean_file_bytes']:,} B · space amplification "
         f"{info['space_amplification']} · snapshot rows {info['snapshot_rows']:,}"
     )
@@ -468,15 +469,18 @@ def sweep(
     validate_corners: bool = typer.Option(False, "--validate-corners",
                                           help="real runs at the map's 4 corners, printed beside the map"),
     workers: int | None = typer.Option(None, "--workers", min=1, help="processes (default: the sweep's, or cores)"),
+    gates: str | None = typer.Option(None, "--gates", help="a run's results folder: candidates that failed a gate "
+                                     "its scenario requires stay out of the map"),
 ) -> None:
-    """Run the simulator over a grid of workload and config parameters: who wins each criterion
-    where, and where the answer changes (map.md and heatmaps in the results folder)."""
+    """Run the simulator over a grid of workload and config parameters: which design the verdict's
+    rules choose where (whole candidates, the required gates, the ledger, the margin), and where the
+    answer changes (map.md and heatmaps in the results folder)."""
     from bench.simulate.sweep import SweepError, load_sweep, run_grid, write_sweep
     from bench.simulate.sweep import validate_corners as run_corners
     from reports.decision_map import render_section
 
     try:
-        grid = load_sweep(sweep_file)
+        grid = load_sweep(sweep_file, gates_run=gates)
     except SweepError as exc:
         fail(str(exc))
         return

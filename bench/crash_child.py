@@ -15,9 +15,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.driver import ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.scenario import Scenario, load_scenario
 from engines.base import Engine
+from engines.maintenance_round import MaintenanceRound, schedule_if_idle
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
 
@@ -70,19 +71,12 @@ class _ChildSteps:
 
 
 def maintain(engine: Engine, step: str) -> None:
-    """One maintenance step of :mod:`bench.driver`, without recording (the crash child's)."""
+    """One maintenance step of :mod:`bench.driver`, without recording (the crash child's): the
+    runner's rounds (:func:`bench.runner.maintain`), from :mod:`engines.maintenance_round`."""
     if step == SCHEDULE:
-        if engine.pending_plan() is None:
-            engine.schedule()
+        schedule_if_idle(engine)
         return
-    instant = (engine.schedule() if step == MAINTAIN else None) or engine.pending_plan()
-    executed: set[str] = set()
-    while instant is not None and instant not in executed:
-        executed.add(instant)
-        if engine.execute(instant) is None:
-            break
-        instant = engine.pending_plan() if step == EXECUTE else None
-    engine.clean()
+    MaintenanceRound(engine, ROUND_RUNS[step]).run()
 
 
 def run_to_end(scenario: Scenario, engine_name: str, table_path: str,

@@ -26,10 +26,13 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from bench.scenario import Scenario
+from engines.maintenance_round import Runs
 
 MAINTAIN = "maintain"  # schedule, execute (the new plan, else the earliest pending one), clean
 SCHEDULE = "schedule"  # schedule a plan only if none is pending (the semi-async writer)
 EXECUTE = "execute"  # execute every pending plan, earliest first, then clean (the semi-async job)
+# the maintenance round (engines.maintenance_round) of each step but SCHEDULE: which plans it executes
+ROUND_RUNS = {MAINTAIN: Runs.NEW_OR_EARLIEST, EXECUTE: Runs.PENDING}
 
 T = TypeVar("T")
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from engines.table.sizes import PARQUET_SMALL_FILE_LIMIT
+from engines.config.registry import COW, MB, default
 from engines.table.table import HudiTable
 
-SIZE_BUCKETS = [(1 << 20, "<1 MB"), (10 << 20, "1-10 MB"), (50 << 20, "10-50 MB"), (100 << 20, "50-100 MB"),
-                (128 << 20, "100-128 MB"), (512 << 20, "128-512 MB"), (1 << 62, ">=512 MB")]
+# the live-file size histogram's upper bounds in MB, with their labels (the last bucket is open)
+SIZE_BUCKETS = [(1, "<1 MB"), (10, "1-10 MB"), (50, "10-50 MB"), (100, "50-100 MB"), (128, "100-128 MB"),
+                (512, "128-512 MB"), (float("inf"), ">=512 MB")]
 
 
 def size_bucket(size: int) -> str:
-    return next(label for limit, label in SIZE_BUCKETS if size < limit)
+    return next(label for limit_mb, label in SIZE_BUCKETS if size / MB < limit_mb)
 
 
-def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = PARQUET_SMALL_FILE_LIMIT) -> dict[str, Any]:
+def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = default("small_file_limit", COW)) -> dict[str, Any]:
     """Timeline, partitions, file groups, live vs physical files, size histogram and row count."""
     table = HudiTable.open(base)
     view = table.view()

@@ -24,8 +24,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.driver import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
+from bench.gates.history_gates import needs_apache_hudi
+from bench.gates.in_run import final_query_rounds, measure_gates
 from bench.isolation import IsolationProbe
 from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
@@ -33,18 +35,22 @@ from bench.scenario import Scenario, ScenarioError, fingerprint
 from bench.store.run_store import run_store
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
+from engines.config.registry import MB
+from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
 from engines.spark.arrow_frame import frame_from_arrow
 from engines.spark.batch_stats import partition_counts, remember_partition_counts, remember_rows
-from engines.spark.session import get_spark, merge_conf, resolve_master, warm_up
+from engines.spark.session import get_spark, hudi_conf, merge_conf, resolve_master, warm_up
 from engines.table.probe import TableProbe
 from runresults import (
     ResultsWriter,
     commit_row,
     derive_cumulative,
+    git_info,
     new_run_id,
     package_versions,
     run_record,
 )
+from runresults.review import store_review
 from workloads.generator import batch_df, batch_table, batch_tasks, table_partition_counts
 
 
@@ -125,7 +131,7 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
                    operation: str, duration: float, stats: list, replaced: int) -> None:
     """One commits row: what the instant wrote (from its metadata) and the table state after it."""
     t0 = time.perf_counter()
-    state = table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20)))
+    state = table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * MB))
     with ctx.lock:
         st.seq += 1
         ctx.writer.add("commits", **commit_row(
@@ -153,22 +159,35 @@ def record_maintenance(ctx: RunContext, st: EngineState, batch: int, res: Mainte
                    writes.stats, writes.replaced or res.files_in)
 
 
+# the object-store request label of each phase of a maintenance round
+_ROUND_LABELS = {RoundPhase.SCHEDULE: "maintenance_planning", RoundPhase.FIND: "maintenance_planning",
+                 RoundPhase.EXECUTE: "maintenance_execution", RoundPhase.CLEAN: "cleaner"}
+
+
 def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | None, mode: str,
              step: str = MAINTAIN) -> None:
-    """One maintenance step of :mod:`bench.driver`: ``MAINTAIN`` schedules, executes (the new plan,
-    else the earliest pending one) and cleans; ``SCHEDULE`` only schedules, when no plan is
-    pending; ``EXECUTE`` executes every pending plan, earliest first, and cleans. Reader threads
-    race the first runs (every engine: for the baseline, whose merge happens at ingest, the readers
-    race its cleaner)."""
+    """One maintenance step of :mod:`bench.driver`, a round of :mod:`engines.maintenance_round`:
+    ``MAINTAIN`` schedules, executes (the new plan, else the earliest pending one) and cleans;
+    ``SCHEDULE`` only schedules, when no plan is pending; ``EXECUTE`` executes every pending plan,
+    earliest first, and cleans. Each execution is recorded as it completes. Reader threads race
+    the first runs (every engine: for the baseline, whose merge happens at ingest, the readers race
+    its cleaner)."""
     engine = st.engine
+
+    def phase(name: RoundPhase) -> Any:
+        return ctx.label(_ROUND_LABELS[name], f"batch {batch}")
+
     if step == SCHEDULE:
-        if engine.pending_plan() is None:
-            with ctx.label("maintenance_planning", f"batch {batch}"):
-                engine.schedule()
+        schedule_if_idle(engine, phase)
         return
-    with ctx.label("maintenance_planning", f"batch {batch}"):
-        instant = engine.schedule() if step == MAINTAIN else None
-        instant = instant or engine.pending_plan()
+
+    def executed(res: MaintenanceResult) -> None:
+        with ctx.label("harness", f"batch {batch}"):  # the table state right after the instant, before the cleaner
+            record_maintenance(ctx, st, batch, res, mode)
+
+    rnd = MaintenanceRound(engine, ROUND_RUNS[step], phase=phase,
+                           on_executed=executed)
+    rnd.schedule()
     probe = None
     iso = ctx.scenario.isolation
     if iso.enabled and truth is not None and st.repeat == 0 and st.isolation_runs < iso.max_maintenance_runs:
@@ -178,22 +197,11 @@ def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | Non
                                window_hours=ctx.scenario.queries.service_window_hours)
         probe.start()
     try:
-        executed: set[str] = set()
-        while instant is not None and instant not in executed:
-            executed.add(instant)
-            with ctx.label("maintenance_execution", f"batch {batch}"):
-                res = engine.execute(instant)
-            if res is None:
-                break
-            with ctx.label("harness", f"batch {batch}"):  # the table state right after the instant, before the cleaner
-                record_maintenance(ctx, st, batch, res, mode)
-            with ctx.label("maintenance_planning", f"batch {batch}"):
-                instant = engine.pending_plan() if step == EXECUTE else None
-        with ctx.label("cleaner", f"batch {batch}"):
-            cleaned = engine.clean()
+        rnd.execute()
+        cleaned = rnd.clean()
     finally:
         if probe is not None:
-            for row in probe.stop(instant or "clean"):
+            for row in probe.stop(rnd.next_plan or "clean"):
                 ctx.writer.add("isolation", **row)
     if cleaned is not None and (cleaned.files_deleted or cleaned.instant):
         with ctx.label("harness", f"batch {batch}"):
@@ -316,6 +324,7 @@ class _RunSteps:
         self.truth_parts: list[pa.Table] = []
         self.df: Any = None
         self.final = False
+        self.last_checkpoint: tuple[int, QueryParams, dict[str, Any]] | None = None  # for the query rounds
         # the cache is filled before the clocks only when an engine reads a small batch through Spark;
         # the others read the driver's rows, and a fill nobody reads cost ~0.1 s per batch
         self.fill_cache = any(st.engine.reads_batch_in_spark for st in engines)
@@ -389,6 +398,7 @@ class _RunSteps:
         params = choose_params(truth, self.spec.partition_column, ctx.scenario.queries.service_window_hours)
         with ctx.timed("expected_results"):  # the same answers for every engine: computed once
             expected = expected_results(ctx, truth, params)
+        self.last_checkpoint = (b, params, expected)
         for st in self.engines:
             self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
@@ -416,7 +426,10 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
          progress: bool, scenario_path: str | Path | None, repeats: int, wall0: float) -> Path:
     spec = scenario.workload
     t_session = time.perf_counter()
-    conf = merge_conf(spark_conf_for(scenario), store.spark_conf() if store is not None else {}, scenario.spark.conf)
+    # Apache Hudi's bundle also when no engine is Apache Hudi's: it is a reader of the gates (bench.gates)
+    gates_conf = hudi_conf() if needs_apache_hudi(e.kind for e in scenario.engines) else {}
+    conf = merge_conf(spark_conf_for(scenario), gates_conf, store.spark_conf() if store is not None else {},
+                      scenario.spark.conf)
     spark = get_spark(resolve_master(master, scenario.spark.master), conf=conf, log_path=run_dir / "spark.log")
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark, store=store)
@@ -443,7 +456,14 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     with bar, _steps_named(ctx):
         steps = _RunSteps(ctx, engines, bar, reference_engine, repeats)
         run_batches(steps, engines, schedule, n, checkpoints=checkpoints)
+        ctx.step = "the final checkpoint's interleaved query rounds"
+        bar.describe(f"{scenario.name} · interleaved query rounds")
+        final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0], steps.last_checkpoint)
+        ctx.step = "gates"
+        bar.describe(f"{scenario.name} · gates")
+        measure_gates(ctx, git_info(str(Path(__file__).resolve().parents[1])).get("sha"))
     truth_parts = steps.truth_parts
+    _history_gates(ctx, engines, truth_parts)
     with ctx.timed("finish"):  # engines closed, batch bytes measured when no engine wrote them once, WA derived
         for st in engines:
             if st.service is not None:
@@ -477,11 +497,32 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
                       "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
         tables_kept=keep_tables)
     writer.write_run(run)
+    store_review(run_dir)  # the answer as data, from the folder just written (its seconds: review.elapsed_s)
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
         if store is not None and hasattr(store, "remove_tables"):  # the user's own store keeps them otherwise
             store.remove_tables()
     return run_dir
+
+
+def _history_gates(ctx: RunContext, engines: list[EngineState], truth_parts: list[pa.Table]) -> None:
+    """The incremental and time-travel gates (:mod:`bench.gates.history_gates`) on the first
+    repetition's tables, as the run left them; a gate that cannot run is a run failure."""
+    from bench.gates.history_gates import history_gate_rows
+
+    ctx.step = "gates: incremental, time travel"
+    first = [st.engine for st in engines if st.repeat == 0]
+    try:
+        rows = history_gate_rows(first, ctx.writer.rows["commits"], truth_parts,
+                                 ctx.scenario.sizing.cleaner_commits_retained, ctx.spark, ctx.timed)
+    except Exception as exc:  # noqa: BLE001 - recorded as a failure of the run, traceback in the log
+        log = ctx.run_dir / "error.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"gates failed\n\n{traceback.format_exc()}")
+        ctx.failures.append(f"gates (incremental, time travel) failed: {type(exc).__name__}: {exc} (traceback in {log})")
+        return
+    for row in rows:
+        ctx.writer.add("gates", **row)
 
 
 def _jvm_packages(spark: Any) -> dict[str, str]:
@@ -501,6 +542,7 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
         phases[f"maintenance/{name}"] = ctx.profile.get(f"maintenance/{name}", 0.0)
         phases[f"queries/{name}"] = ctx.profile.get(f"queries/{name}", 0.0)
     phases["expected_results"] = ctx.profile.get("expected_results", 0.0)
+    phases.update({k: v for k, v in ctx.profile.items() if k == "query_rounds" or k.startswith("gates/")})
     phases["finish"] = ctx.profile.get("finish", 0.0)
     overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
     return {"phases_s": phases, "overlapping_s": overlapping,

@@ -12,14 +12,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from engines.config.registry import COW, MB, default
 from engines.kinds import KINDS, kind_of
-from engines.table.sizes import (
-    CLEANER_COMMITS_RETAINED,
-    MB,
-    PARQUET_MAX_FILE_SIZE,
-    PARQUET_SMALL_FILE_LIMIT,
-    ROW_GROUP_ROWS,
-)
+from runresults.review.settings import ReviewSpec
 from workloads.spec import WorkloadSpec
 
 QUERY_NAMES = ("full_scan_by_level", "service_hours", "point_lookup", "recent_hour", "topn_latency")
@@ -50,13 +45,6 @@ class EngineSpec(_Strict):
             raise ValueError(f"unknown engine kind; known: {', '.join(KINDS)}")
         return v
 
-    @model_validator(mode="after")
-    def _kind_config(self) -> EngineSpec:
-        entry = kind_of(self.kind)
-        if entry.config_check:  # refused by `layoutbench validate`, not only when the run starts
-            entry.load("config_check")(self.config)
-        return self
-
 
 class MaintenanceSpec(_Strict):
     """When table services run (the one reading of ``mode`` is :class:`bench.driver.MaintenanceSchedule`):
@@ -72,13 +60,14 @@ class MaintenanceSpec(_Strict):
 
 
 class SizingSpec(_Strict):
-    """File sizing shared by every engine so the comparison is fair."""
+    """File sizing shared by every engine so the comparison is fair; defaults from the config
+    registry (Hudi's: the copy-on-write small-file limit and max file size, also the target)."""
 
-    small_file_limit_mb: float = Field(PARQUET_SMALL_FILE_LIMIT / MB, ge=0)
-    target_file_mb: float = Field(PARQUET_MAX_FILE_SIZE / MB, gt=0)
-    max_file_mb: float = Field(PARQUET_MAX_FILE_SIZE / MB, gt=0)
-    row_group_rows: int = Field(ROW_GROUP_ROWS, ge=1_000)
-    cleaner_commits_retained: int = Field(CLEANER_COMMITS_RETAINED, ge=1)
+    small_file_limit_mb: float = Field(default("small_file_limit", COW) / MB, ge=0)
+    target_file_mb: float = Field(default("max_file_size", COW) / MB, gt=0)
+    max_file_mb: float = Field(default("max_file_size", COW) / MB, gt=0)
+    row_group_rows: int = Field(default("row_group_rows", COW), ge=1_000)
+    cleaner_commits_retained: int = Field(default("cleaner_commits_retained", COW), ge=1)
 
     @model_validator(mode="after")
     def _limits(self) -> SizingSpec:
@@ -90,6 +79,8 @@ class SizingSpec(_Strict):
 class QuerySpec(_Strict):
     suite: list[str] = Field(default_factory=lambda: list(QUERY_NAMES))
     warm_runs: int = Field(3, ge=1, le=50)
+    # the final checkpoint's interleaved warm rounds (bench/query_rounds.py); fewer than 10 gives no 95% interval
+    rounds: int = Field(10, ge=1, le=1000)
     checkpoint_every: int = Field(50, ge=1)
     verify: bool = True
     # the selective query's time window (service_hours): its selectivity, a decision-map axis
@@ -195,6 +186,8 @@ class Scenario(_Strict):
     spark: SparkSpec = Field(default_factory=SparkSpec)
     store: StoreSpec = Field(default_factory=StoreSpec)
     stream: StreamSpec = Field(default_factory=StreamSpec)
+    # the review (runresults.review): required gates, equivalence margin, query rate, prices, target scale
+    review: ReviewSpec = Field(default_factory=ReviewSpec)
     output: str = "results"
     deterministic_instants: bool = True
     # timed parts run this many times on fresh tables from the same batches (run --repeat overrides)
@@ -212,15 +205,35 @@ class Scenario(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _hoodie_keys(self) -> Scenario:
-        """Our engines' ``hoodie.*`` keys, through the one map; an unknown key is refused, named."""
-        from bench.hoodie_conf import split_hoodie, translate
+    def _engine_configs(self) -> Scenario:
+        """Every engine's config read as the engine factory reads it (shorthands, ``*_mb`` sizes and
+        ``hoodie.*`` keys through the config registry, the planner's config built), so ``layoutbench
+        validate`` refuses what the run would, before Spark starts: a bad key is named."""
+        from bench.hoodie_conf import read_config
 
         schedule = (self.maintenance.mode, self.maintenance.every_commits)
         for e in self.engines:
-            hoodie, _ = split_hoodie(e.config)
-            if hoodie and kind_of(e.kind).hoodie_keys:
-                translate(e.kind, hoodie, f"engines.{e.name}", schedule=schedule)  # HoodieConfError: a ValueError
+            fields = read_config(e.kind, e.config, f"engines.{e.name}", schedule=schedule)  # a ValueError
+            entry = kind_of(e.kind)
+            if entry.builder == "hudi":  # built from these fields alone, no planner: its config class checks them
+                try:
+                    entry.load("config")(**fields)
+                except ValueError as exc:
+                    raise ValueError(f"engines.{e.name}: {exc}") from None
+        from bench.engine_factory import resolve_planner
+
+        for e in self.engines:
+            resolve_planner(e, self)  # ScenarioError (a ValueError) names the engine
+        return self
+
+    @model_validator(mode="after")
+    def _target_modelled(self) -> Scenario:
+        """``review.target`` must be a scale the simulator can model (bench.simulate.supports)."""
+        from bench.simulate.supports import target_problems
+
+        problems = target_problems(self.review.target)
+        if problems:
+            raise ValueError("review.target: the simulator cannot model it: " + "; ".join(problems))
         return self
 
     def select_engines(self, names: list[str]) -> Scenario:

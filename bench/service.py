@@ -12,7 +12,8 @@ no plan before N commits followed the last clustering).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from engines.append_compaction.config import CompactionConfig
 from engines.base import MaintenanceResult
 from engines.clustering.config import ClusteringConfig
 from engines.kinds import KINDS
+from engines.maintenance_round import MaintenanceRound, Runs
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, REPLACE, State
 
@@ -66,23 +68,31 @@ class ServiceRequest:
     conf: dict[str, str] | None = None
 
 
+def _split(fields: dict[str, Any], planner: type) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the planner config's fields, the engine's)."""
+    names = {f.name for f in dataclasses.fields(planner)}
+    return {k: v for k, v in fields.items() if k in names}, {k: v for k, v in fields.items() if k not in names}
+
+
 def build_service_engine(table: HudiTable, design: Design, conf: dict[str, str]) -> Any:
     """The design's engine over ``table``, configured from Hudi keys (an unknown key is refused, named)."""
     try:
         if design == "clustering":
             conf, _ = clustering_job_gates(conf)
-        planner, engine = translate(DESIGN_KINDS[design], conf)
+        fields = translate(DESIGN_KINDS[design], conf)
     except HoodieConfError as exc:
         raise ServiceError(f"--hoodie-conf {exc}") from None
     try:
         if design == "clustering":
             from engines.clustering.engine import ClusteringEngine, Option2Config
 
-            cfg = Option2Config(clustering=replace(ClusteringConfig(), **planner), **engine)
+            planner, engine = _split(fields, ClusteringConfig)
+            cfg = Option2Config(clustering=ClusteringConfig(**planner), **engine)
             return ClusteringEngine(table, cfg, name="service")
         from engines.append_compaction.engine import AppendCompactionEngine, Option1Config
 
-        cfg1 = Option1Config(compaction=replace(CompactionConfig(), **planner), **engine)
+        planner, engine = _split(fields, CompactionConfig)
+        cfg1 = Option1Config(compaction=CompactionConfig(**planner), **engine)
         return AppendCompactionEngine(table, cfg1, name="service")
     except (TypeError, ValueError) as exc:
         raise ServiceError(f"{design} service config: {exc}") from None
@@ -130,18 +140,19 @@ def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
         instant = engine.schedule()
         return [instant] if instant is not None else []
     if req.mode == "execute":
-        pending = [i.timestamp for i in table.refresh().pending([action]) if i.state != State.COMPLETED]
-        if req.instant_time is None and not pending:
+        instant = req.instant_time or engine.pending_plan()
+        if instant is None:
             raise ServiceError(f"no pending {req.design} plan on {req.base_path}: nothing to execute "
                                "(run --mode schedule first)")
-        res = engine.execute(req.instant_time or pending[0])
-        return [res] if res is not None else []
-    if req.mode == "scheduleAndExecute":
-        instant = engine.schedule()
-        if instant is None:
-            return []
         res = engine.execute(instant)
-        return [r for r in (res, engine.clean()) if r is not None]
+        return [res] if res is not None else []
+    if req.mode == "scheduleAndExecute":  # as HoodieClusteringJob: no plan scheduled, no execute and no clean
+        rnd = MaintenanceRound(engine, Runs.NEW)
+        if rnd.schedule() is None:
+            return []
+        rnd.execute()
+        rnd.clean()
+        return rnd.results
     if req.mode == "clean":
         res = engine.clean()
         return [res] if res is not None else []

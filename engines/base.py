@@ -2,15 +2,16 @@
 
 An engine owns one table. ``ingest`` commits one batch; ``after_commit`` runs whatever the
 engine's mode does inline after a commit (inline compaction/clustering, cleaning) and returns
-the maintenance it performed; ``schedule``/``execute``/``clean`` are the explicit calls a
-CLI-driven job or an async thread makes.
+the maintenance it performed; ``schedule``/``execute``/``clean``/``pending_plan`` are the calls a
+maintenance round makes (:mod:`engines.maintenance_round`: the runner, a CLI-driven job or an async
+thread).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from engines.maintenance_round import MaintenanceResult, MaintenanceRound, TableService, execute_pending
 from engines.table.model import FileSlice
 from engines.table.probe import HudiProbe, TableProbe
 from engines.table.table import HudiTable
@@ -20,22 +21,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from engines.async_service import AsyncService
-
-
-@dataclass
-class MaintenanceResult:
-    """One table-service run (compaction, clustering, baseline merge, clean, rollback)."""
-
-    kind: str
-    instant: str
-    duration_s: float
-    files_in: int = 0
-    files_out: int = 0
-    bytes_read: int = 0
-    bytes_written: int = 0
-    records: int = 0
-    files_deleted: int = 0
-    details: dict[str, object] = field(default_factory=dict)
 
 
 def clean_result(res: object) -> MaintenanceResult | None:
@@ -53,7 +38,11 @@ class InsertsOnlyError(ValueError):
 
 
 @runtime_checkable
-class Engine(Protocol):
+class Engine(TableService, Protocol):
+    """An engine over one table: the calls below, and a maintenance round's four calls
+    (``schedule``, ``execute``, ``clean``, ``pending_plan``) from
+    :class:`engines.maintenance_round.TableService`."""
+
     name: str
     table: HudiTable | None  # None for an engine over another format (see ``table_format``)
     table_format: str  # "hudi" (our tables and Apache Hudi's: hudi-rs reads them) or "delta"
@@ -77,22 +66,6 @@ class Engine(Protocol):
 
     def after_commit(self) -> list[MaintenanceResult]:
         """Inline work the engine's mode does after each commit (may be none)."""
-        ...
-
-    def schedule(self) -> str | None:
-        """Schedule the engine's table service; the plan's instant, or None if nothing to do."""
-        ...
-
-    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
-        """Execute a scheduled plan (the earliest pending one when ``instant`` is None)."""
-        ...
-
-    def clean(self) -> MaintenanceResult | None:
-        """Run the cleaner once."""
-        ...
-
-    def pending_plan(self) -> str | None:
-        """The earliest pending plan's instant (what ``execute()`` without an instant picks), or None."""
         ...
 
     def probe(self) -> TableProbe:
@@ -152,6 +125,15 @@ class TableEngine:
     def pending_plan(self) -> str | None:
         return None
 
+    def schedule_and_execute(self) -> list[MaintenanceResult]:
+        """One maintenance round (:class:`engines.maintenance_round.MaintenanceRound`): schedule a
+        plan, execute it, clean (HoodieClusteringJob's ``scheduleAndExecute``); what it did."""
+        return MaintenanceRound(self).run()
+
+    def run_pending(self) -> list[MaintenanceResult]:
+        """Execute every pending plan, earliest first (:func:`engines.maintenance_round.execute_pending`)."""
+        return execute_pending(self)
+
     def probe(self) -> TableProbe:
         return HudiProbe(self.table)
 
@@ -192,18 +174,6 @@ class TableServiceModes(TableEngine):
         if self._mode != "inline" or self.commits_since_last_service() < self._inline_every:
             return []
         return self.schedule_and_execute()
-
-    def schedule_and_execute(self) -> list[MaintenanceResult]:
-        out: list[MaintenanceResult] = []
-        instant = self.schedule()  # type: ignore[attr-defined]
-        if instant is not None:
-            res = self.execute(instant)  # type: ignore[attr-defined]
-            if res is not None:
-                out.append(res)
-        cleaned = self.clean()  # type: ignore[attr-defined]
-        if cleaned is not None:
-            out.append(cleaned)
-        return out
 
     def close(self) -> None:
         if self._service is not None:

@@ -33,7 +33,6 @@ APACHE_HUDI = "Apache Hudi"
 Role = Literal["design", "control", "reference"]
 Builder = Literal["table", "delta", "hudi"]
 Service = Literal["compaction", "clustering", "optimize"]
-HoodieKeys = Literal["clustering", "compaction", "cow"]
 
 
 class UnknownKind(ValueError):
@@ -62,8 +61,9 @@ class EngineKind:
     cleans_after_commit: bool = False  # Hudi's automatic clean after every commit (the COW baseline)
     # the family of fault points (engines.table.faults.POINTS) its table service passes through
     fault_points: str | None = None
-    hoodie_keys: HoodieKeys | None = None  # which of our hoodie.* maps it takes (bench.hoodie_conf)
-    config_check: str | None = None  # a function refusing a bad config at scenario validation
+    # the config registry's kind whose keys it reads (engines.config.registry; hoodie.* ones through
+    # bench.hoodie_conf); None: none of ours (its own config keys, hoodie.* ones passed through or refused)
+    settings: str | None = None
     needs_hudi_bundle: bool = False  # its Spark session loads Apache Hudi's bundle
     driver_runs_services: bool = True  # beside a stream its services run in the driver (config mode: manual)
     sim: str | None = None  # its behaviour on the simulator's metadata-only table (None: not simulated)
@@ -96,18 +96,18 @@ KINDS: dict[str, EngineKind] = {
     "cow_baseline": EngineKind(
         BASELINE, "COW baseline: Hudi's small-file assignment, merging inserts into small files",
         "engines.cow_baseline.engine:CowBaselineEngine", "engines.cow_baseline.engine:CowEngineConfig",
-        "engines.cow_baseline.config:CowConfig", "planner", cleans_after_commit=True, hoodie_keys="cow",
+        "engines.cow_baseline.config:CowConfig", "planner", cleans_after_commit=True, settings="cow_baseline",
         sim="engines.cow_baseline.sim:CowBaselineSim"),
     "append_compaction": EngineKind(
         OPTION_1, "Option 1: APPEND ingest and base-file compaction",
         "engines.append_compaction.engine:AppendCompactionEngine", _O1_CONFIG, _O1_PLANNER, "compaction",
-        service="compaction", fault_points="option1", hoodie_keys="compaction",
+        service="compaction", fault_points="option1", settings="append_compaction",
         sim="engines.append_compaction.sim:AppendCompactionSim"),
     "clustering": EngineKind(
         OPTION_2, "Option 2: insert ingest and clustering with snapshot isolation",
         "engines.clustering.engine:ClusteringEngine", "engines.clustering.engine:Option2Config",
         "engines.clustering.config:ClusteringConfig", "clustering", service="clustering",
-        fault_points="clustering", hoodie_keys="clustering", sim="engines.clustering.sim:ClusteringSim"),
+        fault_points="clustering", settings="clustering", sim="engines.clustering.sim:ClusteringSim"),
     "delta_peer": EngineKind(
         DELTA_PEER, "delta-rs peer: append, OPTIMIZE / Z-ORDER, VACUUM",
         "engines.delta_peer.engine:DeltaPeerEngine", "engines.delta_peer.engine:DeltaPeerConfig",
@@ -115,12 +115,12 @@ KINDS: dict[str, EngineKind] = {
     "hudi": EngineKind(
         APACHE_HUDI, "Apache Hudi through its Spark datasource: the real COW baseline and clustering",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiConfig", builder="hudi", role="reference",
-        config_check="engines.hudi.config:check_config", needs_hudi_bundle=True, driver_runs_services=False),
+        needs_hudi_bundle=True, driver_runs_services=False),
     # the control keeps Option 1's settings, unused
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",
         "engines.append_only.engine:AppendOnlyEngine", _O1_CONFIG, _O1_PLANNER, "compaction", role="control",
-        maintains=False, hoodie_keys="compaction", sim="engines.append_only.sim:AppendOnlySim"),
+        maintains=False, settings="append_only", sim="engines.append_only.sim:AppendOnlySim"),
 }
 FAMILY_ORDER = (BASELINE, OPTION_1, OPTION_2, CONTROL, DELTA_PEER, APACHE_HUDI)  # the order reports list them in
 

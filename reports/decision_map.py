@@ -1,5 +1,10 @@
 """The report section "Where the answer changes", rendered from a sweep's results folder.
 
+The verdict's rules (:mod:`reports.map_winners`): whole candidates, each design represented by its
+cheapest by the ledger among those that passed the run's required gates, a difference inside the
+margin "equivalent". The ledger's $ per TB ingested is the choice; the other criteria show what the
+chosen candidates do.
+
 Per criterion: a heatmap over the map's two axes (each cell: the design that wins with the other
 parameters on the base line, and the share of all points at that cell's (x, y) it wins), the
 crossover lines drawn between cells whose winners differ, and sentences generated from the
@@ -24,6 +29,7 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from reports.map_winners import Winner, along, crossovers, shares, winners  # noqa: E402
 from runresults import SWEEP_CRITERIA as CRITERIA  # noqa: E402
 from runresults import SWEEP_RUN, SWEEP_TABLE  # noqa: E402
+from runresults.plain_ledger import DEFAULT_MARGIN  # noqa: E402
 
 DESIGNS = ["Baseline", "Option 1", "Option 2", "Baseline = Option 1", "Baseline = Option 2", "Option 1 = Option 2",
            "Baseline = Option 1 = Option 2"]
@@ -49,7 +55,9 @@ class SweepResults:
         self.axes: list[str | None] = self.run["axes"]
         self.criteria = [c for c in CRITERIA if c in self.table.columns]
         records = self.table.to_dict("records")
-        self.winners = winners(records, self.params, self.criteria)
+        self.margin = float(self.run.get("margin") or DEFAULT_MARGIN)
+        self.excluded: dict[str, str] = self.run.get("excluded") or {}
+        self.winners = winners(records, self.params, self.criteria, self.margin)
         self.crossovers = crossovers(self.winners, self.values)
 
 
@@ -104,7 +112,7 @@ def sentences(res: SweepResults) -> list[str]:
     total = len({tuple(w.point.items()) for w in res.winners})
     for crit in res.criteria:
         c = counts[crit]
-        ranked = ", ".join(f"{_who(d)} {'tie' if '=' in d else 'wins'} at {n} of {total} points"
+        ranked = ", ".join(f"{_who(d)} {'equivalent' if '=' in d else 'wins'} at {n} of {total} points"
                            for d, n in c.most_common())
         changes = []
         for p in res.params:
@@ -119,6 +127,18 @@ def _who(design: str) -> str:
     if design.count("=") == 2:
         return "all three"
     return design.replace(" = ", " and ") if "=" in design else design
+
+
+def gates_line(res: SweepResults) -> str:
+    """Which candidates the run's required gates left out of the map (or that no gates were given)."""
+    cands = ", ".join(f"`{c}`" for c in res.run.get("candidates") or [])
+    if not res.run.get("gates_run"):
+        return (f"Candidates: {cands}. No run's gates were given (`layoutbench sweep FILE --gates RUN`): every "
+                "candidate competes, none is known to pass the gates.")
+    req = ", ".join(res.run.get("required_gates") or [])
+    out = "; ".join(f"`{e}` {why}" for e, why in sorted(res.excluded.items())) or "none"
+    return (f"Candidates: {cands}. Left out by the required gates ({req}) at run "
+            f"`{Path(res.run['gates_run']).name}`: {out}.")
 
 
 def validation_lines(res: SweepResults) -> list[str]:
@@ -148,9 +168,12 @@ def render_section(folder: str | Path, plots_dir: Path | None = None) -> tuple[s
     lines = ["## Where the answer changes", "",
              f"Generated from the simulator over {run['points']} grid points (sweep `{run['sweep']['name']}` on "
              f"`{run['base_scenario']}`, {run['wall_time_s']:.0f} s on {run['machine'].get('cores', '?')} cores). "
-             "The baseline, Option 1 and Option 2 compete, each with its best variant; lower is better; "
-             f"designs within 2% of the best tie (B = baseline, O1 = Option 1, O2 = Option 2). The base line "
-             f"is {base}.", ""]
+             "The baseline, Option 1 and Option 2 compete as whole candidates: at each point a design is "
+             "its cheapest candidate by the ledger ($ per TB ingested), and every figure of it is that "
+             "candidate's; lower is better; designs within the margin "
+             f"(±{res.margin:.0%}) of the best are equivalent (B = baseline, O1 = Option 1, O2 = Option 2). "
+             f"The base line is {base}.", ""]
+    lines += [gates_line(res), ""]
     lines += [f"- {s}" for s in sentences(res)] + [""]
     pngs = {}
     for crit in res.criteria:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engines.config.registry import MB
 from engines.kinds import DELTA_PEER, OPTION_1, OPTION_2
-from engines.table.sizes import MB
 from reports.summary import EngineSummary, fmt
 from runresults import Results
 
@@ -25,7 +25,7 @@ def _pick(summaries: list[EngineSummary], results: Results, family: str, sort: b
 
 def seconds_per_100mb(s: EngineSummary) -> float | None:
     """Maintenance seconds per 100 MB its runs read: the rewrite's speed, whatever the plans chose to rewrite."""
-    return s.maintenance_s / (s.maintenance_bytes_read / (100 * MB)) if s.maintenance_bytes_read else None
+    return 100 * s.maintenance_s / (s.maintenance_bytes_read / MB) if s.maintenance_bytes_read else None
 
 
 def _ratio(a: float | None, b: float | None) -> str:

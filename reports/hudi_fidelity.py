@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from engines.config.registry import MB
 from engines.kinds import APACHE_HUDI, BASELINE, OPTION_2, family_of
-from engines.table.sizes import MB
 from reports.summary import EngineSummary, fmt
 from runresults import Results
 

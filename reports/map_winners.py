@@ -1,12 +1,13 @@
-"""Winners and crossovers of a sweep (computed from its results, for the decision map): which RFC
-design wins each criterion at each grid point, and between which values of a parameter the answer
-changes.
+"""Choices and crossovers of a sweep (computed from its results, for the decision map), by the
+verdict's rules: which RFC design each criterion picks at each grid point, and between which values
+of a parameter the answer changes.
 
-Only the RFC designs compete: the baseline, Option 1 and Option 2. A design's figure at a point is
-its best variant's (e.g. Option 2 sorted or unsorted), named beside it. Every criterion is lower
-is better. Simulated figures are deterministic, so two designs tie only when the best two are
-within :data:`TIE` of each other (the simulator's own stated tolerance on bytes is 10%; a tie
-band of 2% keeps the map from flipping on rounding).
+Only the RFC designs compete: the baseline, Option 1 and Option 2, each as a whole candidate. At
+each point a design is represented by its cheapest candidate by the ledger (``usd_per_tb``; the
+sweep has already left out candidates that failed a required gate at the run), and every figure of
+that design at that point is that candidate's: no figure is another variant's. Every criterion is
+lower is better. A difference inside the margin (default 5%, the review's) is not a win: the
+designs within it of the lowest are "equivalent" ("Option 1 = Option 2").
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engines.kinds import KINDS, design_families
+from runresults.plain_ledger import DEFAULT_MARGIN, equivalent
 
-TIE = 0.02
+LEDGER = "usd_per_tb"
 
 
 def _design(kind: str) -> str | None:
@@ -35,7 +37,8 @@ def tie_label(designs: list[str]) -> str:
 
 @dataclass
 class Winner:
-    """One criterion at one point: the winning design (or a tie, :func:`tie_label`), each design's best figure."""
+    """One criterion at one point: the chosen design (or the equivalent ones, :func:`tie_label`),
+    each design's figure and the candidate it comes from (``variants``)."""
 
     point: dict[str, Any]
     criterion: str
@@ -57,31 +60,44 @@ class Crossover:
     at: dict[str, Any] = field(default_factory=dict)
 
 
-def winners(rows: list[dict[str, Any]], parameters: list[str], criteria: list[str]) -> list[Winner]:
-    """Per point and criterion, the design with the lowest figure (ties within :data:`TIE`)."""
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def representatives(members: list[dict[str, Any]], by: str = LEDGER) -> dict[str, dict[str, Any]]:
+    """Per design, its cheapest candidate's row by ``by`` (candidates without a figure never stand)."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in members:
+        fam = _design(r["kind"])
+        if fam is None or _missing(r.get(by)):
+            continue
+        if fam not in best or r[by] < best[fam][by]:
+            best[fam] = r
+    return best
+
+
+def winners(rows: list[dict[str, Any]], parameters: list[str], criteria: list[str],
+            margin: float = DEFAULT_MARGIN, by: str = LEDGER) -> list[Winner]:
+    """Per point and criterion, the design with the lowest figure, each design its whole cheapest
+    candidate by ``by``; designs within ``margin`` of the lowest are equivalent."""
+    if rows and by not in rows[0]:
+        raise ValueError(f"the sweep's rows have no {by!r} column (a sweep folder from before the ledger: "
+                         "run the sweep again)")
     by_point: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_point[tuple(r[p] for p in parameters)].append(r)
     out = []
     for key, members in by_point.items():
         point = dict(zip(parameters, key, strict=True))
+        reps = representatives(members, by)
         for crit in criteria:
-            best: dict[str, tuple[float, str]] = {}
-            for r in members:
-                fam = _design(r["kind"])
-                v = r.get(crit)
-                if fam is None or v is None or (isinstance(v, float) and math.isnan(v)):
-                    continue
-                if fam not in best or v < best[fam][0]:
-                    best[fam] = (float(v), r["engine"])
-            if not best:
+            vals = {f: float(r[crit]) for f, r in reps.items() if not _missing(r.get(crit))}
+            if not vals:
                 continue
-            ranked = sorted(best.items(), key=lambda kv: kv[1][0])
-            low = ranked[0][1][0]
-            tied = [f for f, (v, _) in ranked if v - low <= TIE * max(abs(low), abs(v), 1e-12)]
-            win = tie_label(tied) if len(tied) > 1 else ranked[0][0]
-            out.append(Winner(point, crit, win, {f: v for f, (v, _) in best.items()},
-                              {f: e for f, (_, e) in best.items()}))
+            low = min(vals.values())
+            tied = [f for f in design_families() if f in vals and equivalent(vals[f], low, margin)]
+            win = tie_label(tied) if len(tied) > 1 else tied[0]
+            out.append(Winner(point, crit, win, vals, {f: reps[f]["engine"] for f in vals}))
     return out
 
 

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from runresults import Results  # noqa: E402
 from runresults.uncertainty import LEVEL, RESAMPLES, SEED  # noqa: E402
 
@@ -124,10 +124,10 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
                         hue_order=order, style_order=order, kind="line", markers=True, col_wrap=3, height=2.8,
                         aspect=1.2, err_style="bars", facet_kws={"sharey": False}, **SPREAD)
         g.figure.suptitle("Query latency per checkpoint: median of the warm runs of every repetition, "
-                          "95% interval", y=1.02)
+                          "bootstrap interval", y=1.02)
         paths["query_latency"] = _save(g.figure, out / "query_latency.png")
         paths["query_final"] = _bars(warm[warm.checkpoint == warm.checkpoint.max()], "latency_s",
-                                     "Final checkpoint: warm median latency per query, 95% interval", "seconds",
+                                     "Final checkpoint: warm median latency per query, bootstrap interval", "seconds",
                                      out / "query_final.png", order=order, spread=True)
         q = q[q.repeat == 0]  # scan counts are exact: the first repetition's
         cold = q[(q.run == 0) & (q.checkpoint == q.checkpoint.max())]
@@ -136,3 +136,37 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
                                                  "Final checkpoint: files scanned per query (after pruning)", "files",
                                                  out / "query_files_scanned.png", estimator="max", order=order)
     return paths
+
+
+def ledger_plot(review: dict, path: Path) -> Path | None:
+    """The answer's figure: $ per TB ingested per candidate, stacked by part (candidates failing a
+    required gate are left out; references are marked), the interval of the total as an error bar."""
+    from reports.answer import shown_in_ledger
+
+    engines = shown_in_ledger(review)
+    if not engines:
+        return None
+    parts = review["parts"]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    bottom = [0.0] * len(engines)
+    colors = sns.color_palette("deep", len(parts))
+    for part, color in zip(parts, colors, strict=True):
+        vals = []
+        for e in engines:
+            iv = review["candidates"][e]["ledger"]["parts_usd_per_tb"].get(part)
+            vals.append(iv["value"] if iv else 0.0)
+        ax.bar(engines, vals, bottom=bottom, label=part, color=color)
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    totals = [review["candidates"][e]["ledger"]["usd_per_tb"] for e in engines]
+    ax.errorbar(engines, [t["value"] for t in totals], yerr=[[t["value"] - t["lo"] for t in totals],
+                                                              [t["hi"] - t["value"] for t in totals]],
+                fmt="none", ecolor="black", capsize=4)
+    labels = [f"{e}\n{review['candidates'][e]['family']}" + ("" if review["candidates"][e]["competes"] else
+                                                             "\n(reference)") for e in engines]
+    ax.set_xticks(range(len(engines)), labels, rotation=0, fontsize=8)
+    n = sorted({t["n"] for t in totals})
+    ax.set_title("Cost over the table's life: $ per TB ingested, by part (bar: total's "
+                 + ("95% interval" if min(n) >= 10 else f"range over repetitions, n={'/'.join(map(str, n))}") + ")")
+    ax.set_ylabel("$ per TB ingested")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    return _save(fig, path)

@@ -10,17 +10,19 @@ from typing import Any
 import pandas as pd
 from markdown_it import MarkdownIt
 
+from engines.config.registry import GB
+from reports.answer import answer_sentences, criteria_frame, gates_frame, ledger_frame
 from reports.delta_peer import NOTE as PEER_NOTE
 from reports.delta_peer import peer_rows
-from reports.design_review import answer, conditions, decision_rows, findings, verdict
+from reports.design_review import conditions, findings
 from reports.hudi_fidelity import attachment_note, fidelity_rows, find_fidelity_run
 from reports.hudi_fidelity import note as HUDI_NOTE
-from reports.plots import render_plots
+from reports.plots import ledger_plot, render_plots
 from reports.store_requests import requests_section
 from reports.stream import stream_section
 from reports.summary import EngineSummary, summarize, summary_frame
 from runresults import Results, ResultsError
-from runresults.uncertainty import METHOD
+from runresults.review import review_of
 
 PLOT_CAPTIONS = {
     "stream_lag": "Continuous ingestion: backlog over time per engine (seconds since the oldest landed, uncommitted "
@@ -33,9 +35,11 @@ PLOT_CAPTIONS = {
     "ingest_latency": "Ingest latency of every batch: the median over the repetitions, the band their range.",
     "maintenance": "Duration of every compaction / clustering run of every repetition.",
     "query_latency": "Warm-run median latency of each query at each checkpoint, every repetition pooled, with its "
-                     "95% bootstrap interval (the report's cells' method).",
+                     "bootstrap interval (95% bootstrap; from fewer than 10 warm runs it spans about their range, "
+                     "and the report's cells say \"range, n=…\").",
     "query_final": "Warm-run median latency per query at the final checkpoint, every repetition pooled, with its "
-                   "95% bootstrap interval.",
+                   "bootstrap interval (about the warm runs' range below 10 of them).",
+    "cost_ledger": "Cost over the table's life, $ per TB ingested, stacked by part; the bar is the total's interval.",
     "query_files_scanned": "Files scanned per query at the final checkpoint (cold run, after min/max pruning).",
 }
 
@@ -75,7 +79,7 @@ def setup_section(results: Results) -> str:
         "- engines: " + ", ".join(f"`{n}` ({e.get('kind')}{', ' + str(e.get('config')) if e.get('config') else ''})"
                                    for n, e in run.get("engines", {}).items()),
         f"- sizing: {sc.get('sizing')}; maintenance: {sc.get('maintenance')}",
-        f"- machine: {m.get('cores')} cores, {_num(mem / 2**30 if mem else None, '.1f')} GiB, {m.get('platform')}",
+        f"- machine: {m.get('cores')} cores, {_num(mem / GB if mem else None, '.1f')} GiB, {m.get('platform')}",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- git: {g.get('sha')}{' (dirty)' if g.get('dirty') else ''}; Spark master {run.get('spark_master', 'n/a')}",
         f"- wall time {_num(run.get('wall_time_s'), '.1f')} s, harness overhead "
@@ -152,41 +156,67 @@ def crash_section(results: Results, attached: bool = False) -> str:
     return head + md_table(matrix.reset_index()) + tail
 
 
+def review_section(results: Results, review: dict[str, Any], summaries: list[EngineSummary]) -> list[str]:
+    """The design review: gates, ledgers, each design against the choice (from ``review``)."""
+    s = review["settings"]
+    return [
+        "## Design review: RFC-19 Option 1 vs Option 2\n",
+        "The question: for small-batch ingestion, should small files be fixed by Option 1 (APPEND into the latest "
+        "small file group, then compact base files) or by Option 2 (write new files, then cluster them under snapshot "
+        "isolation)? The COW baseline shows what either must beat. Each engine entry is a candidate, taken whole; a "
+        "design is represented by its cheapest candidate by the ledger among those passing the required gates "
+        f"({', '.join(s['requires']) or 'none'}). A candidate failing one appears in the gates table and nowhere else. "
+        "The control, delta-rs and Apache Hudi are references, outside the choice.\n",
+        "### Gates\n", md_table(gates_frame(review)),
+        "\n### Cost ledger: $ per TB ingested over the table's life\n",
+        f"{review['rules']['ledger']} Queries: {s['queries_per_hour']:g} runs of each query per hour. Intervals: "
+        f"{review['rules']['intervals']}. Prices: {_prices_text(s['prices'])}.\n", md_table(ledger_frame(review)),
+        "\n### Each design against the choice\n",
+        f"Ratios are the other design's figure over the choice's; {review['rules']['decision']} (margin "
+        f"±{review['margin'] * 100:g}%). Ingest p50, p95 and throughput are one criterion (paired per batch). Query "
+        f"timings come from the interleaved rounds when the run has them; otherwise from the warm runs "
+        f"({_repetitions_text(results.repeats, summaries)}), with their n.\n",
+        md_table(criteria_frame(review)),
+    ]
+
+
+def _flip_lines(review: dict[str, Any]) -> list[str]:
+    """The review's flips: each one-gate change of the required set that changes the choice."""
+    return [f"The choice changes {f['text']} (computed from this run's gates and ledgers)." for f in review["flips"]]
+
+
+def _prices_text(prices: dict[str, Any]) -> str:
+    return "; ".join(f"{k.replace('_', ' ')} ${p['usd']:g} ({p['source']}, {p['date']})" for k, p in prices.items())
+
+
 def render_markdown(results: Results, plots: dict[str, Path], design_review: bool,
                     simulation: Results | None = None, decision_map: str | None = None,
-                    crash_results: Results | None = None, fidelity: tuple[Results, Path] | None = None) -> str:
+                    crash_results: Results | None = None, fidelity: tuple[Results, Path] | None = None,
+                    review: dict[str, Any] | None = None) -> str:
     """The whole report as Markdown (plots referenced as ``plots/<name>.png``); ``decision_map``: the
     section generated from a sweep, which replaces the mechanisms listed under "When the answer
     would change"; ``crash_results``: a crash test's folder that fills the crash rows and section;
     ``fidelity``: a ``make bench-hudi`` run (results and folder) whose Apache Hudi engines fill "Ours next
-    to Apache Hudi" when this run has none of its own."""
+    to Apache Hudi" when this run has none of its own; ``review``: the review to render (default: the
+    run's, or computed from the folder)."""
     summaries = summarize(results, crash_results)
     name = results.run.get("scenario", {}).get("name", "?")
     parts = [f"# layoutbench report — {name}\n"]
-    rows = decision_rows(summaries) if design_review else []
     if design_review:
-        parts += ["## The answer\n", verdict(summaries, rows, name) + "\n"]
+        review = review if review is not None else review_of(results, crash_results)
+        parts += ["## The answer\n", " ".join(answer_sentences(review, name)) + "\n"]
+        if "cost_ledger" in plots:
+            parts.append(f"![cost_ledger](plots/{plots['cost_ledger'].name})\n")
     parts += ["## Setup\n", setup_section(results),
              "## Summary per engine\n",
              "WA = data bytes written / batch bytes; space amplification = bytes on storage / live bytes; query "
              "cells are the warm-run median at the final checkpoint and, in parentheses, files scanned.\n",
              md_table(summary_frame(summaries))]
-    if design_review:
-        parts += ["## Design review: RFC-19 Option 1 vs Option 2\n",
-                  "The question: for small-batch ingestion, should small files be fixed by Option 1 (APPEND into "
-                  "the latest small file group, then compact base files) or by Option 2 (write new files, then "
-                  "cluster them under snapshot isolation)? The COW baseline shows what either must beat.\n",
-                  "Each cell is the best variant of the design for that criterion (engine in parentheses) and, "
-                  "when the design's variants differ, the worst one. Only the baseline, Option 1 and Option 2 "
-                  "compete; the other columns are references. *Winner* is the RFC design with the best value; "
-                  "*by how much* is second-best / best (or the difference when the best is 0). "
-                  f"Timings are medians (or totals) with 95% intervals [lo, hi] ({METHOD}; "
-                  f"{_repetitions_text(results.repeats, summaries)}); a timing is won only when the intervals separate, "
-                  "otherwise it is a tie. Counts and bytes are exact.\n", md_table(pd.DataFrame(rows)),
-                  "\n" + answer(rows) + "\n",
-                  "\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
+    if design_review and review is not None:
+        parts += review_section(results, review, summaries)
+        parts += ["\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",
                   "\n### When the answer would change\n",
-                  "\n".join(f"- {c}" for c in conditions(results, simulation)) + "\n"
+                  "\n".join(f"- {c}" for c in [*_flip_lines(review), *conditions(results, simulation)]) + "\n"
                   if decision_map is None else "See *Where the answer changes* below (from a sweep).\n"]
     if decision_map is not None:
         parts += ["\n" + decision_map]
@@ -212,7 +242,8 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
     parts += ["\n## Crash safety (engine × injection point)\n",
               crash_section(crash_results or results, attached=crash_results is not None), "\n## Plots\n"]
     for key, p in plots.items():
-        parts.append(f"\n{PLOT_CAPTIONS.get(key, key)}\n\n![{key}](plots/{p.name})\n")
+        if key != "cost_ledger":  # the answer's figure, shown under it
+            parts.append(f"\n{PLOT_CAPTIONS.get(key, key)}\n\n![{key}](plots/{p.name})\n")
     return "\n".join(parts)
 
 
@@ -264,6 +295,9 @@ def render_report(run_dir: str | Path, design_review: bool = False,
     simulation = Results(simulation_dir) if simulation_dir else None
     folder = Path(run_dir)
     plots = render_plots(results, folder / "plots")
+    review = review_of(results, crash_results) if design_review else None
+    if review is not None and (cost := ledger_plot(review, folder / "plots" / "cost_ledger.png")) is not None:
+        plots["cost_ledger"] = cost
     decision_map, maps = None, {}
     if sweep_dir is not None:
         from reports.decision_map import render_section
@@ -277,7 +311,7 @@ def render_report(run_dir: str | Path, design_review: bool = False,
             raise ResultsError(f"{fidelity_dir} is not a fidelity run: it has no Apache Hudi engine beside an engine "
                                "of ours with the same semantics (make one with `make bench-hudi`)")
         fidelity = (fid, fid_dir)
-    md = render_markdown(results, plots, design_review, simulation, decision_map, crash_results, fidelity)
+    md = render_markdown(results, plots, design_review, simulation, decision_map, crash_results, fidelity, review)
     plots = {**plots, **maps}
     (folder / "report.md").write_text(md)
     (folder / "report.html").write_text(markdown_to_html(md, plots))

@@ -9,36 +9,25 @@ from __future__ import annotations
 
 import pandas as pd
 
+from engines.config.registry import GB, MB
 from runresults import Results
+from runresults.review.prices import DEFAULT_PRICES, Prices
+from runresults.review.settings import review_settings
 from runresults.uncertainty import interval
 
-# Amazon S3 pricing page, S3 Standard, US East (N. Virginia), as of 2026-11-24:
-# PUT, COPY, POST, LIST requests $0.005 per 1,000; GET, SELECT and all other requests $0.0004 per 1,000;
-# DELETE and CANCEL requests are free.
-PRICE_SOURCE = ("Amazon S3 pricing page (S3 Standard, US East (N. Virginia)), as of 2026-11-24: PUT, COPY, POST, "
-                "LIST $0.005 per 1,000 requests; GET and all other requests $0.0004 per 1,000; DELETE and CANCEL "
-                "free")
-TIER1_USD = 0.005 / 1000
-TIER2_USD = 0.0004 / 1000
-FREE = ("DELETE", "MULTIPART_ABORT")
-TIER1 = ("PUT", "COPY", "LIST", "MULTIPART_CREATE", "MULTIPART_PART", "MULTIPART_COMPLETE", "DELETE_MULTI",
-         "CREATE_BUCKET")  # the multipart and multi-object-delete requests are POSTs or PUTs
 PHASES = ("ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning", "query_scan")
 MAINTENANCE = ("maintenance_planning", "maintenance_execution", "cleaner")
 QUERY = ("query_planning", "query_scan")
-GB = 1 << 30
 
 
-def price_usd(op: str) -> float:
-    """The list price of one request of ``op`` (bench/store/proxy.py's operations)."""
-    if op in FREE:
-        return 0.0
-    return TIER1_USD if op in TIER1 else TIER2_USD
+def prices_of(results: Results) -> Prices:
+    """The run's price table (its scenario's ``review.prices``, else the defaults)."""
+    return review_settings(results.run).prices
 
 
-def priced(requests: pd.DataFrame) -> pd.DataFrame:
+def priced(requests: pd.DataFrame, prices: Prices = DEFAULT_PRICES) -> pd.DataFrame:
     """The requests table with a ``usd`` column (count x list price)."""
-    return requests.assign(usd=requests["count"] * requests["op"].map(price_usd))
+    return requests.assign(usd=requests["count"] * requests["op"].map(prices.request_usd))
 
 
 def runs_per_row(results: Results) -> int:
@@ -51,7 +40,7 @@ def runs_per_row(results: Results) -> int:
 
 def per_phase(results: Results) -> pd.DataFrame:
     """Requests per engine and phase (repetition 0), with the total and its dollar cost."""
-    req = priced(results.table("requests"))
+    req = priced(results.table("requests"), prices_of(results))
     req = req[req.engine.notna() & (req.get("repeat", 0) == 0)]
     counts = req.pivot_table(index="engine", columns="phase", values="count", aggfunc="sum", fill_value=0)
     cols = [p for p in PHASES if p in counts.columns]
@@ -63,7 +52,7 @@ def per_phase(results: Results) -> pd.DataFrame:
 
 def unit_costs(results: Results) -> pd.DataFrame:
     """Per engine: requests and dollars per GB ingested, per maintenance run and per query run."""
-    req = priced(results.table("requests"))
+    req = priced(results.table("requests"), prices_of(results))
     req = req[req.engine.notna() & (req.get("repeat", 0) == 0)]
     commits, maint, queries = (results.table(t) for t in ("commits", "maintenance", "queries"))
     rows = []
@@ -115,7 +104,7 @@ def selective_query(results: Results, query: str = "service_hours") -> pd.DataFr
         iv = interval((warm if len(warm) else runs.latency_s).tolist())
         rows.append({"engine": engine, "warm median s": round(float(warm.median() if len(warm) else
                                                                       runs.latency_s.median()), 3),
-                     "95% interval": f"[{iv.lo:.3f}, {iv.hi:.3f}] (n={iv.n})" if iv is not None else "",
+                     "interval": iv.text() if iv is not None else "",
                      "files scanned": int(runs[runs.run == 0].files_scanned.iloc[0]) if (runs.run == 0).any() else None,
                      "requests / run": round(float(mine["count"].sum()) / n, 1),
                      "GET / run": round(float(mine[mine.op == "GET"]["count"].sum()) / n, 1),
@@ -123,7 +112,7 @@ def selective_query(results: Results, query: str = "service_hours") -> pd.DataFr
                      "LIST / run": round(float(mine[mine.op == "LIST"]["count"].sum()) / n, 1),
                      "requests / file": (round(float(mine["count"].sum()) / n / files, 1) if (files := int(
                          runs[runs.run == 0].files_scanned.iloc[0]) if (runs.run == 0).any() else 0) else None),
-                     "MB read / run": round(float(mine.response_bytes.sum()) / n / (1 << 20), 2)})
+                     "MB read / run": round(float(mine.response_bytes.sum()) / n / MB, 2)})
     return pd.DataFrame(rows).sort_values("warm median s", ascending=False)
 
 
@@ -181,7 +170,7 @@ def requests_section(results: Results) -> str | None:
             f"{store.get('first_byte_ms')} ms per request, bandwidth cap {store.get('bandwidth_mb_s') or 'none'} "
             "MB/s per connection); every request crossed a counting proxy and is attributed to the phase the "
             "runner was in. Harness reads (audits, file listings for the results) are excluded. "
-            f"Prices: {PRICE_SOURCE}.\n\n")
+            f"Prices: {prices_of(results).describe()}.\n\n")
     phase = per_phase(results).reset_index()
     phase["usd"] = phase["usd"].map(lambda v: f"{v:.6f}")
     out = (head + "### Requests per phase\n\n" + md_table(phase) + "\n### Per GB ingested, per maintenance run, "

@@ -8,12 +8,12 @@ from typing import Any
 
 import pandas as pd
 
-from engines.kinds import design_families, family_of
-from engines.table.sizes import MB
+from engines.config.registry import MB
 from runresults import Results
+from runresults.review.families import DESIGNS, family_of
 from runresults.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
 
-RFC_DESIGNS = design_families()  # the designs that compete; the others are references (engines.kinds)
+RFC_DESIGNS = DESIGNS  # the designs that compete; the others are references
 
 
 def _num(x: Any) -> float | None:

@@ -41,7 +41,7 @@ Tables (one row per …):
   query_failures, hudi_rs_agrees, details.
 - ``gates`` (T17's review): one correctness gate checked on one candidate — engine, gate (isolation,
   no_loss, incremental, time_travel, concurrent_update), reader (who read the table: apache_hudi,
-  hudi_rs, ours), passed (None: the gate does not apply to this engine, with the reason in detail),
+  hudi_rs, ours, delta_rs), passed (None: the gate does not apply to this engine, with the reason in detail),
   checked (points checked: instants, crash points, updates, reader queries), failures (points that
   failed), figure (the deciding number, e.g. rows re-emitted or lost; ``figure_unit`` names it),
   figure_unit, detail (one sentence: what failed where, or why n/a).
@@ -63,7 +63,8 @@ Beside them in the folder: ``spark.log`` (the JVM's stderr: Ivy, log4j at WARN, 
 ``error.log`` (the traceback of a run step that raised), and in ``run.json`` the run ``profile``:
 ``phases_s`` (wall seconds for spark_start, generation, ground_truth, ingest/<engine>,
 maintenance/<engine> (racing isolation readers included), queries/<engine> (audits included),
-finish), ``overlapping_s`` (async maintenance, beside the loop) and ``unaccounted_s``.
+query_rounds (the interleaved final rounds), gates/isolation, gates/no_loss,
+gates/concurrent_update/<engine>, finish), ``overlapping_s`` (async maintenance, beside the loop) and ``unaccounted_s``.
 """
 
 from __future__ import annotations
@@ -355,7 +356,8 @@ class Results:
 # -- sweeps (`layoutbench sweep`): a folder of its own -------------------------------------------
 SWEEP_TABLE = "sweep.parquet"  # one row per grid point and engine: the parameters, engine, kind, then the criteria
 SWEEP_RUN = "sweep.json"  # the sweep file, its resolved values, axes, base line, timing, machine, validation
-SWEEP_CRITERIA: dict[str, str] = {  # per grid point and engine; lower is better
+SWEEP_CRITERIA: dict[str, str] = {  # per grid point and engine; lower is better; the first is the choice's
+    "usd_per_tb": "$ per TB ingested (the ledger: compute, queries, storage, requests)",
     "wa": "write amplification (final)",
     "live_files": "live files (final)",
     "space_amp_peak": "space amplification (peak)",

@@ -6,7 +6,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from shared_files import HUDI_FIXTURES, shared_path
+
+# Property tests (hypothesis) take their example count from a profile. Under CI (CI=true, as .ci/run
+# sets) the examples are derandomized, so a run is red or green by the code alone; `make test-random`
+# draws fresh ones, ten times as many, to look for new counterexamples (pin each as an @example).
+settings.register_profile("ci", max_examples=300, derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", max_examples=300)
+settings.register_profile("random", max_examples=3000, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev"))
 
 
 @pytest.fixture(scope="session")

@@ -20,9 +20,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from runresults import TABLES, ResultsWriter
+from engines.config.registry import MB
+from runresults import TABLES, ResultsWriter, commit_row, derive_cumulative
 
-MB = 1 << 20
 ENGINES: dict[str, dict[str, Any]] = {
     "baseline": {"kind": "cow_baseline", "config": {}},
     "option1_rfc": {"kind": "append_compaction", "config": {"order": "rfc"}},
@@ -201,3 +201,73 @@ def worsen(src: str | Path, dst: str | Path, *, extra_files: int = 3, bytes_fact
                             "bytes_written": lambda c: (c * bytes_factor).astype("int64")})
     rewrite("queries", {"latency_s": lambda c: c * slower})
     return dst
+
+
+DESIGN_ENGINES = {"baseline": "cow_baseline", "option1": "append_compaction", "option2": "clustering"}
+
+
+def make_design_results(folder: str | Path, *, repeats: int = 3, batches: int = 20, rounds: int = 12,
+                        speed: dict[str, float] | None = None, final_files: dict[str, int] | None = None,
+                        stored: dict[str, float] | None = None, failing: dict[str, dict[str, float]] | None = None,
+                        review: dict[str, Any] | None = None, noise: float = 0.02, seed: int = 11) -> Path:
+    """A results folder for the review's rules, every figure set by the caller: ``speed`` scales an
+    engine's every timing (ingest, maintenance, queries; 1.0 by default), ``final_files`` its live
+    files at the end, ``stored`` its physical bytes over live bytes, ``failing`` gate -> the
+    failing figure per engine (every other gate passes). The timing noise is shared by every engine
+    (same batch, repetition and round: the same draw), so the paired ratios are exactly the speeds.
+    Maintenance runs every 5 batches; checkpoints at batches 9 and ``batches - 1``; the interleaved
+    rounds at the last."""
+    folder = Path(folder)
+    speed, final_files, stored, failing = speed or {}, final_files or {}, stored or {}, failing or {}
+    rng = random.Random(seed)
+    draw = {(r, b): 1 + noise * rng.uniform(-1, 1) for r in range(repeats) for b in range(batches + rounds)}
+    w = ResultsWriter(folder)
+    checkpoints = (9, batches - 1)
+    batch_bytes = 1_000_000
+    for engine in DESIGN_ENGINES:
+        f, files_end = speed.get(engine, 1.0), final_files.get(engine, 71)
+        amp = stored.get(engine, 1.0)
+        for r in range(repeats):
+            seq = 0
+            for b in range(batches):
+                seq += 1
+                live = max(1, round(files_end * (b + 1) / batches))
+                live_b = batch_bytes * (b + 1)
+                w.add("commits", **commit_row(
+                    engine=engine, seq=seq, batch=b, instant=f"{r}{seq:08d}", action="commit", operation="insert",
+                    kind="ingest", duration_s=0.1 * f * draw[(r, b)], records_written=1000, bytes_written=batch_bytes,
+                    files_written=1, files_replaced=0, live_files=live, physical_files=live, live_bytes=live_b,
+                    physical_bytes=int(live_b * amp), small_files=live, metadata_bytes=0, repeat=r,
+                    batch_bytes=batch_bytes))
+                if (b + 1) % 5 == 0:
+                    w.add("maintenance", engine=engine, repeat=r, batch=b, kind="clustering", instant=f"m{b}",
+                          mode="inline", duration_s=0.5 * f * draw[(r, b)], files_in=5, files_out=1, bytes_read=0,
+                          bytes_written=0, records=0, files_deleted=0, details="{}")
+                    w.add("maintenance", engine=engine, repeat=r, batch=b, kind="clean", instant=f"c{b}",
+                          mode="inline", duration_s=0.01, files_in=0, files_out=0, bytes_read=0, bytes_written=0,
+                          records=0, files_deleted=0, details="{}")
+                if b in checkpoints:
+                    for run in (0, 1):
+                        lat = (0.4 if b == 9 else 1.0) * f * draw[(r, b)] * (1.5 if run == 0 else 1.0)
+                        w.add("queries", engine=engine, repeat=r, checkpoint=b, query="full_scan_by_level", run=run,
+                              latency_s=lat, files_total=live, files_scanned=live, files_pruned=0, row_groups_total=live,
+                              row_groups_scanned=live, rows_scanned=1000, result_rows=4, verified=True, error=None)
+        for k in range(rounds):
+            w.add("query_rounds", engine=engine, checkpoint=batches - 1, query="full_scan_by_level", round=k,
+                  position=list(DESIGN_ENGINES).index(engine), latency_s=1.0 * f * draw[(0, batches + k)],
+                  result_rows=4, verified=True)
+        for gate in ("isolation", "no_loss", "incremental", "time_travel", "concurrent_update"):
+            bad = failing.get(gate, {}).get(engine)
+            w.add("gates", engine=engine, gate=gate, reader="apache_hudi", passed=bad is None, checked=10,
+                  failures=0 if bad is None else 1, figure=0.0 if bad is None else bad, figure_unit="rows",
+                  detail=None if bad is None else f"{gate} failed on {engine}")
+    derive_cumulative(w, dict.fromkeys(range(batches), batch_bytes))
+    scenario: dict[str, Any] = {"name": "design_factory", "workload": {"num_batches": batches, "num_partitions": 1,
+                                                                       "partition_granularity": "day", "batch_mb": 1.0}}
+    if review is not None:
+        scenario["review"] = review
+    w.write_run({"run_id": folder.name, "scenario": scenario, "spark_master": "local[2]", "repeat": repeats,
+                 "machine": {"cores": 2}, "simulated": False,
+                 "engines": {e: {"kind": k, "config": {}} for e, k in DESIGN_ENGINES.items()},
+                 "verification": {"ok": True, "failures": []}})
+    return folder

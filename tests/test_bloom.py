@@ -11,6 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from engines.table.bloom import (
     BLOOM_FILTER_KEY,
@@ -19,7 +21,9 @@ from engines.table.bloom import (
     TYPE_CODE_KEY,
     BloomConfig,
     BloomFields,
+    _rows_of,
     bloom_of,
+    dynamic_rows,
     footer_bytes,
     footer_metadata,
     might_contain,
@@ -35,6 +39,48 @@ def test_hudis_defaults_make_a_431_kb_filter() -> None:
     assert (cfg.vector_size, cfg.num_hashes) == (2_587_966, 30)
     assert len(serialize(KEYS, cfg)) == serialized_length(len(KEYS), cfg) == 431_380
     assert serialized_length(70_000, cfg) == 862_724  # a second row above num_entries keys
+
+
+def _near_row_boundaries(draw: st.DrawFn) -> tuple[int, int, int]:
+    """(keys, num_entries, dynamic_max_entries), the key count often within 2 of a row boundary
+    (a multiple of num_entries) or of the last row (ceil(max / num_entries) rows)."""
+    nr = draw(st.integers(1, 70_000))
+    max_nr = draw(st.integers(1, 400_000))
+    cap = -(-max_nr // nr)
+    edge = draw(st.sampled_from([nr, cap * nr, max_nr, nr * draw(st.integers(0, cap + 3))]))
+    n = draw(st.one_of(st.integers(0, 3_000_000), st.integers(max(0, edge - 2), edge + 2)))
+    return n, nr, max_nr
+
+
+@settings(deadline=None)
+@given(st.composite(_near_row_boundaries)())
+@example((0, 60_000, 100_000))
+@example((60_000, 60_000, 100_000))
+@example((60_001, 60_000, 100_000))
+@example((120_000, 60_000, 100_000))
+@example((120_001, 60_000, 100_000))  # Hudi's defaults: two rows at most, then round robin
+@example((1, 1, 1))
+@example((2, 1, 1))
+@example((5, 3, 3))
+@example((7, 3, 7))  # max_nr not a multiple of nr: a third row for the seventh key
+def test_dynamic_rows_in_closed_form_equal_the_per_key_walk(case: tuple[int, int, int]) -> None:
+    """The simulator's footer sizes (closed form) count the rows and currentNbRecord the writer's
+    per-key walk does, so a simulated file's footer has the bytes of a written one."""
+    n, nr, max_nr = case
+    _, count, cur = _rows_of(n, nr, max_nr)
+    assert dynamic_rows(n, nr, max_nr) == (count, cur)
+    cfg = BloomConfig(num_entries=nr, dynamic_max_entries=max_nr)
+    if n:
+        assert serialized_length(n, cfg) == 4 * -(-(25 + count * (13 + (cfg.vector_size + 7) // 8)) // 3)
+
+
+def test_footer_length_of_a_written_dynamic_filter_across_its_rows() -> None:
+    """Written filters (real hashing) whose key counts straddle each row boundary have the length the
+    closed form gives: one row, two, three (the cap), then round robin with no new row."""
+    cfg = BloomConfig(num_entries=1000, dynamic_max_entries=2500)
+    for n in (999, 1000, 1001, 2000, 2001, 2999, 3000, 3001):
+        assert len(serialize(KEYS[:n], cfg)) == serialized_length(n, cfg), n
+        assert dynamic_rows(n, 1000, 2500)[0] == min(-(-n // 1000), 3)
 
 
 @pytest.mark.parametrize("cfg", [BloomConfig(), BloomConfig(filter_type="SIMPLE"),
@@ -96,3 +142,12 @@ def test_bloom_config_is_validated_and_read_from_engine_keys() -> None:
     assert bloom_of({"bloom_filter_type": "simple"}).filter_type == "SIMPLE"
     with pytest.raises(ValueError, match="empty"):
         serialize(["a", ""], BloomConfig())
+
+
+def test_a_negative_key_count_is_refused() -> None:
+    """The per-key walk failed on a negative count (an array of negative length); the closed form
+    refuses it too, naming it, rather than sizing a footer for it."""
+    with pytest.raises(ValueError, match="-1 keys"):
+        footer_bytes(-1, BloomConfig(), 32)
+    with pytest.raises(ValueError, match="must not be negative"):
+        dynamic_rows(-5, 60_000, 100_000)

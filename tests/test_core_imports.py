@@ -18,7 +18,8 @@ PLANNERS = ["engines.append_compaction.planner", "engines.append_compaction.conf
             "engines.cow_baseline.sim", "engines.append_compaction.sim", "engines.clustering.sim", "engines.append_only.sim"]
 
 
-@pytest.mark.parametrize("module", ["engines.table", *TABLE_MODULES, *PLANNERS, "bench.simulate",
+@pytest.mark.parametrize("module", ["engines.table", *TABLE_MODULES, *PLANNERS, "engines.config.registry",
+                                    "engines.config.docs", "bench.hoodie_conf", "bench.scenario", "bench.simulate",
                                     "bench.simulate.driver", "bench.engine_factory"])
 def test_imports_without_pyspark(module: str) -> None:
     code = f"import sys, {module}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'pyspark')[:3])"

@@ -105,7 +105,7 @@ def test_vacuum_keep_versions_removes_what_commit_count_retention_removes(spark,
     from workloads.generator import batch_df
 
     s = spec(num_batches=9, batch_records=600)
-    engine = DeltaPeerEngine(str(tmp_path / "delta"), DeltaPeerConfig(commits_retained=2, min_files=2,
+    engine = DeltaPeerEngine(str(tmp_path / "delta"), DeltaPeerConfig(cleaner_commits_retained=2, min_files=2,
                                                                       partition_column=s.partition_column))
     cleaned: list[set[str]] = []
     for b in range(s.num_batches):

@@ -23,7 +23,7 @@ SMALL = REPO / "bench" / "scenarios" / "small.yaml"
 TINY = EngineKind("Tiny append (test)", "APPEND sorted by service, never maintained",
                   "tiny_kind.engine:TinyAppendEngine", "engines.append_compaction.engine:Option1Config",
                   "engines.append_compaction.config:CompactionConfig", "compaction", role="reference",
-                  maintains=False, hoodie_keys="compaction", sim="tiny_kind.sim:TinyAppendSim")
+                  maintains=False, settings="append_compaction", sim="tiny_kind.sim:TinyAppendSim")
 KIND_NAMES = "|".join(KINDS)
 
 
@@ -76,7 +76,7 @@ def test_no_module_outside_the_registry_compares_a_kind_string() -> None:
 def test_every_kind_answers_the_registry_questions() -> None:
     for name, entry in KINDS.items():
         assert kind_of(name) is entry and entry.family and entry.label
-        for field in ("engine", "config", "planner", "config_check", "sim"):
+        for field in ("engine", "config", "planner", "sim"):
             if getattr(entry, field):
                 assert entry.load(field) is not None, (name, field)
         assert entry.simulated == (entry.sim is not None)

@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 from bench.cli import EXIT_BAD_INPUT, app
 from bench.engine_factory import build_engine, engine_bloom, resolve_planner
 from bench.scenario import ScenarioError, load_scenario, parse_scenario
+from engines.config.registry import MB
+from engines.table.bloom import BloomConfig
 
 runner = CliRunner()
-MB = 1 << 20
 
 
 def scenario(engines: list[dict], maintenance: dict | None = None) -> dict:
@@ -117,11 +118,10 @@ def test_bad_values_and_clashes_are_refused_naming_the_key(tmp_path: Path) -> No
     with pytest.raises(ScenarioError, match="hoodie.clustering.max.parallelism=many"):
         parse_scenario(scenario([{"name": "e", "kind": "clustering",
                                   "config": {"hoodie.clustering.max.parallelism": "many"}}]))
-    sc = parse_scenario(scenario([{"name": "e", "kind": "clustering",
-                                   "config": {"hoodie.clustering.plan.strategy.max.num.groups": 3,
-                                              "max_num_groups": 4}}]))
-    with pytest.raises(ScenarioError, match=r"\['max_num_groups'\] set both"):
-        build_engine(sc.engines[0], sc, str(tmp_path / "t"))
+    with pytest.raises(ScenarioError, match=r"engines.e: \['max_num_groups'\] set both"):  # by validate, not the run
+        parse_scenario(scenario([{"name": "e", "kind": "clustering",
+                                  "config": {"hoodie.clustering.plan.strategy.max.num.groups": 3,
+                                             "max_num_groups": 4}}]))
 
 
 def test_every_consumer_reads_an_engines_bloom_filter_from_its_hudi_key() -> None:
@@ -136,3 +136,16 @@ def test_every_consumer_reads_an_engines_bloom_filter_from_its_hudi_key() -> Non
                                   {"name": "delta", "kind": "delta_peer"}]))
     got = {e.name: engine_bloom(e, sc).enabled for e in sc.engines}
     assert got == {"default": True, "key": False, "short": False, "hudi_key": False, "hudi": True, "delta": False}
+
+
+@pytest.mark.parametrize("kind", ["cow_baseline", "append_compaction", "clustering", "append_only"])
+def test_each_engine_writes_the_footer_its_bloom_key_asks_for(kind: str, tmp_path: Path) -> None:
+    """The table every engine writes through carries the engine's bloom setting (the writer reads
+    table.bloom): append_only used to keep the table's default, so its files got the ~431 KB filter
+    while its config, and the simulator, switched it off."""
+    off = {"hoodie.parquet.bloom.filter.enabled": "false"}
+    sc = parse_scenario(scenario([{"name": "off", "kind": kind, "config": off},
+                                  {"name": "on", "kind": kind, "config": {"bloom_num_entries": 1000}}]))
+    built = {e.name: build_engine(e, sc, str(tmp_path / e.name)) for e in sc.engines}
+    assert built["off"].table.bloom == engine_bloom(sc.engines[0], sc) == BloomConfig(enabled=False)
+    assert built["on"].table.bloom == engine_bloom(sc.engines[1], sc) == BloomConfig(num_entries=1000)

@@ -38,12 +38,13 @@ def test_validate_refuses_bad_hudi_config_naming_it(tmp_path: Path, config: dict
 def test_hoodie_keys_pass_through_unchanged(tmp_path: Path) -> None:
     """Top-level hoodie.* keys (a Hudi config table pasted into a scenario) join ``options``; they win
     over the preset's and the sizing's values."""
-    from engines.hudi.config import HudiConfig, hoodie_options, lift_hoodie_keys
+    from bench.hoodie_conf import read_config
+    from engines.hudi.config import HudiConfig, hoodie_options
 
     config = {"preset": "hudi_clustering", "hoodie.parquet.small.file.limit": 104857600,
               "options": {"hoodie.clustering.plan.strategy.sort.columns": "service"}}
     load_scenario(_scenario_with(tmp_path, config))
-    opts = hoodie_options(HudiConfig(**lift_hoodie_keys(config)), "t", "dt", "trace_id")  # type: ignore[arg-type]
+    opts = hoodie_options(HudiConfig(**read_config("hudi", config)), "t", "dt", "trace_id")  # type: ignore[arg-type]
     assert opts["hoodie.parquet.small.file.limit"] == "104857600"
     assert opts["hoodie.clustering.plan.strategy.sort.columns"] == "service"
     assert opts["hoodie.write.table.version"] == "6" and opts["hoodie.datasource.write.operation"] == "insert"

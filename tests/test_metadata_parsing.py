@@ -101,7 +101,7 @@ any_document = st.dictionaries(
 ) | scalars | st.lists(scalars, max_size=2)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(well_formed)
 def test_typed_pass_reads_well_formed_metadata_as_the_checked_pass_does(doc: dict[str, Any]) -> None:
     data = json.dumps(doc).encode()
@@ -110,7 +110,7 @@ def test_typed_pass_reads_well_formed_metadata_as_the_checked_pass_does(doc: dic
     assert typed == checked
 
 
-@settings(max_examples=500, deadline=None)
+@settings(deadline=None)
 @given(any_document)
 def test_typed_pass_and_checked_pass_agree_on_any_document(doc: Any) -> None:
     typed, checked = _both_passes(json.dumps(doc).encode())

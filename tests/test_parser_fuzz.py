@@ -23,7 +23,7 @@ VALID_PLAN = encode_plan(BASE_FILE_COMPACTION_PLAN, {
                     "metrics": {"fileCount": 1.0}}], "extraMetadata": None, "version": 1})
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(deadline=2000)
 @given(st.binary(max_size=2048))
 def test_plan_decoder_on_random_bytes(data: bytes) -> None:
     for name in (BASE_FILE_COMPACTION_PLAN, CLUSTERING_PLAN, REQUESTED_REPLACE):
@@ -35,7 +35,7 @@ def test_plan_decoder_on_random_bytes(data: bytes) -> None:
             assert isinstance(record, dict)
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(deadline=2000)
 @given(st.integers(min_value=0, max_value=len(VALID_PLAN) - 1), st.integers(min_value=0, max_value=255))
 def test_plan_decoder_on_mutated_plans(pos: int, byte: int) -> None:
     data = bytearray(VALID_PLAN)
@@ -53,7 +53,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=2000)
+@settings(deadline=2000)
 @given(st.one_of(st.binary(max_size=1024), json_values.map(lambda v: json.dumps(v).encode()),
                  st.dictionaries(st.sampled_from(["partitionToWriteStats", "partitionToReplaceFileIds",
                                                   "extraMetadata", "operationType", "compacted"]),

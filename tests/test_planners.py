@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engines.append_compaction.config import CompactionConfig
@@ -15,12 +15,11 @@ from engines.append_compaction.planner import plan_base_file_compaction
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.plan import ClusteringPlan, RequestedReplace
 from engines.clustering.planner import plan_clustering
+from engines.config.registry import MB
 from engines.cow_baseline.assign import assign_inserts, average_record_size
 from engines.cow_baseline.config import CowConfig
 from engines.table.model import FileSlice
 from engines.table.sizing import output_file_count, split_evenly
-
-MB = 1 << 20
 
 
 def fs(i: int, size: int, partition: str = "dt=a", rows: int = 10, lo: int | None = None, hi: int | None = None,
@@ -123,9 +122,14 @@ def build(items) -> list[FileSlice]:
             for i, (size, p, lo, w, rows) in enumerate(items)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(slice_lists, st.sampled_from(["size", "sort_overlap", "key_range", "commit_time"]), st.integers(1, 8),
        st.integers(5, 100), st.integers(1, 5))
+# A fresh clone's failure: ts [0, 5] (41.5 MB) and [1, 1] exceed the 42 MB cap together, so the range-
+# ordered packing closed a group after the first and put [1, 1] with [2, 2], which meet only through it
+# (the odd slices are pending, not eligible)
+@example(items=[(166, 0, 0, 5, 10), (4, 0, 0, 9, 10), (10, 0, 1, 0, 10), (4, 0, 0, 9, 10), (10, 0, 2, 0, 10),
+                (4, 0, 0, 9, 10), (4, 1, 0, 0, 10)], grouping="sort_overlap", max_groups=2, cap_mb=42, pending_every=1)
 def test_clustering_plan_properties(items, grouping, max_groups, cap_mb, pending_every) -> None:
     slices = build(items)
     pending = {s.file_group for i, s in enumerate(slices) if i % (pending_every + 1) == pending_every}
@@ -152,7 +156,7 @@ def test_clustering_plan_properties(items, grouping, max_groups, cap_mb, pending
                 hi = max(hi, hi2)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(slice_lists, st.integers(1, 4))
 def test_compaction_plan_properties(items, min_files) -> None:
     slices = build(items)

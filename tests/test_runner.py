@@ -154,7 +154,8 @@ def test_repeat_runs_fresh_tables_and_gives_intervals(spark, tmp_path) -> None:
         f"query {sc.queries.suite[0]}"].n
     md = render_report(res.folder, design_review=True)["report.md"].read_text()
     assert md.index("## The answer") < md.index("## Setup")
-    assert "Verdict (repeat)" in md and "95% interval" in md
+    assert "**Scenario `repeat`.**" in md and "n=8" in md  # ingest: 4 batches x 2 repetitions, paired
+    assert res.run["review"]["choice"]["run"]["representatives"]  # the runner stored the review
     assert "2 repetition(s); fewer for append_only 1" in md
 
 

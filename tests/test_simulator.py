@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.simulate import calibrate, replace_metadata_scaling, simulate
-from bench.simulate.driver import analytic_partition_counts
+from bench.simulate.driver import LOGICAL_CLOCK, analytic_partition_counts, next_logical_instant
 from bench.simulate.validate import render, validate
 from runresults import Results
 from workloads.generator import batch_partition_counts
@@ -143,3 +143,13 @@ def test_simulator_prices_queries_with_the_layout(tmp_path) -> None:
     assert q["sorted", "service_hours"] < q["unsorted", "service_hours"]
     assert q["sorted", "full_scan_by_level"] == q["unsorted", "full_scan_by_level"]
     assert sim.run["simulation"]["file_ranges"].startswith("exact")
+
+
+def test_simulated_instants_are_the_logical_clocks() -> None:
+    """The simulator steps its instants on the digits: the same strings as the runner's clock, across
+    the carries of seconds, minutes, hours, days and years."""
+    for start in (None, "20260101000000998", "20261231235959997", "20280228235959999"):
+        last = fast = start
+        for _ in range(2500):
+            last, fast = LOGICAL_CLOCK.next(last), next_logical_instant(fast)
+            assert fast == last

@@ -9,9 +9,10 @@ import json
 
 import pytest
 
+from bench.hoodie_conf import read_config
 from bench.scenario import parse_scenario
 from bench.stream.landing import BAD_NAME, OLD_NAME, OLD_RECORDS
-from engines.hudi.config import HudiConfig, check_config, hoodie_options, streaming_sink_options
+from engines.hudi.config import HudiConfig, hoodie_options, streaming_sink_options
 
 DOC = {
     "name": "stream_hudi_sink_test",
@@ -34,8 +35,8 @@ def test_stream_sink_config_is_validated() -> None:
         HudiConfig(stream_sink="kafka")
     with pytest.raises(ValueError, match="mode must be 'manual'"):
         HudiConfig(preset="hudi_clustering", stream_sink="hudi", mode="async")
-    with pytest.raises(ValueError, match="unknown stream_sink"):
-        check_config({"preset": "hudi_clustering", "stream_sink": "Hudi"})
+    with pytest.raises(ValueError, match="stream_sink=Hudi: expected one of"):
+        read_config("hudi", {"preset": "hudi_clustering", "stream_sink": "Hudi"})
     cfg = HudiConfig(preset="hudi_clustering", stream_sink="hudi", sort_columns=("service", "ts"))
     opts = streaming_sink_options(cfg, hoodie_options(cfg, "t", "dt", "trace_id"), 3)
     assert opts["hoodie.clustering.async.enabled"] == "true"

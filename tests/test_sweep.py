@@ -10,7 +10,9 @@ from typer.testing import CliRunner
 
 from bench.cli import EXIT_BAD_INPUT, app
 from bench.simulate.sweep import SweepError, load_sweep
-from reports.map_winners import TIE, crossovers, winners
+from reports.map_winners import crossovers, winners
+from runresults import ResultsWriter
+from runresults.plain_ledger import DEFAULT_MARGIN
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "bench" / "sweeps" / "tiny.yaml"
@@ -53,29 +55,103 @@ def test_shipped_sweep_has_500_points() -> None:
 
 def _rows(values: dict[tuple[int, str], float]) -> list[dict]:
     kinds = {"b": "cow_baseline", "o1": "append_compaction", "o2": "clustering"}
-    return [{"x": x, "engine": e, "kind": kinds[e], "wa": v} for (x, e), v in values.items()]
+    return [{"x": x, "engine": e, "kind": kinds[e], "usd_per_tb": v, "wa": v} for (x, e), v in values.items()]
 
 
-def test_winner_tie_and_crossover() -> None:
-    """The lowest figure wins; within TIE of the next it is a tie; a change of winner between
-    neighbouring values is a crossover."""
-    rows = _rows({(1, "b"): 3.0, (1, "o1"): 1.0, (1, "o2"): 2.0,
-                  (2, "b"): 3.0, (2, "o1"): 1.0, (2, "o2"): 1.0 + TIE / 2,
-                  (3, "b"): 3.0, (3, "o1"): 1.5, (3, "o2"): 1.0})
-    found = {w.point["x"]: w.winner for w in winners(rows, ["x"], ["wa"])}
+def test_choice_equivalent_within_the_margin_and_crossover() -> None:
+    """The lowest figure wins; inside the margin of the lowest it is "equivalent"; a change of
+    choice between neighbouring values is a crossover."""
+    m = DEFAULT_MARGIN
+    rows = _rows({(1, "b"): 3.0, (1, "o1"): 1.0, (1, "o2"): 1.0 + 2 * m,
+                  (2, "b"): 3.0, (2, "o1"): 1.0, (2, "o2"): 1.0 + m / 2,
+                  (3, "b"): 3.0, (3, "o1"): 1.0 + 2 * m, (3, "o2"): 1.0})
+    found = {w.point["x"]: w.winner for w in winners(rows, ["x"], ["usd_per_tb"])}
     assert found == {1: "Option 1", 2: "Option 1 = Option 2", 3: "Option 2"}
-    cross = crossovers(winners(rows, ["x"], ["wa"]), {"x": [1, 2, 3]})
+    cross = crossovers(winners(rows, ["x"], ["usd_per_tb"]), {"x": [1, 2, 3]})
     assert [(c.lo, c.hi, c.before, c.after) for c in cross] == [
         (1, 2, "Option 1", "Option 1 = Option 2"), (2, 3, "Option 1 = Option 2", "Option 2")]
+    # the margin is the sweep's: at 1% the 2.5% difference decides
+    assert {w.point["x"]: w.winner for w in winners(rows, ["x"], ["usd_per_tb"], margin=0.01)}[2] == "Option 1"
 
 
-def test_best_variant_stands_for_its_design() -> None:
-    rows = [{"x": 1, "engine": "option2", "kind": "clustering", "wa": 2.0},
-            {"x": 1, "engine": "option2_sorted", "kind": "clustering", "wa": 1.0},
-            {"x": 1, "engine": "baseline", "kind": "cow_baseline", "wa": 1.5},
-            {"x": 1, "engine": "delta", "kind": "delta_peer", "wa": 0.1}]  # a peer never competes
-    (w,) = winners(rows, ["x"], ["wa"])
-    assert (w.winner, w.variants["Option 2"]) == ("Option 2", "option2_sorted")
+def test_whole_candidates_no_best_variant_per_criterion() -> None:
+    """A design is its cheapest candidate by the ledger, and every criterion shows that candidate's
+    figure: option2_sorted writes less (WA) but costs more, so Option 2's WA is option2's."""
+    rows = [{"x": 1, "engine": "option2", "kind": "clustering", "usd_per_tb": 10.0, "wa": 2.0},
+            {"x": 1, "engine": "option2_sorted", "kind": "clustering", "usd_per_tb": 12.0, "wa": 1.0},
+            {"x": 1, "engine": "baseline", "kind": "cow_baseline", "usd_per_tb": 20.0, "wa": 1.5},
+            {"x": 1, "engine": "delta", "kind": "delta_peer", "usd_per_tb": 1.0, "wa": 0.1}]  # a peer never competes
+    by = {w.criterion: w for w in winners(rows, ["x"], ["usd_per_tb", "wa"])}
+    assert (by["usd_per_tb"].winner, by["usd_per_tb"].variants["Option 2"]) == ("Option 2", "option2")
+    assert by["wa"].values == {"Option 2": 2.0, "Baseline": 1.5}
+    assert by["wa"].winner == "Baseline"
+    assert set(by["wa"].variants.values()) == {"option2", "baseline"}
+
+
+def _gates_run(folder: Path, failing: dict[str, str], requires: list[str] | None = None) -> Path:
+    """A run's results folder holding only its gates: ``failing`` engine -> the gate it fails."""
+    w = ResultsWriter(folder)
+    engines = ["baseline", "option1_rfc", "option1_cbd", "option2_sorted"]
+    for e in engines:
+        for gate in ("isolation", "incremental", "time_travel"):
+            bad = failing.get(e) == gate
+            w.add("gates", engine=e, gate=gate, reader="apache_hudi", passed=not bad, checked=10,
+                  failures=3 if bad else 0, figure=9000.0 if bad else 0.0, figure_unit="rows re-emitted",
+                  detail="planted")
+    review = {"requires": requires} if requires is not None else {}
+    w.write_run({"run_id": folder.name, "scenario": {"name": "t", "review": review},
+                 "engines": {e: {"kind": "x"} for e in engines}})
+    return folder
+
+
+def _rfc_sweep(tmp_path: Path) -> Path:
+    base = (REPO / "bench" / "scenarios" / "sweep_tiny.yaml").read_text().replace(
+        "  - {name: option1_cbd,",
+        "  - {name: option1_rfc, kind: append_compaction, config: {order: rfc, "
+        "hoodie.parquet.bloom.filter.enabled: false}}\n  - {name: option1_cbd,")
+    (tmp_path / "base.yaml").write_text(base)
+    path = tmp_path / "s.yaml"
+    path.write_text("name: t\nbase: base.yaml\ncalibration: " + str(REPO / "bench" / "sweeps" /
+                    "sweep_tiny_calibration.json") + "\nparameters:\n  maintenance_every: [2, 3]\n")
+    return path
+
+
+def test_a_candidate_failing_a_required_gate_stays_out_of_the_map(tmp_path: Path) -> None:
+    """option1_rfc fails incremental at the run: it is not simulated, not in sweep.parquet, never
+    stands for Option 1, and map.md names it with the gate; when the run does not require
+    incremental it competes again."""
+    sweep = _rfc_sweep(tmp_path)
+    gates = _gates_run(tmp_path / "run", {"option1_rfc": "incremental"})
+    res = CliRunner().invoke(app, ["sweep", str(sweep), "--out", str(tmp_path / "out"), "--workers", "1",
+                                   "--gates", str(gates)])
+    assert res.exit_code == 0, res.output
+    folder = Path(res.output.strip().splitlines()[-1])
+    import json
+
+    import pandas as pd
+
+    table = pd.read_parquet(folder / "sweep.parquet")
+    assert "option1_rfc" not in set(table.engine) and {"baseline", "option1_cbd", "option2_sorted"} <= set(table.engine)
+    run = json.loads((folder / "sweep.json").read_text())
+    assert list(run["excluded"]) == ["option1_rfc"] and "incremental" in run["excluded"]["option1_rfc"]
+    text = (folder / "map.md").read_text()
+    assert "`option1_rfc` fails incremental (9000 rows re-emitted" in text, text
+    assert "best variant" not in text
+    from reports.decision_map import SweepResults
+
+    assert all("option1_rfc" not in w.variants.values() for w in SweepResults(folder).winners)
+
+    relaxed = _gates_run(tmp_path / "run2", {"option1_rfc": "incremental"}, requires=["isolation"])
+    from bench.simulate.sweep import load_sweep as load
+
+    assert "option1_rfc" in [e.name for e in load(sweep, gates_run=relaxed).base.engines]
+
+
+def test_gates_run_without_gates_is_refused(tmp_path: Path) -> None:
+    w = ResultsWriter(tmp_path / "run")
+    w.write_run({"run_id": "r", "scenario": {"name": "t"}, "engines": {}})
+    with pytest.raises(SweepError, match="no gates table"):
+        load_sweep(_rfc_sweep(tmp_path), gates_run=tmp_path / "run")
 
 
 @pytest.mark.slow
@@ -87,7 +163,7 @@ def test_tiny_map_with_real_corners(spark, tmp_path: Path) -> None:
     folder = Path(res.output.strip().splitlines()[-1])
     text = (folder / "map.md").read_text()
     assert "## Where the answer changes" in text and "### Validation at the corners" in text
-    assert len(list((folder / "plots").glob("map_*.png"))) == 6
+    assert len(list((folder / "plots").glob("map_*.png"))) == 7  # the ledger and six figures
     import json
 
     val = json.loads((folder / "sweep.json").read_text())["validation"]
@@ -100,3 +176,24 @@ def test_tiny_map_with_real_corners(spark, tmp_path: Path) -> None:
     # its errors are printed (in the map too) and not asserted.
     not_baseline = [f for v in val for f in v["failures"] if not f.startswith("baseline:")]
     assert [f for f in not_baseline if "per commit" in f] == [], not_baseline
+
+
+def test_map_text_says_equivalent_inside_the_margin(tmp_path: Path) -> None:
+    """A rendered map: at x=2 Option 1 and Option 2 are 2.5% apart (inside 5%): "equivalent", not a win."""
+    import json
+
+    import pandas as pd
+
+    from reports.decision_map import render_section
+    from runresults import SWEEP_RUN, SWEEP_TABLE
+
+    rows = _rows({(1, "b"): 3.0, (1, "o1"): 1.0, (1, "o2"): 1.2, (2, "b"): 3.0, (2, "o1"): 1.0, (2, "o2"): 1.025})
+    pd.DataFrame(rows).to_parquet(tmp_path / SWEEP_TABLE, index=False)
+    (tmp_path / SWEEP_RUN).write_text(json.dumps({
+        "sweep": {"name": "t"}, "base_scenario": "b", "values": {"x": [1, 2]}, "axes": ["x"], "base_values": {"x": 1},
+        "points": 2, "wall_time_s": 1.0, "machine": {"cores": 2}, "margin": 0.05, "candidates": ["b", "o1", "o2"],
+        "gates_run": None, "excluded": {}}))
+    text, _ = render_section(tmp_path)
+    assert "Option 1 and Option 2 equivalent at 1 of 2 points" in text, text
+    assert "along x, Option 1 at 1 gives way to Option 1 and Option 2 at 2" in text
+    assert "(±5%) of the best are equivalent" in text and "No run's gates were given" in text

@@ -8,6 +8,7 @@ import os
 import pickle
 import subprocess
 import sys
+import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -25,7 +26,15 @@ from engines.table.avro import (
 from engines.table.instants import InstantClock, format_instant, parse_instant
 from engines.table.lock import LOCK_FILE, LockHeldError, WriterLock
 from engines.table.metadata import CommitMetadata, MetadataError
-from engines.table.model import FileSlice, WriteStat, base_file_name, file_slices, parse_base_file_name
+from engines.table.model import (
+    _FILE_ID_NAMESPACE,
+    FileSlice,
+    WriteStat,
+    base_file_name,
+    file_slices,
+    new_file_id,
+    parse_base_file_name,
+)
 from engines.table.storage import Storage
 from engines.table.table import HudiTable, TableConfig, logical_clock
 from engines.table.timeline import COMMIT, COMPACTION, REPLACE, State, Timeline, TimelineError
@@ -82,6 +91,17 @@ def test_logical_clock_is_deterministic() -> None:
     a, b = logical_clock(datetime(2026, 1, 1, tzinfo=UTC)), logical_clock(datetime(2026, 1, 1, tzinfo=UTC))
     assert a.next(None) == b.next(None) == "20260101000000000"
     assert a.next("20260101000000000") == "20260101000000001"
+
+
+def test_file_ids_are_the_name_based_uuid_of_where_they_are_written() -> None:
+    """new_file_id spells uuid.uuid5 out (no UUID object per file): the same ids as the library's."""
+    for i in range(400):
+        where = ("bucket-3", f"2026010100000{i % 10}{i:03d}", f"dt=2024-01-{1 + i % 28:02d}-{i % 24:02d}",
+                 i % 3, i % 2, i % 5)
+        seed = "/".join(map(str, where))
+        assert new_file_id(*where) == f"{uuid.uuid5(_FILE_ID_NAMESPACE, seed)}-{where[5]}"
+    assert new_file_id("group-é", "20260101000000000", "région=été", 0, 0, 0) == \
+        f"{uuid.uuid5(_FILE_ID_NAMESPACE, 'group-é/20260101000000000/région=été/0/0/0')}-0"
 
 
 # -- timeline ---------------------------------------------------------------------------------

@@ -1,34 +1,58 @@
-"""Timing winners need separated 95% intervals: seeded fake timing tables, one per case."""
+"""Intervals say their n and are 95% only from 10 samples; a difference decides only outside the
+margin: seeded fake timing tables, one per case."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from runresults.uncertainty import Interval, interval, p95, ratio_interval, timing_winner, total_per_repeat
+from runresults.uncertainty import (
+    MIN_N,
+    decide,
+    exact_ratio,
+    interval,
+    mean_interval,
+    p95,
+    paired_ratio,
+    ratio_interval,
+    ratio_of_medians,
+    total_per_repeat,
+)
 
 
 def _samples(center: float, spread: float, n: int, seed: int) -> list[float]:
     return list(np.random.default_rng(seed).normal(center, spread, n))
 
 
-def test_separated_intervals_win() -> None:
-    fast = interval(_samples(1.0, 0.05, 60, 1))
-    slow = interval(_samples(1.5, 0.05, 60, 2))
-    assert fast.hi < slow.lo
-    winner, why = timing_winner({"Option 1": slow, "Option 2": fast})
-    assert winner == "Option 2" and "separate" in why
-    winner, _ = timing_winner({"Option 1": slow, "Option 2": fast}, lower_is_better=False)
-    assert winner == "Option 1"
+def test_a_difference_decides_only_outside_the_margin() -> None:
+    """(Replaces "timing winners need separated intervals": separation alone decided by however little.)"""
+    a = _samples(1.0, 0.05, 60, 1)
+    slow = [x * 1.5 for x in a]
+    r = paired_ratio(a, slow)
+    assert r.value == pytest.approx(1.5) and r.kind == "bootstrap" and r.n == 60
+    assert decide(r, 0.05) == "higher" and decide(paired_ratio(slow, a), 0.05) == "lower"
+    # 3% slower on every pair: the interval separates from 1, but lies inside ±5%: equivalent
+    r3 = paired_ratio(a, [x * 1.03 for x in a])
+    assert r3.lo > 1.0 and decide(r3, 0.05) == "equivalent"
+    assert decide(exact_ratio(71, 69), 0.05) == "equivalent" and decide(exact_ratio(71, 50), 0.05) == "lower"
+    assert decide(None, 0.05) == "n/a"
 
 
-def test_overlapping_intervals_tie_and_print_both() -> None:
-    a = interval(_samples(1.00, 0.3, 12, 3))
-    b = interval(_samples(1.05, 0.3, 12, 4))
-    assert a.overlaps(b)
-    winner, why = timing_winner({"Option 1": a, "Option 2": b})
-    assert winner is None
-    assert a.text() in why and b.text() in why
+def test_fewer_than_ten_samples_are_a_range_never_95() -> None:
+    three = interval([4.23, 4.5, 5.38])
+    assert three.kind == "range" and (three.lo, three.hi) == (4.23, 5.38)
+    assert "range" in three.text() and "n=3" in three.text() and "95%" not in three.text()
+    many = interval(_samples(2.0, 0.4, MIN_N, 9))
+    assert many.kind == "bootstrap" and "95%, n=10" in many.text()
+    assert mean_interval([1.0, 2.0, 3.0]).kind == "range"
+    assert ratio_of_medians([1.0, 1.1, 0.9], [2.0, 2.2, 1.8]).text().startswith("2 (range")
+
+
+def test_overlapping_samples_are_equivalent() -> None:
+    a = _samples(1.00, 0.3, 12, 3)
+    b = _samples(1.05, 0.3, 12, 4)
+    r = ratio_of_medians(a, b)
+    assert r.n == 12 and r.lo < 1 < r.hi and decide(r, 0.05) == "equivalent"
 
 
 def test_interval_contains_the_statistic_and_is_reproducible() -> None:
@@ -50,8 +74,3 @@ def test_totals_and_ratios() -> None:
     assert interval(runs, total_per_repeat(2)).value == pytest.approx(6.0)
     r = ratio_interval([1.0, 1.0, 1.0, 1.0], [0.5, 0.5, 0.5, 0.5])
     assert r.value == pytest.approx(2.0) and r.lo == pytest.approx(2.0)
-
-
-def test_fewer_than_two_designs() -> None:
-    winner, why = timing_winner({"Option 1": Interval(1, 1, 1, 1)})
-    assert winner is None and "fewer than two" in why

@@ -32,7 +32,7 @@ names = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.lists(names, max_size=8))
 def test_bulk_name_parsing_is_parse_base_file_name(batch: list[str]) -> None:
     parsed = [parse_base_file_name(n) for n in batch]

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from engines.config.registry import MB
 from workloads.rowdef import (
     CORPUS,
     CORPUS_STARTS,
@@ -74,7 +75,7 @@ def bytes_per_record(spec: WorkloadSpec) -> float:
 
 
 def records_for_mb(spec: WorkloadSpec, mb: float) -> int:
-    return max(1, int(round(mb * (1 << 20) / bytes_per_record(spec))))
+    return max(1, int(round(mb * MB / bytes_per_record(spec))))
 
 
 def base_records(spec: WorkloadSpec) -> int:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
 
 from bench.engine_factory import engine_bloom
 from bench.simulate import requests as reqmodel
@@ -27,6 +26,8 @@ from workloads.generator import bytes_per_record
 
 def _fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Non-negative least squares (Lawson-Hanson, ``scipy.optimize.nnls``): no cost may be negative."""
+    from scipy.optimize import nnls  # imported here: scipy costs every `simulate` a second or more to load
+
     coef, _residual = nnls(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     return coef
 

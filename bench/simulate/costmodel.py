@@ -13,8 +13,8 @@ measured at two first-byte latencies).
 
 Parameters come from ``layoutbench calibrate RUN`` (least squares on a real run's rows) or the
 defaults below (measured once on the 2-core development machine, local disk). Request prices
-default to Amazon S3 Standard, us-east-1, as published on the AWS S3 pricing page:
-PUT/COPY/POST/LIST $0.005 per 1,000, GET $0.0004 per 1,000 (configurable).
+default to the project's one dated price table (:mod:`runresults.review.prices`: Amazon S3
+Standard, us-east-1), configurable per model.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from engines.table.sizes import MB
+from engines.config.registry import MB
+from runresults.review.prices import DEFAULT_PRICES
 
 
 @dataclass
@@ -38,9 +39,9 @@ class CostModel:
     query_overhead_s: float = 0.08
     file_open_s: float = 0.004
     scan_s_per_mb: float = 0.01
-    put_per_1000_usd: float = 0.005
-    get_per_1000_usd: float = 0.0004
-    list_per_1000_usd: float = 0.005
+    put_per_1000_usd: float = DEFAULT_PRICES.put.usd
+    get_per_1000_usd: float = DEFAULT_PRICES.get.usd
+    list_per_1000_usd: float = DEFAULT_PRICES.list.usd
     bytes_per_record: float | None = None
     first_byte_share: float = 0.0
     requests: dict[str, list[float]] | None = None  # kind|phase|op|object -> coefficients

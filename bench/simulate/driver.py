@@ -141,6 +141,15 @@ def _params_so_far(spec: WorkloadSpec, b: int, window_hours: float) -> QueryPara
 
 
 LOGICAL_CLOCK = InstantClock(logical_start=LOGICAL_START)  # the runner's deterministic instants
+_FIRST_INSTANT = LOGICAL_CLOCK.next(None)
+
+
+def next_logical_instant(last: str | None) -> str:
+    """``LOGICAL_CLOCK.next(last)`` for a simulated table's own instants: after the first, each is the
+    last + 1 ms, done on the digits unless the milliseconds carry (a replay ticks ~10^5 times)."""
+    if last is not None and len(last) == 17 and last >= _FIRST_INSTANT and last[14:] != "999":
+        return f"{last[:14]}{int(last[14:]) + 1:03d}"
+    return LOGICAL_CLOCK.next(last)
 
 
 @dataclass
@@ -187,13 +196,17 @@ class SimEngine:
 
 
 class Simulator:
-    def __init__(self, scenario: Scenario, model: CostModel, writer: ResultsWriter, horizon: int | None) -> None:
+    def __init__(self, scenario: Scenario, model: CostModel, writer: ResultsWriter, horizon: int | None,
+                 stop_after: int | None = None) -> None:
         self.sc = scenario
         self.model = model
         self.writer = writer
-        self.n = horizon or scenario.workload.num_batches
-        self.spec = scenario.workload.model_copy(update={"num_batches": self.n})
-        self.exact = self.n <= EXACT_BATCHES
+        full = horizon or scenario.workload.num_batches
+        self.spec = scenario.workload.model_copy(update={"num_batches": full})
+        # ``stop_after``: the first batches of the whole horizon, its times unchanged (a projection's
+        # replay, in the estimated mode of long horizons: analytic partition counts, no rows)
+        self.n = min(full, stop_after) if stop_after else full
+        self.exact = full <= EXACT_BATCHES and not stop_after
         total_rows = sum(batch_num_records(self.spec, b) for b in range(self.n)) if self.exact else None
         self.with_rows = total_rows is not None and total_rows <= ROWS_LIMIT
         self.bpr = model.bytes_per_record or bytes_per_record(self.spec)
@@ -207,6 +220,7 @@ class Simulator:
         self.prefix = f"{self.pcol}="
         self.batch_bytes: dict[int, int] = {}
         self.batch_rows: dict[str, pa.Table] = {}  # this batch's query columns per partition path (exact mode)
+        self.batch_stats: dict[str, dict] = {}  # this batch's estimated ranges per partition path (estimated mode)
         self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
         self.partition_rows: dict[str, int] = defaultdict(int)
         weights = 1.0 / (1 + np.arange(self.spec.num_services)) ** self.spec.service_skew
@@ -236,7 +250,7 @@ class Simulator:
         return e.last_instant
 
     def _tick(self, e: SimEngine) -> str:
-        e.last_instant = LOGICAL_CLOCK.next(e.last_instant)
+        e.last_instant = next_logical_instant(e.last_instant)
         return e.last_instant
 
     def _add(self, e: SimEngine, partition: str, file_id: str, instant: str, rows: int, size: int,
@@ -284,9 +298,15 @@ class Simulator:
         earliest = earliest_to_retain(e.data_instants, self.retained)
         if earliest is None or not e.dead:
             return 0
+        # a file that left the snapshot at or after ``earliest`` is the newest slice a reader of
+        # ``earliest`` needs (its successor, or its replacement, is that new): the rule dooms nothing
+        # in a group whose every dead file is such, so only the other groups are handed to it
+        due = {f.slice.file_group for f in map(e.physical.__getitem__, e.dead) if f.dead_at < earliest}
         groups: dict[tuple[str, str], list[SimFile]] = defaultdict(list)
         for p in e.dead:
-            groups[e.physical[p].slice.file_group].append(e.physical[p])
+            f = e.physical[p]
+            if f.slice.file_group in due:
+                groups[f.slice.file_group].append(f)
         doomed: list[str] = []
         for key, dead in groups.items():
             live = e.live.get(key)
@@ -321,6 +341,7 @@ class Simulator:
     def begin_batch(self, b: int) -> dict[str, int]:
         """Rows per partition path of batch ``b``; in exact mode also its rows' query columns."""
         self.batch = b
+        self.batch_stats = {}
         if not self.exact:
             counts_raw = analytic_partition_counts(self.spec, b)
             counts = {f"{self.prefix}{k}": v for k, v in counts_raw.items()}
@@ -334,11 +355,16 @@ class Simulator:
         return counts
 
     def _estimated_stats(self, partition: str) -> dict:
-        """Ranges of a batch's rows in ``partition`` from the generator's distributions (estimated mode)."""
+        """Ranges of a batch's rows in ``partition`` from the generator's distributions (estimated
+        mode); one dict per batch and partition, shared by every engine's slices (never mutated)."""
+        cached = self.batch_stats.get(partition)
+        if cached is not None:
+            return cached
         value = partition[len(self.prefix):]
         ts = simrows.ts_range_in_partition(self.spec, batch_ts_range(self.spec, self.batch), value)
         out = {"service": (self.services[0], self.services[-1]), self.pcol: (value, value)}
-        return {**out, "ts": ts} if ts is not None else out
+        self.batch_stats[partition] = out = {**out, "ts": ts} if ts is not None else out
+        return out
 
     def _sorted_batch_rows(self, partition: str, order: tuple[str, ...]) -> pa.Table:
         return _sorted_batch_rows(self.spec, self.batch, partition, order)
@@ -606,13 +632,15 @@ class Simulation:
 
 
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
-                   sink: RowSink | ResultsWriter | None = None, progress: bool = False) -> Simulation:
+                   sink: RowSink | ResultsWriter | None = None, progress: bool = False,
+                   stop_after: int | None = None) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
-    With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``."""
+    With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
+    With ``stop_after``, only the horizon's first batches are replayed (times as in the whole horizon)."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
-    sim = Simulator(scenario, model, sink, horizon_batches)  # type: ignore[arg-type]
+    sim = Simulator(scenario, model, sink, horizon_batches, stop_after)  # type: ignore[arg-type]
     engines = []
     for es in scenario.engines:
         if kind_of(es.kind).simulated:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -77,14 +78,20 @@ def stats_of(rows: pa.Table, partition_column: str, partition_value: str) -> dic
     return out
 
 
+@lru_cache(maxsize=65536)  # a long replay asks for each partition's start on every batch that writes it
+def _partition_start(partition: str, granularity: str) -> datetime:
+    """The first instant of a partition value (``2024-01-01`` or ``2024-01-01-05``), in UTC."""
+    fmt = "%Y-%m-%d" if granularity == "day" else "%Y-%m-%d-%H"
+    return datetime.strptime(partition, fmt).replace(tzinfo=UTC)
+
+
 def ts_range_in_partition(spec: WorkloadSpec, batch_range: tuple[datetime, datetime],
                           partition: str) -> tuple[datetime, datetime] | None:
     """The ``ts`` range of a batch's rows that land in ``partition`` (estimated mode): the batch's
     time range, and its copies moved back 1..``max_lateness_partitions`` partitions for late rows,
     each clipped to the partition; None when none overlaps."""
     unit = partition_unit(spec)
-    fmt = "%Y-%m-%d" if spec.partition_granularity == "day" else "%Y-%m-%d-%H"
-    p_lo = datetime.strptime(partition, fmt).replace(tzinfo=UTC)
+    p_lo = _partition_start(partition, spec.partition_granularity)
     p_hi = p_lo + unit
     lo = hi = None
     for k in range(spec.max_lateness_partitions + 1):

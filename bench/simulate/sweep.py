@@ -1,11 +1,17 @@
 """``layoutbench sweep SWEEP.yaml``: the calibrated simulator over a grid of workload and config
-parameters, and which RFC design wins each criterion at each grid point.
+parameters, and which RFC design is chosen at each grid point, by the verdict's rules.
 
 A sweep file names a base scenario and, per parameter, the values to try (a list, or
 ``{from, to, steps, scale}``). Each grid point is the base scenario with those values applied
 (validated like any scenario), simulated in memory (:func:`bench.simulate.driver.run_simulation`).
-Per point and engine the figures of :data:`runresults.SWEEP_CRITERIA` are kept;
-:mod:`reports.map_winners` turns them into winners and crossovers.
+Per point and engine the figures of :data:`runresults.SWEEP_CRITERIA` are kept, the ledger's
+$ per TB ingested first (:mod:`runresults.plain_ledger`); :mod:`reports.map_winners` turns them
+into choices and crossovers: whole candidates, each design represented by its cheapest, a
+difference inside the margin "equivalent".
+
+The required gates: with ``--gates RUN`` (a run's results folder with its ``gates`` table), a
+candidate that failed a gate the run's scenario requires (``review.requires``, default all) is left
+out of the map, and ``sweep.json`` says which and why.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +34,7 @@ from bench.simulate.costmodel import CostModel
 from bench.simulate.driver import RowSink, run_simulation
 from runresults import SWEEP_CRITERIA as CRITERIA
 from runresults import SWEEP_RUN, SWEEP_TABLE
+from runresults.plain_ledger import DEFAULT_MARGIN, failed_gates, ledger, required_gates
 
 
 class SweepError(ValueError):
@@ -112,6 +119,8 @@ class SweepSpec(BaseModel):
     parameters: dict[str, list[float] | Range]
     axes: list[str] | None = None
     workers: int | None = Field(None, ge=1, le=64)
+    # a difference inside it is "equivalent" (default: the base scenario's review.margin, else 5%)
+    margin: float | None = Field(None, gt=0, lt=1)
 
     @field_validator("parameters")
     @classmethod
@@ -136,6 +145,10 @@ class Grid:
     values: dict[str, list[Any]]
     axes: tuple[str, str | None]
     calibration: Path | None
+    margin: float = DEFAULT_MARGIN
+    excluded: dict[str, str] = field(default_factory=dict)  # engine -> the required gate it failed at the run
+    gates_run: str | None = None
+    required: list[str] = field(default_factory=list)
 
     def points(self) -> list[dict[str, Any]]:
         names = list(self.values)
@@ -183,8 +196,35 @@ def _lookup(doc: dict[str, Any], probe: dict[str, Any]) -> Any:
     return None
 
 
-def load_sweep(path: str | Path) -> Grid:
-    """Read and validate a sweep file; every value of every parameter is checked on the base scenario."""
+def _margin(spec: SweepSpec, base: Scenario) -> float:
+    if spec.margin is not None:
+        return spec.margin
+    review = getattr(base, "review", None)
+    return float(getattr(review, "margin", None) or DEFAULT_MARGIN)
+
+
+def _gates(path: Path, base: Scenario, gates_run: str | Path) -> tuple[Scenario, dict[str, str], list[str]]:
+    """The base scenario without the candidates that failed a required gate at ``gates_run``."""
+    from runresults import Results, ResultsError
+
+    try:
+        run = Results(gates_run)
+        excluded = failed_gates(run)
+    except (ResultsError, OSError) as exc:
+        raise SweepError(f"--gates {gates_run}: {exc}") from None
+    required = required_gates(run.run)
+    if run.table("gates").empty:
+        raise SweepError(f"--gates {gates_run}: the run has no gates table (a run before the review's gates)")
+    kept = [e for e in base.engines if e.name not in excluded]
+    if not kept:
+        raise SweepError(f"{path}: every engine of the base scenario failed a required gate at {gates_run}")
+    return base.model_copy(update={"engines": kept}), {e: r for e, r in excluded.items()
+                                                        if e in {x.name for x in base.engines}}, required
+
+
+def load_sweep(path: str | Path, gates_run: str | Path | None = None) -> Grid:
+    """Read and validate a sweep file; every value of every parameter is checked on the base scenario.
+    With ``gates_run``, candidates that failed a required gate there are left out (module docstring)."""
     path = Path(path)
     try:
         doc = yaml.safe_load(path.read_text())
@@ -220,7 +260,12 @@ def load_sweep(path: str | Path) -> Grid:
     calibration = (path.parent / spec.calibration).resolve() if spec.calibration else None
     if calibration is not None and not calibration.is_file():
         raise SweepError(f"{path}: calibration {spec.calibration}: no such file")
-    grid = Grid(spec, base, values, (axes[0], axes[1] if len(axes) > 1 else None), calibration)
+    excluded: dict[str, str] = {}
+    required: list[str] = []
+    if gates_run is not None:
+        base, excluded, required = _gates(path, base, gates_run)
+    grid = Grid(spec, base, values, (axes[0], axes[1] if len(axes) > 1 else None), calibration,
+                _margin(spec, base), excluded, str(gates_run) if gates_run is not None else None, required)
     for name, vals in values.items():  # each value alone on the base: names the impossible one
         for v in vals:
             grid.scenario({name: v})
@@ -230,8 +275,25 @@ def load_sweep(path: str | Path) -> Grid:
 # -- running -----------------------------------------------------------------------------------
 
 
-def figures(sink: RowSink, engine: str) -> dict[str, float]:
-    """The :data:`CRITERIA` of one simulated engine, from its result rows."""
+class SinkResults:
+    """A grid point's in-memory rows read like a results folder (for the ledger)."""
+
+    def __init__(self, sink: RowSink, scenario: Scenario, kinds: dict[str, str],
+                 requests: dict[str, dict[str, int]]) -> None:
+        import pandas as pd
+
+        from runresults import TABLES
+
+        self._frames = {n: pd.DataFrame(rows, columns=TABLES[n].names) for n, rows in sink.rows.items()}
+        self.run = {"scenario": scenario.model_dump(mode="json"), "engines": {n: {"kind": k} for n, k in kinds.items()},
+                    "simulation": {"requests": requests}}
+
+    def table(self, name: str):  # noqa: ANN201 - a pandas DataFrame
+        return self._frames[name]
+
+
+def figures(sink: RowSink, engine: str, usd_per_tb: float = float("nan")) -> dict[str, float]:
+    """The :data:`CRITERIA` of one simulated engine, from its result rows (its ledger's $ per TB given)."""
     commits = [r for r in sink.rows["commits"] if r["engine"] == engine]
     ingest = [r for r in commits if r["kind"] == "ingest"]
     written = sum(r["bytes_written"] for r in commits)
@@ -242,6 +304,7 @@ def figures(sink: RowSink, engine: str) -> dict[str, float]:
     final = [r for r in queries if r["checkpoint"] == last]
     amps = [r["space_amp"] for r in commits if r["space_amp"] is not None]
     return {
+        "usd_per_tb": usd_per_tb,
         "wa": written / batch if batch else float("nan"),
         "live_files": float(commits[-1]["live_files"]) if commits else float("nan"),
         "space_amp_peak": max(amps) if amps else float("nan"),
@@ -255,9 +318,12 @@ def _run_point(args: tuple[Scenario, dict[str, Any], str | None]) -> list[dict[s
     scenario, point, calibration = args
     model = CostModel.load(calibration) if calibration else CostModel()
     done = run_simulation(scenario, model, sink=RowSink())
+    books = ledger(SinkResults(done.sink, scenario, {e.name: e.kind for e in done.engines},  # type: ignore[arg-type]
+                               {e.name: {"put": e.puts, "get": e.gets, "list": e.lists} for e in done.engines}))
     rows = []
     for e in done.engines:
-        rows.append({**point, "engine": e.name, "kind": e.kind, **figures(done.sink, e.name)})  # type: ignore[arg-type]
+        usd = books[e.name].usd_per_tb if e.name in books else float("nan")
+        rows.append({**point, "engine": e.name, "kind": e.kind, **figures(done.sink, e.name, usd)})  # type: ignore[arg-type]
     return rows
 
 
@@ -300,6 +366,8 @@ def write_sweep(grid: Grid, rows: list[dict[str, Any]], wall_s: float, out_dir: 
         "values": grid.values, "axes": list(grid.axes), "base_values": grid.base_values(),
         "points": len(grid.points()), "criteria": CRITERIA, "wall_time_s": wall_s,
         "calibration": str(grid.calibration) if grid.calibration else None,
+        "margin": grid.margin, "gates_run": grid.gates_run, "required_gates": grid.required,
+        "excluded": grid.excluded, "candidates": [e.name for e in grid.base.engines],
         "created": datetime.now(UTC).isoformat(), "git": git_info(), "machine": machine_info(),
         "validation": validation or [],
     }

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from engines.config.registry import MB
+
 OPS = ("LIST", "HEAD", "GET", "PUT", "COPY", "DELETE", "DELETE_MULTI", "MULTIPART_CREATE", "MULTIPART_PART",
        "MULTIPART_COMPLETE", "MULTIPART_ABORT", "CREATE_BUCKET", "OTHER")
 _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
@@ -198,7 +200,7 @@ class CountingProxy:
         host, _, port = upstream.partition(":")
         self.upstream_host, self.upstream_port = host, int(port)
         self.first_byte_s = first_byte_ms / 1000.0
-        self.bandwidth_b_s = bandwidth_mb_s * (1 << 20) if bandwidth_mb_s else None
+        self.bandwidth_b_s = bandwidth_mb_s * MB if bandwidth_mb_s else None
         self.requests: list[Request] = []
         self.current: tuple[str, str] = ("other", "")
         self._lock = threading.Lock()

@@ -39,6 +39,7 @@ from bench.scenario import EngineSpec, Scenario
 from bench.stream.driver import StreamRun, stream_engine, stream_manual
 from bench.stream.landing import batch_rows, update_of
 from bench.stream.ratesearch import capacity_intervals, search
+from engines.config.registry import MB
 from engines.spark.session import get_spark, resolve_master, warm_up
 from runresults import (
     ResultsWriter,
@@ -278,7 +279,7 @@ def _record_rows(ctx: RunContext, st: EngineState, run: StreamRun) -> None:
     for seq, r in enumerate(mine, start=1):  # instant times order the commits
         r["seq"] = seq
     if mine and mine[-1].get("live_files") is None:  # the table after the stream, on its newest commit
-        mine[-1].update(table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * (1 << 20))))
+        mine[-1].update(table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * MB)))
 
 
 def _step_run(spark: Any, scenario: Scenario, es: EngineSpec, rate: float, root: Path, cache: Path,

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any
 
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
 from engines.kinds import kind_of
+from engines.maintenance_round import MaintenanceRound, RoundPhase, Runs, execute_pending
 
 Recorder = Callable[[MaintenanceResult, str], None]
 
@@ -113,43 +116,41 @@ class Services:
         return out
 
     # -- the service's side ----------------------------------------------------------------------
-    def _timed(self, work: Callable[[], MaintenanceResult | None]) -> MaintenanceResult | None:
+    @contextmanager
+    def _execution_span(self) -> Iterator[None]:
+        """Keep the wall interval of one execution (``intervals``)."""
         span: list[float | None] = [time.time(), None]
         self.intervals.append(span)
         try:
-            return work()
+            yield
         finally:
             span[1] = time.time()
 
+    def _phase(self, phase: RoundPhase) -> AbstractContextManager[Any]:
+        """How a round's engine calls run here: schedule and clean under the mutex (they create
+        instants), each execution as a kept span outside it, look-ups as they are."""
+        if phase in (RoundPhase.SCHEDULE, RoundPhase.CLEAN):
+            return self.mutex
+        return self._execution_span() if phase == RoundPhase.EXECUTE else nullcontext()
+
+    def _executed(self, mode: str) -> Callable[[MaintenanceResult], None]:
+        def count_and_record(res: MaintenanceResult) -> None:
+            self.runs += 1
+            self.record(res, mode)
+        return count_and_record
+
     def _run_pending_clustering(self, mode: str = "async") -> list[MaintenanceResult]:
-        from engines.clustering.executor import pending_instants
+        """Execute every pending clustering plan, earliest first (the async clustering service's work)."""
+        return execute_pending(self.engine, phase=self._phase, on_executed=self._executed(mode))
 
-        out = []
-        for inst in pending_instants(self.engine.table):
-            res = self._timed(lambda i=inst.timestamp: self.engine.execute(i))
-            if res is not None:
-                self.runs += 1
-                self.record(res, mode)
-                out.append(res)
-        return out
-
-    def run_once(self, mode: str = "async") -> list[MaintenanceResult]:
-        """One round of the async service: schedule, execute, clean."""
-        out = []
-        with self.mutex:
-            instant = self.engine.schedule()
-        if instant is not None:
-            res = self._timed(lambda: self.engine.execute(instant))
-            if res is not None:
-                self.runs += 1
-                self.record(res, mode)
-                out.append(res)
-        with self.mutex:
-            cleaned = self.engine.clean()
-        if cleaned is not None:
-            self.record(cleaned, mode)
-            out.append(cleaned)
-        return out
+    def run_once(self, mode: str = "async", runs: Runs = Runs.NEW) -> list[MaintenanceResult]:
+        """One round of the async service (:class:`engines.maintenance_round.MaintenanceRound`):
+        schedule, execute, clean; ``Runs.PENDING`` executes every pending plan instead of scheduling."""
+        rnd = MaintenanceRound(self.engine, runs, phase=self._phase, on_executed=self._executed(mode))
+        rnd.run()
+        if rnd.cleaned is not None:
+            self.record(rnd.cleaned, mode)
+        return rnd.results
 
     def _round(self) -> list[MaintenanceResult]:
         """One round of the async compaction / OPTIMIZE service, once the table has a commit."""
@@ -160,13 +161,7 @@ class Services:
         if not self.enabled or not self.commits:
             return []
         if self.mode == "async_clustering":
-            out = self._run_pending_clustering("final")
-            with self.mutex:
-                cleaned = self.engine.clean()
-            if cleaned is not None:
-                self.record(cleaned, "final")
-                out.append(cleaned)
-            return out
+            return self.run_once("final", Runs.PENDING)
         if self.mode in ("async_compaction", "async_optimize"):
             return self.run_once("final")
         return []

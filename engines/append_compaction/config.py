@@ -1,20 +1,20 @@
-"""Option 1 (RFC-19 "APPEND + HoodieBaseFileCompactionPlan") planning configuration."""
+"""Option 1 (RFC-19 "APPEND + HoodieBaseFileCompactionPlan") planning configuration; fields, types
+and defaults from the registry (:mod:`engines.config.registry`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.table.sizes import PARQUET_MAX_FILE_SIZE, PARQUET_SMALL_FILE_LIMIT
+from engines.config.registry import O1, settings
+
+PLANNER_KEYS = ("small_file_limit", "target_file_size", "min_files_per_partition", "partitions", "partition_regex",
+                "max_bytes_per_operation")
 
 
 @dataclass(frozen=True)
-class CompactionConfig:
-    small_file_limit: int = PARQUET_SMALL_FILE_LIMIT  # files below this are merged
-    target_file_size: int = PARQUET_MAX_FILE_SIZE  # outputs are evenly sized, each <= this
-    min_files_per_partition: int = 2  # a partition with fewer small files is skipped
-    partitions: tuple[str, ...] | None = None  # only these partitions (None = all)
-    partition_regex: str | None = None  # only partitions fully matching this
-    max_bytes_per_operation: int | None = None  # split a partition's files into several operations
+class CompactionConfig(settings(*PLANNER_KEYS, kind=O1, frozen=True)):
+    """Files below ``small_file_limit`` are merged into evenly sized outputs of at most
+    ``target_file_size``, per partition with at least ``min_files_per_partition`` of them."""
 
     def __post_init__(self) -> None:
         if self.target_file_size <= 0:

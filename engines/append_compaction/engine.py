@@ -18,6 +18,9 @@ Decisions where the RFC is silent, taken as a Hudi committer would:
   (``cbd_delete="immediate"``) still breaks a reader that listed its files before the commit, so
   the default (``cbd_delete="cleaner"``) leaves them to the KEEP_LATEST_COMMITS cleaner: fixing the
   RFC's order converges to Option 2's snapshot isolation.
+- The rewrite stamps its rows with the compaction instant (``_hoodie_commit_time``), as Hudi's
+  compaction does; ``preserve_commit_time`` keeps each row's own, as Hudi's clustering does with
+  ``hoodie.clustering.preserve.commit.metadata``, so an incremental query does not re-emit them.
 - Each operation is one rewrite (:mod:`engines.spark.rewrite`) into ``ceil(total/target)``
   evenly sized files, one Spark task each, streaming its rows (bounded memory): contiguous runs
   of the input files without sort columns, disjoint sorted key ranges with them.
@@ -30,14 +33,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pyspark.sql import DataFrame
 
-from engines.append_compaction.config import CompactionConfig
+from engines.append_compaction.config import PLANNER_KEYS, CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
+from engines.config.registry import BLOOM, O1, settings
+from engines.maintenance_round import earliest_pending
 from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import rewrite
@@ -45,7 +49,6 @@ from engines.spark.session import get_spark
 from engines.table import faults, plans
 from engines.table.bloom import BloomFields
 from engines.table.model import FileSlice, WriteStat, parse_base_file_name
-from engines.table.sizes import CLEANER_COMMITS_RETAINED, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, Instant
 from engines.table.transaction import CommitResult, commit_write
@@ -54,19 +57,12 @@ __all__ = ["AppendCompactionEngine", "MissingPlanInputError", "Option1Config"]
 
 
 @dataclass
-class Option1Config(BloomFields):
+class Option1Config(BloomFields, settings(kind=O1, exclude=(*PLANNER_KEYS, *BLOOM))):
+    """Every key of the kind in the registry but the planner's (the bloom filter's through
+    :class:`BloomFields`), and the planner's config. The compaction's target size is the planner's
+    ``target_file_size``; ``max_file_size`` is where appends roll a new file."""
+
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
-    order: Literal["rfc", "commit_before_delete"] = "rfc"
-    mode: Literal["inline", "async", "manual"] = "manual"
-    inline_every: int = 10
-    async_interval_s: float = 2.0
-    max_parallel_operations: int = 2
-    target_file_size: int = PARQUET_MAX_FILE_SIZE
-    max_file_size: int = PARQUET_MAX_FILE_SIZE
-    row_group_rows: int = ROW_GROUP_ROWS
-    sort_columns: tuple[str, ...] = ()
-    cbd_delete: Literal["cleaner", "immediate"] = "cleaner"
-    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED
 
     def __post_init__(self) -> None:
         if self.order not in ("rfc", "commit_before_delete"):
@@ -129,8 +125,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         return ts
 
     def pending_plan(self) -> str | None:
-        pending = self.table.refresh().pending([COMPACTION])
-        return pending[0].timestamp if pending else None
+        return earliest_pending(self.table, (COMPACTION,))
 
     def load_plan(self, instant: str) -> BaseFileCompactionPlan:
         """The compaction plan saved as ``instant`` (:func:`engines.table.plans.load_plan`)."""
@@ -164,6 +159,8 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         old_ids = {op.partition_path: [p.rsplit("/", 1)[-1].split("_", 1)[0] for p in op.base_file_paths]
                    for op in plan.operations}
         extra = {"order": self.config.order, "writeMode": "BASE_FILE_COMPACTION"}
+        if self.config.preserve_commit_time:
+            extra["preserveCommitTime"] = "true"
         deleted_before = deleted_after = 0
         if self.config.order == "rfc":
             deleted_before = self._delete_old(plan)
@@ -187,7 +184,8 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         view_slices = [_plan_slice(op.partition_path, p, instant) for p in op.base_file_paths]
         n_out = int(op.metrics.get("estimatedOutputFiles", 1)) or 1
         spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
-                              stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}")
+                              stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}",
+                              preserve_commit_metadata=self.config.preserve_commit_time)
         sort = list(self.config.sort_columns)
         return rewrite(spark, self.table.storage, view_slices, spec, n_out, "linear" if sort else "none", sort,
                        fault_point="option1.mid_write")

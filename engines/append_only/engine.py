@@ -27,6 +27,7 @@ class AppendOnlyEngine(TableEngine):
 
     def __init__(self, table: HudiTable, config: Option1Config, name: str | None = None,
                  on_step: faults.StepHook = None) -> None:
+        table.bloom = config.bloom  # every file this engine writes carries Hudi's footer bloom filter
         self.table = table
         self.config = config
         self.name = name or "append_only"

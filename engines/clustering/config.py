@@ -4,37 +4,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
+from engines.config.registry import INSERT_SIZING, O2, settings
 from engines.cow_baseline.config import CowConfig
-from engines.table.sizes import (
-    CLUSTERING_MAX_BYTES_PER_GROUP,
-    CLUSTERING_SMALL_FILE_LIMIT,
-    CLUSTERING_TARGET_FILE_MAX_BYTES,
-    INSERT_SPLIT_SIZE,
-    RECORD_SIZE_ESTIMATE,
-    RECORD_SIZE_ESTIMATION_THRESHOLD,
-)
 
 INSERT_SPLITS = ("hudi", "bytes")
+PLANNER_KEYS = ("small_file_limit", "target_file_size", "max_bytes_per_group", "max_num_groups", "sort_columns",
+                "single_group_clustering_enabled", "partition_filter_mode", "lookback_partitions",
+                "skip_from_latest_partitions", "begin_partition", "end_partition", "partitions", "partition_regex",
+                "grouping")
 
 
 @dataclass(frozen=True)
-class ClusteringConfig:
-    small_file_limit: int = CLUSTERING_SMALL_FILE_LIMIT  # small.file.limit
-    target_file_size: int = CLUSTERING_TARGET_FILE_MAX_BYTES  # target.file.max.bytes
-    max_bytes_per_group: int = CLUSTERING_MAX_BYTES_PER_GROUP  # max.bytes.per.group
-    max_num_groups: int = 30  # max.num.groups
-    sort_columns: tuple[str, ...] = ()  # sort.columns
-    single_group_clustering_enabled: bool = True  # single.group.clustering.enabled (0.14+)
-    partition_filter_mode: Literal["NONE", "RECENT_DAYS", "SELECTED_PARTITIONS"] = "NONE"  # hoodie.clustering.plan.partition.filter.mode
-    lookback_partitions: int = 2  # daybased.lookback.partitions
-    skip_from_latest_partitions: int = 0  # daybased.skipfromlatest.partitions
-    begin_partition: str | None = None  # cluster.begin.partition
-    end_partition: str | None = None  # cluster.end.partition
-    partitions: tuple[str, ...] | None = None  # partition.selected
-    partition_regex: str | None = None  # partition.regex.pattern
-    grouping: Literal["size", "sort_overlap", "key_range", "commit_time"] | None = None  # None: sort_overlap with sort columns, else size
+class ClusteringConfig(settings(*PLANNER_KEYS, kind=O2, frozen=True)):
+    """The clustering plan's keys (the registry's, ``hoodie.clustering.plan.strategy.*``);
+    ``grouping`` None: sort_overlap with sort columns, else size."""
+
     record_key_column: str = "_hoodie_record_key"
 
     def __post_init__(self) -> None:
@@ -52,7 +37,7 @@ class ClusteringConfig:
 
 
 @dataclass(frozen=True)
-class IngestSizing:
+class IngestSizing(settings("insert_split", *INSERT_SIZING, kind=O2, frozen=True)):
     """How Option 2's insert (``hoodie.parquet.small.file.limit=0``) cuts a batch into new file groups.
 
     ``insert_split`` ``hudi`` (the default, Hudi's UpsertPartitioner): per partition, new buckets of
@@ -62,12 +47,6 @@ class IngestSizing:
     that commit's bytes / records after (:func:`engines.cow_baseline.assign.average_record_size`).
     ``bytes``: one file per partition and task, rolled when its written bytes reach
     ``max_file_size`` (no estimate; how our ingest cut files before it followed Hudi)."""
-
-    insert_split: Literal["hudi", "bytes"] = "hudi"
-    record_size_estimate: int = RECORD_SIZE_ESTIMATE  # hoodie.copyonwrite.record.size.estimate
-    record_size_estimation_threshold: float = RECORD_SIZE_ESTIMATION_THRESHOLD  # hoodie.record.size.estimation.threshold
-    insert_split_size: int = INSERT_SPLIT_SIZE  # hoodie.copyonwrite.insert.split.size
-    auto_split_inserts: bool = True  # hoodie.copyonwrite.insert.auto.split
 
     def __post_init__(self) -> None:
         if self.insert_split not in INSERT_SPLITS:

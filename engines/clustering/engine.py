@@ -26,25 +26,25 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pyspark.sql import DataFrame
 
 from engines.async_service import AsyncService
 from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.clustering import executor, modes
-from engines.clustering.config import ClusteringConfig, IngestSizing, ingest_sizing
+from engines.clustering.config import PLANNER_KEYS, ClusteringConfig, IngestSizing, ingest_sizing
 from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
 from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
+from engines.config.registry import BLOOM, O2, settings
+from engines.maintenance_round import MaintenanceRound, earliest_pending
 from engines.service_executor import Committed, PlanExecutor
 from engines.table import faults, plans
 from engines.table import rollback as table_rollback
 from engines.table.bloom import BloomFields
 from engines.table.cleaner import run_clean
 from engines.table.model import FileSlice, WriteStat
-from engines.table.sizes import CLEANER_COMMITS_RETAINED, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import REPLACE, Instant, State
 from engines.table.transaction import CommitResult
@@ -53,35 +53,13 @@ __all__ = ["ClusteringEngine", "ClusteringUpdateConflictError", "Option2Config"]
 
 
 @dataclass
-class Option2Config(BloomFields):
-    """Planner config + engine knobs (Hudi names in comments)."""
+class Option2Config(BloomFields, settings(kind=O2, exclude=(*PLANNER_KEYS, *BLOOM))):
+    """Every key of the kind in the registry but the planner's (the bloom filter's through
+    :class:`BloomFields`; the insert's sizing as :class:`IngestSizing` reads them), and the
+    clustering planner's config. Inserts roll new files at ``max_file_size``; clustering
+    outputs are sized by the planner's ``target_file_size``."""
 
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
-    mode: Literal["inline", "async", "schedule_inline", "manual"] = "manual"
-    inline_max_commits: int = 4  # hoodie.clustering.inline.max.commits
-    async_max_commits: int = 4  # hoodie.clustering.async.max.commits
-    # whose scheduling gates: the article's Hudi 0.12.1, or Apache Hudi 1.2 (semi-async counts
-    # async.max.commits); no Hudi key says this (engines.clustering.modes)
-    schedule_rules: Literal["0.12.1", "1.2"] = "0.12.1"
-    async_interval_s: float = 1.0  # async service poll period (it is also woken by each new plan)
-    ordering: Literal["none", "linear", "zorder", "hilbert"] | None = None  # hoodie.layout.optimize.strategy; None: linear with sort columns
-    max_parallel_groups: int = 2  # hoodie.clustering.max.parallelism
-    update_strategy: Literal["reject", "allow"] = "reject"  # hoodie.clustering.updates.strategy
-    preserve_commit_metadata: bool = True  # hoodie.clustering.preserve.commit.metadata
-    # how an unsorted group's rows reach its numOutputFiles files: even (near-equal row runs, ours)
-    # or hudi (whole input files in plan order, as Apache Hudi 1.2's coalesce: engines.spark.splits.split_files)
-    clustering_split: Literal["even", "hudi"] = "even"
-    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED  # hoodie.cleaner.commits.retained
-    auto_clean: bool = True  # hoodie.clean.automatic
-    target_file_size: int = PARQUET_MAX_FILE_SIZE  # ingest target (hoodie.parquet.max.file.size)
-    max_file_size: int = PARQUET_MAX_FILE_SIZE  # ingest file size (hoodie.parquet.max.file.size)
-    row_group_rows: int = ROW_GROUP_ROWS
-    # how the insert cuts a batch into new file groups (engines.clustering.config.IngestSizing)
-    insert_split: Literal["hudi", "bytes"] = IngestSizing.insert_split
-    record_size_estimate: int = IngestSizing.record_size_estimate  # hoodie.copyonwrite.record.size.estimate
-    record_size_estimation_threshold: float = IngestSizing.record_size_estimation_threshold
-    insert_split_size: int = IngestSizing.insert_split_size  # hoodie.copyonwrite.insert.split.size
-    auto_split_inserts: bool = IngestSizing.auto_split_inserts  # hoodie.copyonwrite.insert.auto.split
 
     def __post_init__(self) -> None:
         if self.mode not in modes.MODES:
@@ -169,9 +147,9 @@ class ClusteringEngine(TableEngine, PlanExecutor):
             out += self.run_pending()  # runAnyPendingClustering
             if modes.may_schedule(mode, self.table.refresh(), self.config.inline_max_commits,
                                   self.config.async_max_commits, self.config.schedule_rules):
-                instant = self.schedule()
-                if instant is not None:
-                    out.append(self.execute(instant))  # type: ignore[arg-type]
+                inline = MaintenanceRound(self)  # schedule and execute; the clean ran first
+                inline.schedule()
+                out += inline.execute()
         elif modes.may_schedule(mode, timeline, self.config.inline_max_commits, self.config.async_max_commits,
                                 self.config.schedule_rules):
             instant = self.schedule()
@@ -201,8 +179,7 @@ class ClusteringEngine(TableEngine, PlanExecutor):
 
     def pending_plan(self) -> str | None:
         """The earliest pending clustering instant (what ``execute()`` without an instant picks)."""
-        pending = executor.pending_instants(self.table)
-        return pending[0].timestamp if pending else None
+        return earliest_pending(self.table, (REPLACE,))
 
     def load_plan(self, instant: str) -> ClusteringPlan:
         return executor.load_plan(self.table, instant)
@@ -240,29 +217,6 @@ class ClusteringEngine(TableEngine, PlanExecutor):
     def commit(self, plan: ClusteringPlan, inflight: Instant, stats: list[WriteStat]) -> Committed:
         return executor.commit(self.table, plan, inflight, stats, self._ordering(plan),
                                self.config.preserve_commit_metadata, self.on_step)
-
-    def run_pending(self) -> list[MaintenanceResult]:
-        """Execute every pending clustering plan, earliest first."""
-        out = []
-        for inst in executor.pending_instants(self.table):
-            res = self.execute(inst.timestamp)
-            if res is not None:
-                out.append(res)
-        return out
-
-    def schedule_and_execute(self) -> list[MaintenanceResult]:
-        """HoodieClusteringJob ``scheduleAndExecute``: schedule a plan and execute it (then clean if auto)."""
-        out: list[MaintenanceResult] = []
-        instant = self.schedule()
-        if instant is not None:
-            res = self.execute(instant)
-            if res is not None:
-                out.append(res)
-        if self.config.auto_clean:
-            cleaned = self.clean()
-            if cleaned is not None:
-                out.append(cleaned)
-        return out
 
     def rollback_inflight(self) -> list[str]:
         """Roll back every inflight (failed or killed) clustering, keeping its plan; returns their instants."""

@@ -47,11 +47,6 @@ SHARED_POINTS = ServicePoints(after_inflight="clustering.after_inflight", after_
 ROLL_HEADROOM = 1.1  # a task opens a second file only past 1.1 x target (Hudi's compression-ratio slack)
 
 
-def pending_instants(table: HudiTable) -> list[Instant]:
-    """Pending clustering instants, earliest first."""
-    return table.refresh().pending([REPLACE])
-
-
 def load_plan(table: HudiTable, instant: str) -> ClusteringPlan:
     """The clustering plan saved as ``instant`` (:func:`engines.table.plans.load_plan`)."""
     return RequestedReplace.from_avro(plans.load_plan(table.refresh(), instant, REPLACE)).plan

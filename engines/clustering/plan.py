@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from engines.config.registry import O2, default
 from engines.table.avro import REQUESTED_REPLACE, PlanFileError, decode_plan, encode_plan
 from engines.table.model import FileSlice
 from engines.table.plans import SLICES_KEY
@@ -110,7 +111,7 @@ class ClusteringPlan:
                       for fid, (path, inst, size, rows) in zip(fids, info, strict=True)]
             metrics = dict(g.get("metrics") or {})
             groups.append(ClusteringGroup(partition, slices, int(metrics.get("numOutputFiles", 1)), metrics))
-        return cls(groups, int(d.get("targetFileSize") or 1 << 30), list(d.get("sortColumns") or []), extra,
+        return cls(groups, int(d.get("targetFileSize") or default("target_file_size", O2)), list(d.get("sortColumns") or []), extra,
                    int(d.get("version") or 1))
 
 

@@ -7,7 +7,8 @@
   Connected components of the interval-overlap graph on the first sort column (files without
   its statistics are left out); components of one file are not rewritten (they are already
   disjoint from every other file, so rewriting them gains nothing for range pruning); large
-  components are split in range order by the byte cap.
+  components are split in range order by the byte cap, and a part continues only while the next
+  file overlaps the part's own union, so every group is connected by its own members.
 - ``key_range``: files ordered by min record key, packed contiguously up to the byte cap.
 - ``commit_time``: files ordered by base instant, packed contiguously up to the byte cap.
 """
@@ -56,28 +57,26 @@ def group_by_sort_overlap(files: list[FileSlice], config: ClusteringConfig) -> l
     col = config.sort_columns[0]
     ranged = sorted((f for f in files if _range(f, col) is not None),
                     key=lambda f: (_range(f, col)[0], _range(f, col)[1], f.path))  # type: ignore[index]
-    components: list[list[FileSlice]] = []
+    # one pass in range order: a group takes the next file while that file overlaps the group's
+    # union and fits the byte cap. Splitting a connected component by the cap alone could leave a
+    # group whose files meet only through a file packed into the group before it.
+    parts: list[list[FileSlice]] = []
     cur: list[FileSlice] = []
     cur_hi: Any = None
+    total = 0
     for f in ranged:
         lo, hi = _range(f, col)  # type: ignore[misc]
-        if cur and lo <= cur_hi:
+        if cur and lo <= cur_hi and total + f.size_bytes <= config.max_bytes_per_group:
             cur.append(f)
             cur_hi = max(cur_hi, hi)
+            total += f.size_bytes
         else:
             if cur:
-                components.append(cur)
-            cur, cur_hi = [f], hi
+                parts.append(cur)
+            cur, cur_hi, total = [f], hi, f.size_bytes
     if cur:
-        components.append(cur)
-    groups: list[list[FileSlice]] = []
-    for comp in components:
-        if len(comp) < 2:
-            continue
-        for part in _pack_in_order(comp, config.max_bytes_per_group):
-            if len(part) >= 2:
-                groups.append(part)
-    return groups
+        parts.append(cur)
+    return [part for part in parts if len(part) >= 2]
 
 
 def group_by_key_range(files: list[FileSlice], config: ClusteringConfig) -> list[list[FileSlice]]:

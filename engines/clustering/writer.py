@@ -26,6 +26,7 @@ from typing import Literal
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from engines.config.registry import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.cow_baseline.config import CowConfig
 from engines.spark.arrow_compat import arrow_schema_of
 from engines.spark.hudi_insert import insert_with_buckets
@@ -36,7 +37,6 @@ from engines.spark.writer import write_dataframe, write_empty_file
 from engines.table import faults
 from engines.table.model import FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
-from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
 from engines.table.transaction import CommitResult, commit_write

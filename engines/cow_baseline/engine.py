@@ -9,30 +9,27 @@ small file rewritten in full as a new slice of its file group. Older slices stay
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pyspark.sql import DataFrame
 
 from engines.base import MaintenanceResult, TableEngine, clean_result
-from engines.cow_baseline.config import CowConfig
+from engines.config.registry import BLOOM, COW, settings
+from engines.cow_baseline.config import PLANNER_KEYS, CowConfig
 from engines.spark.hudi_insert import insert_with_buckets
 from engines.spark.insert import insert_new_file_groups
 from engines.table import faults
 from engines.table.bloom import BloomFields
 from engines.table.cleaner import run_clean
-from engines.table.sizes import CLEANER_COMMITS_RETAINED, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.transaction import CommitResult
 
 
 @dataclass
-class CowEngineConfig(BloomFields):
+class CowEngineConfig(BloomFields, settings(kind=COW, exclude=(*PLANNER_KEYS, *BLOOM))):
+    """Every key of the kind in the registry but the UpsertPartitioner's (the bloom filter's through
+    :class:`BloomFields`), and the UpsertPartitioner's config."""
+
     planner: CowConfig = field(default_factory=CowConfig)
-    operation: Literal["insert", "bulk_insert"] = "insert"
-    row_group_rows: int = ROW_GROUP_ROWS
-    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED
-    auto_clean: bool = True
-    mode: str = "manual"
 
 
 class CowBaselineEngine(TableEngine):

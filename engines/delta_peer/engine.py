@@ -6,7 +6,7 @@
   that hold at least ``min_files`` files below the small-file limit (as our planners are);
 * cleaner: VACUUM. delta-rs retains by whole hours and a benchmark lasts minutes, so retention
   is applied by commit count, like Hudi's KEEP_LATEST_COMMITS: delta-rs's own VACUUM candidate list
-  (dry run, retention 0) is filtered to files removed more than ``commits_retained`` versions ago.
+  (dry run, retention 0) is filtered to files removed more than ``cleaner_commits_retained`` versions ago.
 * bytes: SNAPPY and the scenario's row-group rows for appends *and* optimize (delta-rs would
   otherwise use ZSTD on optimize), so sizes compare with our engines. Delta files carry no
   ``_hoodie_*`` meta columns and no partition column, so they are smaller; the runner computes
@@ -18,7 +18,7 @@ Metrics come from the Delta log (``engines.delta_peer.log``), audited against a 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
@@ -27,37 +27,25 @@ from deltalake.exceptions import TableNotFoundError
 from pyspark.sql import DataFrame
 
 from engines.base import InsertsOnlyError, MaintenanceResult
+from engines.config.registry import DELTA, settings
 from engines.delta_peer.log import LOG_DIR, DeltaLog, version_instant
 from engines.spark.batch_stats import batch_rows
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
-from engines.table.sizes import (
-    CLEANER_COMMITS_RETAINED,
-    PARQUET_MAX_FILE_SIZE,
-    PARQUET_SMALL_FILE_LIMIT,
-    ROW_GROUP_ROWS,
-)
 from engines.table.storage import Storage, s3_location
 from engines.table.transaction import CommitResult, EmptyBatchError, current_commit_extra
 
 
 @dataclass
-class DeltaPeerConfig:
-    small_file_limit: int = PARQUET_SMALL_FILE_LIMIT
-    target_file_size: int = PARQUET_MAX_FILE_SIZE
-    max_file_size: int = PARQUET_MAX_FILE_SIZE
-    row_group_rows: int = ROW_GROUP_ROWS
-    commits_retained: int = CLEANER_COMMITS_RETAINED
+class DeltaPeerConfig(settings(kind=DELTA)):
+    """Every key of the kind in the registry, and the workload's partition column."""
+
     partition_column: str = "dt"
-    sort_columns: list[str] = field(default_factory=list)
-    min_files: int = 2
-    compression: str = "SNAPPY"
-    mode: str = "manual"
 
     def __post_init__(self) -> None:
         if self.small_file_limit <= 0 or self.target_file_size <= 0:
             raise ValueError("small_file_limit and target_file_size must be positive")
-        if self.commits_retained < 1:
-            raise ValueError(f"commits_retained must be >= 1, got {self.commits_retained}")
+        if self.cleaner_commits_retained < 1:
+            raise ValueError(f"cleaner_commits_retained must be >= 1, got {self.cleaner_commits_retained}")
         if self.min_files < 2:
             raise ValueError(f"min_files must be >= 2 (one file cannot be compacted), got {self.min_files}")
 
@@ -190,7 +178,7 @@ class DeltaPeerEngine:
         dt = DeltaTable(self.path, storage_options=self.options)
         filters: Any = [(self.config.partition_column, "in", values)]
         if self.config.sort_columns:
-            metrics = dt.optimize.z_order(self.config.sort_columns, partition_filters=filters,
+            metrics = dt.optimize.z_order(list(self.config.sort_columns), partition_filters=filters,
                                           target_size=self.config.target_file_size, writer_properties=self.props)
             kind = "z_order"
         else:
@@ -211,8 +199,8 @@ class DeltaPeerEngine:
                                                              if isinstance(v, int | float | str)}})
 
     def clean(self) -> MaintenanceResult | None:
-        """delta-rs's own VACUUM, keeping the files of the latest ``commits_retained`` + 1 data
-        versions (Hudi's KEEP_LATEST_COMMITS: a file removed ``commits_retained`` commits ago or
+        """delta-rs's own VACUUM, keeping the files of the latest ``cleaner_commits_retained`` + 1 data
+        versions (Hudi's KEEP_LATEST_COMMITS: a file removed ``cleaner_commits_retained`` commits ago or
         earlier goes); VACUUM records itself in the log, and its own entries count as no commit."""
         t0 = time.perf_counter()
         keep = self.retained_versions()
@@ -231,9 +219,9 @@ class DeltaPeerEngine:
                                           "keep_versions": f"{keep[0]}-{keep[-1]}"})
 
     def retained_versions(self) -> list[int]:
-        """The versions whose files VACUUM keeps: the latest ``commits_retained`` + 1 that are not VACUUM's own."""
+        """The versions whose files VACUUM keeps: the latest ``cleaner_commits_retained`` + 1 that are not VACUUM's own."""
         data = [va.version for va in self.log.versions() if not va.operation.startswith("VACUUM")]
-        return data[-(self.config.commits_retained + 1):]
+        return data[-(self.config.cleaner_commits_retained + 1):]
 
     def _relative(self, uri: str) -> str:
         path = uri.split("://", 1)[1] if "://" in uri else uri  # file:///root/… or s3://bucket/…

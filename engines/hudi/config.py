@@ -7,25 +7,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engines.table.sizes import (
-    CLEANER_COMMITS_RETAINED,
-    CLUSTERING_TARGET_FILE_MAX_BYTES,
-    PARQUET_MAX_FILE_SIZE,
-    PARQUET_SMALL_FILE_LIMIT,
-    RECORD_SIZE_ESTIMATE,
-)
+from engines.config.registry import HUDI, setting, settings
 
-PRESETS = ("hudi_cow", "hudi_clustering")
-MODES = ("manual", "inline", "async", "schedule_inline")
+PRESETS: tuple[str, ...] = setting("preset", HUDI).parse.choices  # type: ignore[attr-defined]
+MODES: tuple[str, ...] = setting("mode", HUDI).parse.choices  # type: ignore[attr-defined]
 # How ``layoutbench stream`` feeds the engine: foreach_batch (the stream driver's foreachBatch calls
 # ingest, the driver runs the table services) or hudi (Hudi's own sink, writeStream.format("hudi"),
 # which schedules clustering after its commits and executes it on its own async service).
-STREAM_SINKS = ("foreach_batch", "hudi")
+STREAM_SINKS: tuple[str, ...] = setting("stream_sink", HUDI).parse.choices  # type: ignore[attr-defined]
 STREAM_WRITER_ID = "layoutbench"  # the sink's checkpoint identifier, as the foreachBatch writer's
 
 
 @dataclass(frozen=True)
-class HudiConfig:
+class HudiConfig(settings(kind=HUDI, frozen=True)):
     """``preset`` hudi_cow: upsert with Hudi's small-file handling (the real baseline);
     hudi_clustering: insert with small-file limit 0 and Hudi's clustering (Option 2 as shipped).
     ``mode`` for clustering: manual (the runner schedules and executes), inline
@@ -35,19 +29,6 @@ class HudiConfig:
     schedule_inline (plans scheduled inside the write, executed by
     :meth:`~engines.hudi.engine.HudiEngine.execute`)."""
 
-    preset: str = "hudi_cow"
-    small_file_limit: int = PARQUET_SMALL_FILE_LIMIT
-    target_file_size: int = CLUSTERING_TARGET_FILE_MAX_BYTES
-    max_file_size: int = PARQUET_MAX_FILE_SIZE
-    record_size_estimate: int = RECORD_SIZE_ESTIMATE
-    cleaner_commits_retained: int = CLEANER_COMMITS_RETAINED
-    sort_columns: tuple[str, ...] = ()
-    mode: str = "manual"
-    inline_every: int = 4
-    async_interval_s: float = 5.0
-    metadata_table: bool = False
-    operation: str | None = None  # the preset's when None
-    stream_sink: str = "foreach_batch"  # one of STREAM_SINKS; only ``layoutbench stream`` reads it
     options: dict[str, str] = field(default_factory=dict)  # hoodie.* keys, passed through unchanged
 
     def __post_init__(self) -> None:
@@ -162,27 +143,3 @@ def streaming_sink_options(cfg: HudiConfig, options: dict[str, str], async_max_c
         })
     out.update({k: _text(v) for k, v in cfg.options.items()})
     return out
-
-
-def lift_hoodie_keys(config: dict[str, object]) -> dict[str, object]:
-    """``config`` with its top-level ``hoodie.*`` keys moved into ``options`` (a Hudi config table
-    pasted into a scenario works as is); an explicit ``options`` entry wins."""
-    hoodie = {k: v for k, v in config.items() if k.startswith("hoodie.")}
-    if not hoodie:
-        return config
-    rest = {k: v for k, v in config.items() if not k.startswith("hoodie.")}
-    options = config.get("options")
-    return {**rest, "options": {**hoodie, **(options if isinstance(options, dict) else {})}}
-
-
-def check_config(config: dict[str, object]) -> None:
-    """Refuse a scenario's ``hudi`` engine config that the engine factory would refuse: an unknown
-    key, an unknown preset or mode, a non-``hoodie.`` key in ``options`` (each named)."""
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(HudiConfig)}
-    plain = {k: v for k, v in lift_hoodie_keys(config).items() if not k.endswith("_mb")}
-    unknown = sorted(k for k in plain if k not in names)
-    if unknown:
-        raise ValueError(f"unknown config keys {unknown}; allowed: {sorted(names)} and any hoodie.* key")
-    HudiConfig(**plain)  # type: ignore[arg-type]

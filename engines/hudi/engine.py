@@ -2,7 +2,10 @@
 
 Every write is ``df.write.format("hudi")`` with :func:`engines.hudi.config.hoodie_options`; table
 services (clustering schedule / execute, clean) go through Hudi's ``SparkRDDWriteClient`` built
-from the same options. Nothing is measured from Hudi's word: after each call the instants it
+from the same options; a maintenance round (:mod:`engines.maintenance_round`) reaches them through
+the engine protocol: ``schedule`` is ``scheduleClustering``, ``execute`` is ``cluster``, ``clean``
+is ``clean``, and ``pending_plan`` reads the earliest pending replacecommit from the timeline.
+Nothing is measured from Hudi's word: after each call the instants it
 completed are read from the table's timeline and commit metadata by ``engines/table`` (the table
 is written at version 6), exactly as for our engines. Work Hudi does inside a write (automatic
 clean, inline clustering) is reported by :meth:`HudiEngine.after_commit`.
@@ -20,6 +23,7 @@ from pyspark.sql import DataFrame
 from engines.async_service import AsyncService
 from engines.base import MaintenanceResult, TableEngine
 from engines.hudi.config import HudiConfig, hoodie_options
+from engines.maintenance_round import earliest_pending
 from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
 from engines.table.model import FileSlice
 from engines.table.storage import hadoop_uri
@@ -75,7 +79,7 @@ class HudiEngine(TableEngine):
         self._seen: set[tuple[str, str]] = set()
         self._pending: list[MaintenanceResult] = []
         self._lock = threading.RLock()
-        self._service = (AsyncService(self._execute_pending, f"async-{name}", config.async_interval_s)
+        self._service = (AsyncService(self.run_pending, f"async-{name}", config.async_interval_s)
                          if config.clustering and config.mode == "async" else None)
 
     # -- the table, as engines/table reads it -------------------------------------------------
@@ -201,9 +205,9 @@ class HudiEngine(TableEngine):
         if not self.config.clustering:
             return None
         with self._lock:
-            pending = self.table.refresh().pending([REPLACE])
-            if pending:  # schedule_inline: the write already planned it
-                return pending[0].timestamp
+            pending = earliest_pending(self.table, (REPLACE,))
+            if pending is not None:  # schedule_inline: the write already planned it
+                return pending
             if self.config.mode == "schedule_inline":
                 return None
             empty = self.spark._jvm.org.apache.hudi.common.util.Option.empty()
@@ -214,8 +218,7 @@ class HudiEngine(TableEngine):
         """The earliest pending clustering instant."""
         if not self.config.clustering or (self._table is None and not self._exists()):
             return None
-        pending = self.table.refresh().pending([REPLACE])
-        return pending[0].timestamp if pending else None
+        return earliest_pending(self.table, (REPLACE,))
 
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
         if not self.config.clustering:
@@ -257,15 +260,6 @@ class HudiEngine(TableEngine):
         planned = self._with_client("schedule clustering", lambda c: c.scheduleClustering(empty))
         if planned.isPresent() and self._service is not None:
             self._service.notify()
-
-    def _execute_pending(self) -> list[MaintenanceResult]:
-        """One round of the async service: execute every pending clustering plan, earliest first."""
-        out = []
-        while (instant := self.pending_plan()) is not None:
-            res = self.execute(instant)
-            if res is not None:
-                out.append(res)
-        return out
 
     def wait_async(self, timeout: float | None = None) -> bool:
         """Async mode: wait until the service has executed every plan it was woken for."""

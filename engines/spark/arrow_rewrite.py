@@ -39,15 +39,16 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 
+from engines.config.registry import SINGLE_TASK_BYTES, SORT_RUN_BYTES
 from engines.spark.splits import Key, Run, plan_cuts, search, sort_indices, sort_key, split_files, split_rows
 from engines.spark.writer import WriteSpec, filesystem_for, run_write_job, write_partition_rows
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat, commit_order
 from engines.table.storage import Storage
 
-RUN_BYTES = 128 << 20  # uncompressed input bytes one sorting task holds at most
-# Below this many uncompressed input bytes one task sorts and writes every output: a second Spark job
-# and the temporary runs cost more than the parallel sort saves (measured on the CI scenario).
-SINGLE_TASK_BYTES = 32 << 20
+# RUN_BYTES: the uncompressed input bytes one sorting task holds at most. Below SINGLE_TASK_BYTES of
+# uncompressed input one task sorts and writes every output: a second Spark job and the temporary runs
+# cost more than the parallel sort saves (measured on the CI scenario).
+RUN_BYTES = SORT_RUN_BYTES
 # At most this many uncompressed input bytes, the tasks run in the driver (module docstring). Measured
 # on the loaded 2-core machine (unsorted, medians of 4): a 1-task no-op Spark job costs 0.2-0.4 s;
 # 3 MB in, 1 output: Spark 0.43 s, driver 0.09 s; 25 MB, 1 output: 0.64 / 0.33 s; 100 MB, 4 outputs:

@@ -7,13 +7,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from engines.config.registry import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.spark.arrow_compat import arrow_schema_of
 from engines.spark.batch_stats import cached_row_count, known_partition_counts, partition_counts
 from engines.spark.local_write import is_small, write_locally
 from engines.spark.writer import WriteSpec, write_dataframe
 from engines.table import faults
 from engines.table.schema import avro_schema_string, check_compatible
-from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT
 from engines.table.transaction import CommitResult, EmptyBatchError, commit_write

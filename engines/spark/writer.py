@@ -28,11 +28,11 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
+from engines.config.registry import DICTIONARY_PAGE_LIMIT, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table import faults
 from engines.table.bloom import BloomConfig, footer_metadata
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import META_COLUMNS, WriteStat, base_file_name, new_file_id
-from engines.table.sizes import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 
 STATS_SCHEMA = "stat string"
 T = TypeVar("T")
@@ -151,7 +151,6 @@ class _OpenFile:
         )
 
 
-DICTIONARY_PAGE_LIMIT = 1 << 20  # parquet-mr's parquet.dictionary.page.size: a larger dictionary falls back
 
 
 def dictionary_columns(first: pa.Table) -> list[str]:

@@ -24,16 +24,19 @@ import math
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engines.config.registry import BLOOM, BLOOM_TYPES, default, settings
+
 BLOOM_FILTER_KEY = "org.apache.hudi.bloomfilter"
 TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
 MIN_KEY = "hoodie_min_record_key"
 MAX_KEY = "hoodie_max_record_key"
-TYPES = ("DYNAMIC_V0", "SIMPLE")
+TYPES = BLOOM_TYPES
 MURMUR_HASH = 1  # org.apache.hudi.common.util.hash.Hash.MURMUR_HASH
 _M = np.uint32(0x5BD1E995)
 
@@ -42,11 +45,11 @@ _M = np.uint32(0x5BD1E995)
 class BloomConfig:
     """Hudi's bloom filter keys; ``enabled`` False writes no filter (our files before they followed Hudi)."""
 
-    enabled: bool = True  # hoodie.parquet.bloom.filter.enabled
-    filter_type: str = "DYNAMIC_V0"  # hoodie.bloom.index.filter.type
-    num_entries: int = 60_000  # hoodie.index.bloom.num_entries
-    fpp: float = 1e-9  # hoodie.index.bloom.fpp
-    dynamic_max_entries: int = 100_000  # hoodie.bloom.index.filter.dynamic.max.entries
+    enabled: bool = default("bloom_filter")  # hoodie.parquet.bloom.filter.enabled
+    filter_type: str = default("bloom_filter_type")  # hoodie.bloom.index.filter.type
+    num_entries: int = default("bloom_num_entries")  # hoodie.index.bloom.num_entries
+    fpp: float = default("bloom_fpp")  # hoodie.index.bloom.fpp
+    dynamic_max_entries: int = default("bloom_dynamic_max_entries")  # hoodie.bloom.index.filter.dynamic.max.entries
 
     def __post_init__(self) -> None:
         if self.filter_type not in TYPES:
@@ -66,16 +69,10 @@ class BloomConfig:
 
 
 @dataclass
-class BloomFields:
-    """The bloom filter keys as flat fields of an engine's config (``hoodie.*`` keys map onto them,
-    :mod:`bench.hoodie_conf`); defaults are Hudi's. A config that defines ``__post_init__`` calls
+class BloomFields(settings(*BLOOM)):
+    """The bloom filter keys as flat fields of an engine's config (the registry's ``bloom_*``
+    entries; ``hoodie.*`` keys map onto them). A config that defines ``__post_init__`` calls
     :meth:`check_bloom`."""
-
-    bloom_filter: bool = BloomConfig.enabled  # hoodie.parquet.bloom.filter.enabled
-    bloom_filter_type: str = BloomConfig.filter_type  # hoodie.bloom.index.filter.type
-    bloom_num_entries: int = BloomConfig.num_entries  # hoodie.index.bloom.num_entries
-    bloom_fpp: float = BloomConfig.fpp  # hoodie.index.bloom.fpp
-    bloom_dynamic_max_entries: int = BloomConfig.dynamic_max_entries  # hoodie.bloom.index.filter.dynamic.max.entries
 
     def __post_init__(self) -> None:
         self.check_bloom()
@@ -184,6 +181,19 @@ def _rows_of(n: int, nr: int, max_nr: int) -> tuple[np.ndarray, int, int]:
     return rows, count, cur
 
 
+def dynamic_rows(n: int, nr: int, max_nr: int) -> tuple[int, int]:
+    """(number of rows, currentNbRecord) of a DYNAMIC_V0 filter after ``n`` keys, in closed form: the
+    last two of :func:`_rows_of` without an array of one element per key (the simulator sizes every
+    file on every commit). A row is added for the first key beyond ``nr`` per row while
+    ``rows * nr < max_nr``, so rows stop at ``ceil(max_nr / nr)``; currentNbRecord counts every key
+    since the last row was added, the round-robin ones included."""
+    if n < 0:  # the per-key walk refused these too (an array of negative length)
+        raise ValueError(f"a bloom filter of {n} keys: the key count must not be negative")
+    cap = -(-max_nr // nr)  # ceil: addRow runs while count * nr < max_nr
+    count = min(max(1, -(-n // nr)), cap)
+    return count, n - (count - 1) * nr
+
+
 def _header(cfg: BloomConfig) -> bytes:
     return struct.pack(">iibi", -1, cfg.num_hashes, MURMUR_HASH, cfg.vector_size)
 
@@ -290,19 +300,24 @@ def footer_metadata(keys: Keys, cfg: BloomConfig, key_range: tuple[str, str] | N
 
 def serialized_length(num_keys: int, cfg: BloomConfig) -> int:
     """Characters of :func:`serialize` for ``num_keys`` keys, without hashing (the simulator's sizes)."""
+    if num_keys < 0:
+        raise ValueError(f"a bloom filter of {num_keys} keys: the key count must not be negative")
     if not cfg.enabled or num_keys == 0:
         return 0
     row = 13 + (cfg.vector_size + 7) // 8
     if cfg.filter_type == "SIMPLE":
         raw = row
     else:
-        raw = 25 + row * _rows_of(num_keys, cfg.num_entries, cfg.dynamic_max_entries)[1]
+        raw = 25 + row * dynamic_rows(num_keys, cfg.num_entries, cfg.dynamic_max_entries)[0]
     return 4 * math.ceil(raw / 3)
 
 
+@lru_cache(maxsize=65536)  # the simulator asks for the same few (rows, config) on every commit
 def footer_bytes(num_keys: int, cfg: BloomConfig, key_length: int) -> int:
     """Bytes :func:`footer_metadata` adds to a Parquet file of ``num_keys`` keys of ``key_length``
     characters, without hashing (the simulator's sizes): the entries plus Thrift's few bytes each."""
+    if num_keys < 0:
+        raise ValueError(f"a file of {num_keys} keys: the key count must not be negative")
     if not cfg.enabled or num_keys == 0:
         return 0
     entries = [len(BLOOM_FILTER_KEY) + serialized_length(num_keys, cfg), len(MIN_KEY) + key_length,

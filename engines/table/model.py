@@ -6,6 +6,7 @@ engines build them from a table's file-system view, the simulator from its metad
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -142,6 +143,7 @@ def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
 
 
 _FILE_ID_NAMESPACE = uuid.UUID("6f1c2a55-61b2-4b52-9a0e-5c7e4b1f0a11")
+_FILE_ID_NAMESPACE_BYTES = _FILE_ID_NAMESPACE.bytes
 
 
 def new_file_id(prefix: str, instant: str, partition: str, task: int, attempt: int, seq: int) -> str:
@@ -149,7 +151,13 @@ def new_file_id(prefix: str, instant: str, partition: str, task: int, attempt: i
     written, so a rerun (and the simulator, which must visit small files in the same fileId order
     as the engines) mints the same ids."""
     seed = f"{prefix}/{instant}/{partition}/{task}/{attempt}/{seq}"
-    return f"{uuid.uuid5(_FILE_ID_NAMESPACE, seed)}-{seq}"
+    # uuid.uuid5 spelt out (SHA-1 of namespace + name, version 5, RFC 4122 variant) without its UUID
+    # object: the simulator mints one per file it writes
+    h = bytearray(hashlib.sha1(_FILE_ID_NAMESPACE_BYTES + seed.encode("utf-8"), usedforsecurity=False).digest()[:16])
+    h[6] = (h[6] & 0x0F) | 0x50
+    h[8] = (h[8] & 0x3F) | 0x80
+    x = h.hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}-{seq}"
 
 
 def base_file_name(file_id: str, write_token: str, instant: str) -> str:

@@ -15,6 +15,7 @@ from engines.append_compaction.config import CompactionConfig
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.planner import plan_clustering
+from engines.config.registry import MB
 from engines.cow_baseline.assign import assign_inserts
 from engines.cow_baseline.config import CowConfig
 from engines.table.metadata import CommitMetadata, WriteStat
@@ -23,7 +24,6 @@ from engines.table.storage import Storage
 from engines.table.timeline import Timeline
 from engines.table.view import FileSystemView
 
-MB = 1 << 20
 N = 100_000
 
 

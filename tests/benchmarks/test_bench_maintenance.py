@@ -47,6 +47,7 @@ from engines.append_compaction.config import CompactionConfig
 from engines.append_compaction.engine import AppendCompactionEngine, Option1Config
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.engine import ClusteringEngine, Option2Config
+from engines.config.registry import MB
 from engines.spark.insert import insert_new_file_groups
 from engines.spark.reader import may_match, prune
 from engines.spark.rewrite import read_files
@@ -56,7 +57,6 @@ from engines.table.table import HudiTable, TableConfig
 from workloads.generator import batch_df, batch_table
 from workloads.spec import WorkloadSpec
 
-MB = 1 << 20
 TOTAL_MB = int(os.environ.get("LAYOUTBENCH_BENCH_MB", "150"))
 REPEATS = int(os.environ.get("LAYOUTBENCH_BENCH_REPEATS", "3"))
 SPEC = WorkloadSpec(seed=8, num_batches=TOTAL_MB, batch_mb=1.0, num_partitions=1)

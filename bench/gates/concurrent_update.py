@@ -1,0 +1,171 @@
+"""The concurrent-update gate: an upsert that arrives during maintenance is either applied or
+refused with an error naming the plan, and nothing is lost.
+
+On a scratch table of the candidate (its own engine, the scenario's sizing, the scenario's first
+batches up to its first maintenance), a plan is scheduled and an upsert (earlier keys, changed
+latency and message: :func:`workloads.generator.batch_updates_table`) arrives twice: half of it
+while the plan is pending (between schedule and execute), the other half while it is inflight
+(from another thread, at the executor's ``after_inflight`` step, when the writer lock is free). The
+maintenance then completes and the cleaner runs. The table must equal the ground truth with every
+applied half and without every refused one: rows missing or duplicated, and applied updates whose
+value is gone (an update the maintenance overwrote, Hudi's HUDI-3846 under the allow strategy),
+are lost rows. A refusal must name the plan's instant. An engine that takes no upsert at all (Option
+1's APPEND, the baseline, the peers) is n/a with the reason: an update it cannot take is not a
+behaviour to invent.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from bench.gates import gate_row, not_applicable
+from bench.scenario import EngineSpec, Scenario
+from engines.base import Engine, InsertsOnlyError
+from workloads.generator import batch_df, batch_table, batch_updates_table
+
+GATE = "concurrent_update"
+READER = "ours"  # the snapshot's files read with pyarrow
+UPDATE_FRACTION = 0.05  # of the batch the updates arrive with: keys of earlier batches
+ARRIVALS = ("pending", "inflight")
+_COLUMNS = ["_hoodie_record_key", "latency_ms", "message"]
+
+
+@dataclass
+class Arrival:
+    """What happened to one half of the upsert."""
+
+    when: str  # pending / inflight
+    rows: pa.Table
+    outcome: str = "not arrived"  # applied / refused / error / not arrived
+    error: str = ""
+
+
+def _upsert(engine: Engine, spark: Any, arrival: Arrival, plan: str) -> None:
+    """Offer ``arrival``'s rows to the engine; record applied, refused (naming ``plan``) or an error."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    df = spark.createDataFrame(arrival.rows.to_pandas(), schema=from_arrow_schema(arrival.rows.schema))
+    try:
+        engine.upsert(df)
+    except InsertsOnlyError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a refusal is an outcome; whether it names the plan is the check
+        arrival.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+        arrival.outcome = "refused" if plan in str(exc) else "error"
+        return
+    arrival.outcome = "applied"
+
+
+def _expected(base: pa.Table, arrivals: list[Arrival]) -> dict[str, tuple[float, str]]:
+    """Key -> (latency_ms, message): the base rows with every applied half's values."""
+    out = dict(zip(base.column("trace_id").to_pylist(),
+                   zip(base.column("latency_ms").to_pylist(), base.column("message").to_pylist(), strict=True),
+                   strict=True))
+    for a in arrivals:
+        if a.outcome == "applied":
+            out.update(zip(a.rows.column("trace_id").to_pylist(),
+                           zip(a.rows.column("latency_ms").to_pylist(), a.rows.column("message").to_pylist(),
+                               strict=True), strict=True))
+    return out
+
+
+def _snapshot_rows(engine: Engine) -> pa.Table:
+    probe = engine.probe()
+    parts = [pq.read_table(probe.storage.abs(s.path), columns=_COLUMNS) for s in probe.snapshot()]
+    return pa.concat_tables(parts) if parts else pa.table({c: [] for c in _COLUMNS})
+
+
+def compare(got: pa.Table, expected: dict[str, tuple[float, str]]) -> dict[str, int]:
+    """Rows missing, duplicated, holding a stale value (an applied update that is gone) or unexpected."""
+    keys = got.column("_hoodie_record_key").to_pylist()
+    values = dict(zip(keys, zip(pc.round(got.column("latency_ms"), 3).to_pylist(), got.column("message").to_pylist(),
+                                strict=True), strict=True))
+    stale = sum(1 for k, v in expected.items() if k in values and (round(v[0], 3), v[1]) != values[k])
+    return {"missing": len(expected.keys() - values.keys()), "duplicated": len(keys) - len(values),
+            "stale": stale, "unexpected": len(values.keys() - expected.keys())}
+
+
+def batches_before_maintenance(scenario: Scenario) -> int:
+    """Batches the scratch table takes: up to the scenario's first maintenance (at least 2, so that
+    the updates have earlier keys and the planner has more than one file)."""
+    return max(2, min(scenario.workload.num_batches, scenario.maintenance.every_commits))
+
+
+def check_concurrent_update(spark: Any, spec: EngineSpec, scenario: Scenario, scratch: Path) -> dict[str, Any]:
+    """The gate row of candidate ``spec``, measured on a scratch table at ``scratch`` (removed after)."""
+    from bench.engine_factory import build_engine
+    from engines.base import TableEngine
+    from engines.kinds import KINDS
+
+    if getattr(KINDS[spec.kind].load("engine"), "upsert", TableEngine.upsert) is TableEngine.upsert:
+        return not_applicable(spec.name, GATE, READER, f"{spec.name} ({spec.kind}) takes inserts only: it has "
+                              "no update path, so no update can arrive during its maintenance")
+    shutil.rmtree(scratch, ignore_errors=True)
+    engine = build_engine(spec, scenario, str(scratch.resolve()))
+    try:
+        return _run(spark, engine, spec, scenario)
+    finally:
+        engine.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(spark: Any, engine: Engine, spec: EngineSpec, scenario: Scenario) -> dict[str, Any]:
+    wl = scenario.workload
+    k = batches_before_maintenance(scenario)
+    for b in range(k):
+        engine.ingest(batch_df(spark, wl, b))
+    plan = engine.schedule()
+    if plan is None:
+        return not_applicable(spec.name, GATE, READER, f"{spec.name} scheduled no maintenance plan after {k} "
+                              "batches: no plan for an update to race")
+    updates = batch_updates_table(wl.model_copy(update={"corrections_fraction": UPDATE_FRACTION}), k)
+    half = updates.num_rows // 2
+    arrivals = [Arrival("pending", updates.slice(0, half)), Arrival("inflight", updates.slice(half))]
+    try:
+        _upsert(engine, spark, arrivals[0], plan)
+    except InsertsOnlyError as exc:
+        return not_applicable(spec.name, GATE, READER, f"{exc} (an update during maintenance cannot arrive)")
+    on_step = getattr(engine, "on_step", None)
+    after_inflight = getattr(getattr(engine, "points", None), "after_inflight", None)
+
+    def hook(name: str) -> None:  # the second half from another writer thread, while the plan is inflight
+        if on_step is not None:
+            on_step(name)
+        if name == after_inflight and arrivals[1].outcome == "not arrived":
+            writer = threading.Thread(target=_upsert, args=(engine, spark, arrivals[1], plan),
+                                      name=f"concurrent-update-{spec.name}")
+            writer.start()
+            writer.join()
+
+    if after_inflight is not None:
+        engine.on_step = hook  # type: ignore[attr-defined]
+    try:
+        engine.execute(plan)
+    finally:
+        if after_inflight is not None:
+            engine.on_step = on_step  # type: ignore[attr-defined]
+    engine.clean()
+    base = pa.concat_tables([batch_table(wl, b) for b in range(k)])
+    arrived = [a for a in arrivals if a.outcome != "not arrived"]
+    diff = compare(_snapshot_rows(engine), _expected(base, arrived))
+    lost = diff["missing"] + diff["duplicated"] + diff["stale"] + diff["unexpected"]
+    bad = [a for a in arrived if a.outcome == "error"]
+    said = "; ".join(f"{a.when} ({a.rows.num_rows} rows): {a.outcome}"
+                     + (f" ({a.error[:160]})" if a.error else "") for a in arrivals)
+    if lost:
+        verdict = (f"after the maintenance {diff['missing']} rows missing, {diff['duplicated']} duplicated, "
+                   f"{diff['stale']} applied updates gone, {diff['unexpected']} unexpected")
+    else:
+        applied = sum(a.outcome == "applied" for a in arrived)
+        verdict = f"after the maintenance the table equals the ground truth with the {applied} applied halves"
+    return gate_row(spec.name, GATE, READER, bool(arrived) and not lost and not bad,
+                    len(arrived), len(bad) + (1 if lost else 0), lost, "rows lost or duplicated",
+                    f"plan {plan}, {k} batches; {said}; {verdict}")

@@ -1,0 +1,64 @@
+"""What the runner does after its batch loop for T17, with each phase timed in the run profile:
+the final checkpoint's interleaved query rounds (``query_rounds``), then the gates (``gates``):
+isolation from the run's readers, no_loss from the same commit's crash test, concurrent_update on
+a scratch table per candidate.
+
+``ctx`` is the runner's :class:`bench.runner.RunContext` (scenario, spark, writer, failures,
+run_dir, ``timed``); it is taken by duck type so that this module does not import the runner.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.gates.concurrent_update import GATE as CONCURRENT_UPDATE
+from bench.gates.concurrent_update import READER as CU_READER
+from bench.gates.concurrent_update import check_concurrent_update
+from bench.gates.isolation import isolation_rows
+from bench.gates.no_loss import latest_crashtest, no_loss_rows
+from bench.queries import QueryParams
+from bench.query_rounds import run_query_rounds
+from engines.base import Engine
+
+
+def final_query_rounds(ctx: Any, engines: Sequence[Engine],
+                       last_checkpoint: tuple[int, QueryParams, Mapping[str, Any]] | None) -> None:
+    """``queries.rounds`` interleaved rounds over ``engines`` at the final checkpoint
+    (``last_checkpoint``: its batch, query parameters and expected answers; phase ``query_rounds``)."""
+    if last_checkpoint is None:  # a run without a checkpoint ran no queries to interleave
+        return
+    checkpoint, params, expected = last_checkpoint
+    qs = ctx.scenario.queries
+    with ctx.timed("query_rounds"):
+        ctx.failures += run_query_rounds(ctx.spark, engines, checkpoint, qs.suite, params, expected, qs.rounds,
+                                         qs.verify, lambda **row: ctx.writer.add("query_rounds", **row))
+
+
+def measure_gates(ctx: Any, sha: str | None) -> None:
+    """Every gate row of every candidate (phases ``gates/<gate>`` and ``gates/concurrent_update/<engine>``)."""
+    scenario, writer = ctx.scenario, ctx.writer
+    names = [e.name for e in scenario.engines]
+    with ctx.timed("gates/isolation"):
+        for row in isolation_rows(names, writer.rows["isolation"], writer.rows["maintenance"],
+                                  scenario.isolation.enabled):
+            writer.add("gates", **row)
+    with ctx.timed("gates/no_loss"):
+        crash_dir = latest_crashtest(Path(ctx.run_dir).parent, sha)
+        for row in no_loss_rows([(e.name, e.kind, e.config) for e in scenario.engines], crash_dir, sha):
+            writer.add("gates", **row)
+    scratch_root = Path(ctx.run_dir) / "tables" / "_gates"
+    for spec in scenario.engines:
+        with ctx.timed(f"gates/concurrent_update/{spec.name}"):
+            try:
+                row = check_concurrent_update(ctx.spark, spec, scenario, scratch_root / spec.name)
+            except Exception as exc:  # the gate's own failure is a failed gate, named, not a lost run
+                from bench.gates import gate_row
+
+                row = gate_row(spec.name, CONCURRENT_UPDATE, CU_READER, False, 1, 1, None, "",
+                               f"the check raised {type(exc).__name__}: {str(exc)[:300]}")
+                ctx.failures.append(f"{spec.name}: concurrent_update gate raised {type(exc).__name__}: {exc}")
+            writer.add("gates", **row)
+    shutil.rmtree(scratch_root, ignore_errors=True)

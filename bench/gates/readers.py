@@ -1,0 +1,181 @@
+"""The readers the history gates put questions to: ours (our file-system view), hudi-rs, Apache
+Hudi's Spark datasource and delta-rs. Each answers with the record keys it returns (as a
+:class:`~bench.gates.truth.KeySum`, or the keys themselves when a gate needs them), and raises
+:class:`ReadError` with the reader's own message when the read fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bench.gates.truth import KeySum, key_hashes
+from engines.table.storage import hadoop_uri
+from engines.table.table import HudiTable
+
+KEY = "_hoodie_record_key"
+COMMIT_TIME = "_hoodie_commit_time"
+OURS, HUDI_RS, APACHE_HUDI, DELTA_RS = "ours", "hudi_rs", "apache_hudi", "delta_rs"
+
+
+class ReadError(RuntimeError):
+    """A reader failed (or hudi-rs panicked) on a read; the message is the reader's."""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():  # a Java exception: its class and message, not the Py4J preamble
+        if "Exception" in line or "Error" in line:
+            return line.strip()[:300]
+    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
+
+
+class FileKeySums:
+    """Each base file's key checksum, read once: base files never change once committed, so as-of
+    reads at many instants read each file once."""
+
+    def __init__(self, table: HudiTable) -> None:
+        self.table = table
+        self._sums: dict[str, KeySum] = {}
+
+    def total(self, paths: list[str]) -> KeySum:
+        """The key checksum of the files at ``paths`` (relative to the table's base)."""
+        out = KeySum(0, 0, 0)
+        for path in paths:
+            if path not in self._sums:
+                keys = pq.read_table(self.table.storage.abs(path), columns=[KEY],
+                                     filesystem=self.table.storage.fs).column(0)
+                self._sums[path] = KeySum.of(key_hashes(keys))
+            out = out + self._sums[path]
+        return out
+
+
+class OurReader:
+    """Our file-system view's snapshot as of an instant (``view.snapshot(as_of)``), its files' keys."""
+
+    def __init__(self, table: HudiTable, files: FileKeySums | None = None) -> None:
+        self.table = table
+        self.files = files or FileKeySums(table)
+
+    def key_sum(self, as_of: str | None = None) -> KeySum:
+        try:
+            return self.files.total([s.path for s in self.table.view().snapshot(as_of=as_of)])
+        except Exception as exc:  # noqa: BLE001 - a failed read is the reader's answer
+            raise ReadError(f"ours: {type(exc).__name__}: {_first_line(exc)}") from exc
+
+
+class HudiRsSlices:
+    """hudi-rs's file slices as of an instant (``get_file_slices``: its time-travel resolution of
+    which file group versions are visible), their files' keys."""
+
+    def __init__(self, table: HudiTable, files: FileKeySums | None = None) -> None:
+        self.table = table
+        self.files = files or FileKeySums(table)
+
+    def key_sum(self, as_of: str | None = None) -> KeySum:
+        import hudi
+
+        try:
+            opts = hudi.HudiReadOptions()
+            if as_of is not None:
+                opts = opts.with_as_of_timestamp(as_of)
+            slices = hudi.HudiTableBuilder.from_base_uri(self.table.base_uri).build().get_file_slices(opts)
+            if any(s.has_log_files() for s in slices):
+                raise ReadError("hudi-rs: log files in a slice; the gate reads base files only")
+            paths = [s.base_file_relative_path() for s in slices]
+        except ReadError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - hudi-rs panics are BaseException
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise ReadError(f"hudi-rs: {type(exc).__name__}: {_first_line(exc)}") from exc
+        return self.files.total(paths)
+
+
+def hudi_rs_read(base_uri: str, columns: list[str], as_of: str | None = None,
+                 incremental: tuple[str, str] | None = None) -> pa.Table:
+    """hudi-rs (PyPI ``hudi``): the snapshot (as of ``as_of``) or the incremental query over
+    ``(start, end]``, projected to ``columns``."""
+    import hudi
+
+    try:
+        table = hudi.HudiTableBuilder.from_base_uri(base_uri).build()
+        opts = hudi.HudiReadOptions(projection=columns)
+        if incremental is not None:
+            opts = (opts.with_query_type(hudi.HudiQueryType.Incremental)
+                    .with_start_timestamp(incremental[0]).with_end_timestamp(incremental[1]))
+        elif as_of is not None:
+            opts = opts.with_as_of_timestamp(as_of)
+        batches = table.read(opts)
+    except BaseException as exc:  # noqa: BLE001 - hudi-rs panics are BaseException; the failure is the answer
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise ReadError(f"hudi-rs: {type(exc).__name__}: {_first_line(exc)}") from exc
+    if not batches:
+        return pa.table({c: pa.array([], pa.string()) for c in columns})
+    return pa.Table.from_batches(batches).select(columns)
+
+
+def apache_hudi_frame(spark: Any, base_uri: str, as_of: str | None = None,
+                      incremental: tuple[str, str] | None = None) -> Any:
+    """Apache Hudi's Spark datasource: the snapshot (``as.of.instant``) or its incremental query."""
+    reader = spark.read.format("hudi")
+    if incremental is not None:
+        reader = (reader.option("hoodie.datasource.query.type", "incremental")
+                  .option("hoodie.datasource.read.begin.instanttime", incremental[0])
+                  .option("hoodie.datasource.read.end.instanttime", incremental[1]))
+    elif as_of is not None:
+        reader = reader.option("as.of.instant", as_of)
+    return reader.load(hadoop_uri(base_uri))
+
+
+def apache_hudi_key_sum(spark: Any, base_uri: str, as_of: str | None = None,
+                        incremental: tuple[str, str] | None = None) -> KeySum:
+    """Rows and key checksum of an Apache Hudi read, aggregated in Spark (no keys collected)."""
+    from pyspark.sql import functions as F
+
+    try:
+        df = apache_hudi_frame(spark, base_uri, as_of, incremental)
+        # conv(…, 16, -10): the 64-bit hash as a signed decimal, so it casts to a long without overflow
+        h = F.conv(F.substring(F.col(KEY), 1, 16), 16, -10).cast("long")
+        row = df.select(h.alias("h")).agg(F.count(F.lit(1)).alias("n"),
+                                         F.sum(F.col("h").cast("decimal(38,0)")).alias("s"),
+                                         F.expr("bit_xor(h)").alias("x")).collect()[0]
+    except Exception as exc:  # noqa: BLE001 - a failed query is the reader's answer
+        raise ReadError(f"apache_hudi: {type(exc).__name__}: {_first_line(exc)}") from exc
+    mask = (1 << 64) - 1
+    return KeySum(int(row["n"]), int(row["s"] or 0) & mask, int(row["x"] or 0) & mask)
+
+
+def apache_hudi_wrong_rows(spark: Any, base_uri: str, first_new_batch: int, expected_rows: int,
+                           incremental: tuple[str, str]) -> tuple[int, int]:
+    """(re-emitted, missing) of an Apache Hudi incremental query that should return exactly the rows of
+    batches ``first_new_batch`` onwards (``expected_rows`` of them), counted in Spark: a generated key
+    names its batch (``<hash>-<batch>-<row>``, :func:`workloads.rowdef.trace_id`), so a row of an
+    earlier batch is re-emitted, a second copy of a key too, and an expected key not returned is missing."""
+    from pyspark.sql import functions as F
+
+    try:
+        df = apache_hudi_frame(spark, base_uri, incremental=incremental)
+        batch = F.split(F.col(KEY), "-").getItem(1).cast("int")
+        row = df.select(KEY, batch.alias("b")).agg(
+            F.sum(F.when(F.col("b") < first_new_batch, 1).otherwise(0)).alias("old"),
+            F.sum(F.when(F.col("b") >= first_new_batch, 1).otherwise(0)).alias("new"),
+            F.countDistinct(F.when(F.col("b") >= first_new_batch, F.col(KEY))).alias("distinct_new")).collect()[0]
+    except Exception as exc:  # noqa: BLE001
+        raise ReadError(f"apache_hudi: {type(exc).__name__}: {_first_line(exc)}") from exc
+    old, new, distinct_new = int(row["old"] or 0), int(row["new"] or 0), int(row["distinct_new"] or 0)
+    return old + new - distinct_new, expected_rows - distinct_new
+
+
+def delta_rs_key_sum(path: str, version: int, key: str, storage_options: dict[str, str] | None = None) -> KeySum:
+    """delta-rs's read of ``version`` (Delta time travel), as a key checksum."""
+    from deltalake import DeltaTable
+
+    try:
+        keys = DeltaTable(path, version=version, storage_options=storage_options).to_pyarrow_table(columns=[key])
+    except Exception as exc:  # noqa: BLE001
+        raise ReadError(f"delta-rs: {type(exc).__name__}: {_first_line(exc)}") from exc
+    return KeySum.of(key_hashes(keys.column(0)))

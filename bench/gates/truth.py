@@ -1,0 +1,100 @@
+"""The ground truth per instant that the incremental and time-travel gates check readers against.
+
+The runner ingests insert-only batches (``workloads.generator.batch_table``): each record key is
+committed by the ingest instant of its batch and by nothing else. :class:`HistoryTruth` holds every
+key's batch and the 64-bit hash its ``trace_id`` starts with (the key checksum of
+:mod:`workloads.truth`); :meth:`HistoryTruth.instants_of` maps batches to one engine's instants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_HEX = np.full(256, 255, dtype=np.uint8)
+for _i, _c in enumerate(b"0123456789abcdef"):
+    _HEX[_c] = _i
+for _i, _c in enumerate(b"ABCDEF"):
+    _HEX[_c] = 10 + _i
+
+
+class KeyFormatError(ValueError):
+    """A record key that does not start with the 16 hex digits every generated key has."""
+
+
+def key_hashes(keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The 64-bit hash each record key starts with (its first 16 hex digits), as ``uint64``:
+    vectorised :func:`workloads.truth.key_hashes` (the same numbers, without a Python loop)."""
+    arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    if len(arr) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    if arr.null_count:
+        raise KeyFormatError(f"{arr.null_count} null record keys")
+    head = pc.utf8_slice_codeunits(arr, 0, 16).cast(pa.string())  # a fresh array: offsets from 0
+    offsets = np.frombuffer(head.buffers()[1], dtype=np.int32, count=len(head) + 1)
+    if offsets[-1] != 16 * len(head) or not np.array_equal(np.diff(offsets), np.full(len(head), 16, np.int32)):
+        raise KeyFormatError("a record key shorter than the 16 hex digits it must start with")
+    nibbles = _HEX[np.frombuffer(head.buffers()[2], dtype=np.uint8, count=16 * len(head)).reshape(-1, 16)]
+    if (nibbles == 255).any():
+        raise KeyFormatError("a record key whose first 16 characters are not hex digits")
+    packed = (nibbles[:, 0::2] << 4) | nibbles[:, 1::2]  # 8 bytes per key, most significant first
+    return np.ascontiguousarray(packed).view(">u8").ravel().astype(np.uint64)
+
+
+@dataclass(frozen=True)
+class KeySum:
+    """Rows, and the sum (mod 2**64) and xor of their key hashes: equal for the same multiset of keys."""
+
+    rows: int
+    key_sum: int
+    key_xor: int
+
+    @classmethod
+    def of(cls, hashes: np.ndarray) -> KeySum:
+        if len(hashes) == 0:
+            return cls(0, 0, 0)
+        return cls(len(hashes), int(np.sum(hashes, dtype=np.uint64)), int(np.bitwise_xor.reduce(hashes)))
+
+    @classmethod
+    def of_keys(cls, keys: pa.Array | pa.ChunkedArray) -> KeySum:
+        return cls.of(key_hashes(keys))
+
+    def __add__(self, other: KeySum) -> KeySum:
+        return KeySum(self.rows + other.rows, (self.key_sum + other.key_sum) & ((1 << 64) - 1),
+                      self.key_xor ^ other.key_xor)
+
+    def __str__(self) -> str:
+        return f"{self.rows} rows, key sum {self.key_sum:016x}, xor {self.key_xor:016x}"
+
+
+@dataclass
+class HistoryTruth:
+    """Every generated row's record key, hash and batch, in batch order."""
+
+    keys: pa.Array  # trace_id of every row
+    hashes: np.ndarray  # uint64 per row
+    batch: np.ndarray  # int per row: the batch that inserted it
+    num_batches: int
+
+    @classmethod
+    def of_batches(cls, parts: list[pa.Table], key: str = "trace_id") -> HistoryTruth:
+        """From the batches the runner ingested (``batch_table(spec, b)`` for b = 0, 1, ...)."""
+        keys = pa.concat_arrays([p.column(key).combine_chunks() for p in parts]) if parts else pa.array([], pa.string())
+        batch = np.repeat(np.arange(len(parts)), [p.num_rows for p in parts])
+        return cls(keys, key_hashes(keys), batch, len(parts))
+
+    def sums_upto(self) -> list[KeySum]:
+        """``[k]``: the key sum of batches 0..k-1 (``[0]`` empty): the table as of batch k's ingest is ``[k+1]``."""
+        out = [KeySum(0, 0, 0)]
+        for b in range(self.num_batches):
+            out.append(out[-1] + KeySum.of(self.hashes[self.batch == b]))
+        return out
+
+    def row_instants(self, batch_instants: list[str]) -> pa.Array:
+        """Each row's commit instant on an engine whose batch ``b`` committed at ``batch_instants[b]``."""
+        if len(batch_instants) != self.num_batches:
+            raise ValueError(f"{len(batch_instants)} ingest instants for {self.num_batches} batches")
+        return pa.array(np.asarray(batch_instants, dtype=object)[self.batch], pa.string())

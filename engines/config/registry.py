@@ -1,0 +1,319 @@
+"""Every config key, once: its Hudi name, our shorthand, default, type and parser, unit, the engine
+kinds that honour it, and one line of doc (as hudi-rs keeps Hudi's keys in
+``crates/core/src/config/table.rs``). Defaults are Apache Hudi 0.12's (hudi-semantics.md §1.3, §7.1).
+
+Built from it: the engines' config dataclasses (:func:`settings`), the scenario's shared sizing,
+``layoutbench validate`` and the engine factory (:mod:`bench.hoodie_conf`), ``layoutbench service
+--hoodie-conf`` and ``docs/config.md`` (:mod:`engines.config.docs`). Adding a ``hoodie.*`` key is
+one :class:`Setting` here.
+
+A shorthand means one thing per engine kind; where two kinds read it differently (the clustering
+plan's small-file limit is not the insert's) it has one entry per meaning. A ``hoodie.*`` key may
+set several fields of one kind (``hoodie.parquet.max.file.size`` is Option 1's roll size and its
+compaction target, as in Hudi's copy-on-write). Real Hudi (kind ``hudi``) takes every ``hoodie.*``
+key listed here, passed through unchanged.
+
+Sizes are written here and nowhere else (tests/test_sizes_defined_once.py scans for them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, make_dataclass
+from typing import Any
+
+from engines.config import parsers as p
+
+MB = 1 << 20  # the byte unit of every *_mb key, report and log line
+GB = 1 << 30
+DECIMAL_GB = 10**9  # bytes, for a price table that counts decimal gigabytes
+DECIMAL_TB = 10**12  # bytes: the ledger's "$ per TB ingested"
+
+COW, O1, AO, O2, DELTA, HUDI = "cow_baseline", "append_compaction", "append_only", "clustering", "delta_peer", "hudi"
+OURS = (COW, O1, AO, O2)  # the kinds over our own Hudi tables: they read hoodie.* keys through this registry
+BLOOM_TYPES = ("DYNAMIC_V0", "SIMPLE")
+
+# Sizes that are not keys: fixed by the writers, named here so no size is written twice.
+DICTIONARY_PAGE_LIMIT = 1 * MB  # parquet-mr's parquet.dictionary.page.size: a larger dictionary falls back
+SORT_RUN_BYTES = 128 * MB  # uncompressed input bytes one sorting task holds at most
+SINGLE_TASK_BYTES = 32 * MB  # below this a rewrite's input is sorted by one task
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One config key. ``name`` is our shorthand (the scenario key and the config dataclass field),
+    None for a Hudi key no field of ours holds (a value a design fixes, a schedule the scenario's
+    maintenance section owns, or a key only real Hudi reads). ``kinds``: the engine kinds whose
+    config has the field (or, without a name, which accept the key)."""
+
+    name: str | None
+    kinds: tuple[str, ...]
+    default: Any
+    parse: p.Parser
+    unit: str
+    doc: str
+    hudi: str | None = None
+    type: Any = None  # the dataclass field's annotation; from the default's type when None
+    maintenance: str | None = None  # a scheduling key: the maintenance.mode it turns on, or "commits"
+
+    @property
+    def annotation(self) -> Any:
+        if self.type is not None:
+            return self.type
+        return type(self.default)
+
+    @property
+    def mb_name(self) -> str | None:
+        """The scenario's MB form of a byte size (``max_file_size`` -> ``max_file_mb``), or None."""
+        if self.unit != "bytes" or self.name is None:
+            return None
+        return (self.name.removesuffix("_size") if self.name.endswith("_file_size") else self.name) + "_mb"
+
+
+def _s(name: str | None, kinds: Iterable[str], default: Any, parse: p.Parser, unit: str, doc: str,
+       hudi: str | None = None, type: Any = None, maintenance: str | None = None) -> Setting:  # noqa: A002
+    return Setting(name, tuple(kinds), default, parse, unit, doc, hudi, type, maintenance)
+
+
+_CS = "hoodie.clustering.plan.strategy."
+_SIZED = (COW, O1, AO, O2, DELTA, HUDI)
+_O1S = (O1, AO)  # the control keeps Option 1's settings, unused by its (absent) compaction
+_BLOOMED = OURS  # real Hudi takes the hoodie.* keys, passed through
+_STR_OPT = str | None
+_COLS = tuple[str, ...]
+_COLS_OPT = tuple[str, ...] | None
+
+SETTINGS: tuple[Setting, ...] = (
+    # -- file sizes ------------------------------------------------------------------------------
+    _s("small_file_limit", (COW, O1, AO, DELTA, HUDI), 100 * MB, p.non_negative, "bytes",
+       "files below this are small: the baseline's inserts top them up, Option 1 compacts them, delta-rs "
+       "OPTIMIZE picks them (real Hudi's hudi_clustering preset: its clustering plan's limit)",
+       hudi="hoodie.parquet.small.file.limit", type=int),
+    _s("small_file_limit", (O2,), 300 * MB, p.non_negative, "bytes",
+       "files below this are clustered", hudi=_CS + "small.file.limit", type=int),
+    _s(None, (O2,), 0, p.zero_only("Option 2 inserts never merge into small files (the article's setting is 0)"),
+       "bytes", "fixed at 0: Option 2's inserts never top up a small file", hudi="hoodie.parquet.small.file.limit"),
+    _s("max_file_size", _SIZED, 120 * MB, p.positive, "bytes", "the size an insert rolls a new file at",
+       hudi="hoodie.parquet.max.file.size", type=int),
+    _s("target_file_size", (O2, HUDI), 1024 * MB, p.positive, "bytes",
+       "the size of a clustering group's output files", hudi=_CS + "target.file.max.bytes", type=int),
+    _s("target_file_size", _O1S, 120 * MB, p.positive, "bytes",
+       "a compaction's outputs are evenly sized, each at most this (Hudi's max file size sets it too)",
+       hudi="hoodie.parquet.max.file.size", type=int),
+    _s("target_file_size", (DELTA,), 120 * MB, p.positive, "bytes", "OPTIMIZE's target file size", type=int),
+    _s("max_bytes_per_group", (O2,), 2048 * MB, p.positive, "bytes", "a clustering group reads at most this",
+       hudi=_CS + "max.bytes.per.group", type=int),
+    _s("max_bytes_per_operation", _O1S, None, p.optional_positive, "bytes",
+       "split a partition's small files into several compaction operations of at most this", type=int | None),
+    _s("row_group_rows", (COW, O1, AO, O2, DELTA), 65_536, p.positive, "rows",
+       "rows per Parquet row group our writers write"),
+    # -- how an insert cuts a batch into files (Hudi's UpsertPartitioner) ----------------------------
+    _s("record_size_estimate", (COW, O2, HUDI), 1024, p.positive, "bytes/record",
+       "the average record size before a commit wrote enough to measure it",
+       hudi="hoodie.copyonwrite.record.size.estimate"),
+    _s(None, _O1S, None, p.refused("Option 1's appends roll files at real bytes written, not at a record-size "
+                                   "estimate"), "bytes/record", "not Option 1's: its appends roll at real bytes",
+       hudi="hoodie.copyonwrite.record.size.estimate"),
+    _s("record_size_estimation_threshold", (COW, O2), 1.0, p.number, "ratio",
+       "a commit measures the record size once it wrote more than this x the small-file limit",
+       hudi="hoodie.record.size.estimation.threshold"),
+    _s("insert_split_size", (COW, O2), 500_000, p.positive, "records",
+       "records per new bucket when auto split is off", hudi="hoodie.copyonwrite.insert.split.size"),
+    _s("auto_split_inserts", (COW, O2), True, p.boolean, "bool",
+       "size new buckets from the max file size and the record size", hudi="hoodie.copyonwrite.insert.auto.split"),
+    _s("insert_split", (O2,), "hudi", p.choice("hudi", "bytes"), "name",
+       "hudi: UpsertPartitioner's buckets; bytes: one file per partition and task, rolled at the max file size"),
+    # -- the clustering plan -------------------------------------------------------------------------
+    _s("max_num_groups", (O2,), 30, p.positive, "count", "clustering groups per plan at most",
+       hudi=_CS + "max.num.groups"),
+    _s("sort_columns", (O2, HUDI), (), p.columns, "columns", "the columns a clustering sorts its groups by",
+       hudi=_CS + "sort.columns", type=_COLS),
+    _s("sort_columns", (*_O1S, DELTA), (), p.columns, "columns",
+       "Option 1: ingest and compaction sort by these; delta-rs: OPTIMIZE Z-ORDER by these", type=_COLS),
+    _s("single_group_clustering_enabled", (O2,), True, p.boolean, "bool",
+       "a group of one file is clustered (0.14+)", hudi=_CS + "single.group.clustering.enabled"),
+    _s("partition_filter_mode", (O2,), "NONE", p.choice("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", fold=str.upper),
+       "name", "which partitions a plan considers", hudi="hoodie.clustering.plan.partition.filter.mode"),
+    _s("lookback_partitions", (O2,), 2, p.integer, "partitions", "RECENT_DAYS: this many latest partitions",
+       hudi=_CS + "daybased.lookback.partitions"),
+    _s("skip_from_latest_partitions", (O2,), 0, p.integer, "partitions", "RECENT_DAYS: skip this many latest",
+       hudi=_CS + "daybased.skipfromlatest.partitions"),
+    _s("begin_partition", (O2,), None, p.optional_text, "partition", "SELECTED_PARTITIONS: from this partition",
+       hudi=_CS + "cluster.begin.partition", type=_STR_OPT),
+    _s("end_partition", (O2,), None, p.optional_text, "partition", "SELECTED_PARTITIONS: to this partition",
+       hudi=_CS + "cluster.end.partition", type=_STR_OPT),
+    _s("partitions", (O2,), None, p.optional_columns, "partitions", "only these partitions",
+       hudi=_CS + "partition.selected", type=_COLS_OPT),
+    _s("partitions", _O1S, None, p.optional_columns, "partitions", "only these partitions", type=_COLS_OPT),
+    _s("partition_regex", (O2,), None, p.optional_text, "regex", "only partitions fully matching this",
+       hudi=_CS + "partition.regex.pattern", type=_STR_OPT),
+    _s("partition_regex", _O1S, None, p.optional_text, "regex", "only partitions fully matching this",
+       type=_STR_OPT),
+    _s("grouping", (O2,), None, p.choice("size", "sort_overlap", "key_range", "commit_time", optional=True), "name",
+       "how files are grouped; none: sort_overlap with sort columns, else size", type=_STR_OPT),
+    # -- the clustering executor ---------------------------------------------------------------------
+    _s("ordering", (O2,), None,
+       p.choice("none", "linear", "zorder", "hilbert", fold=lambda s: s.lower().replace("-", "").replace("_", ""),
+                optional=True),
+       "name", "how a sorted group is laid out (Hudi's spellings: linear, z-order, ZORDER, hilbert); "
+       "none: linear with sort columns", hudi="hoodie.layout.optimize.strategy", type=_STR_OPT),
+    _s("max_parallel_groups", (O2,), 2, p.positive, "count", "groups rewritten at once",
+       hudi="hoodie.clustering.max.parallelism"),
+    _s("preserve_commit_metadata", (O2,), True, p.boolean, "bool", "rewritten rows keep their commit time",
+       hudi="hoodie.clustering.preserve.commit.metadata"),
+    _s("update_strategy", (O2,), "reject",
+       p.class_or_short((("reject", "SparkRejectUpdateStrategy"), ("allow", "SparkAllowUpdateStrategy"))),
+       "name", "an update to a file group under clustering is refused (reject) or written (allow)",
+       hudi="hoodie.clustering.updates.strategy"),
+    _s("clustering_split", (O2,), "even", p.choice("even", "hudi"), "name",
+       "an unsorted group's rows: even runs (ours) or whole input files in plan order (Apache Hudi 1.2)"),
+    # -- when services run (the engine's own modes; a scenario's maintenance section sets manual) ------
+    _s("mode", (COW, DELTA), "manual", p.choice("manual"), "name", "no table service of its own to schedule"),
+    _s("mode", _O1S, "manual", p.choice("inline", "async", "manual"), "name", "when the engine compacts by itself"),
+    _s("mode", (O2,), "manual", p.choice("inline", "async", "schedule_inline", "manual"), "name",
+       "when the engine clusters by itself"),
+    _s("mode", (HUDI,), "manual", p.choice("manual", "inline", "async", "schedule_inline"), "name",
+       "when Apache Hudi clusters (hoodie.clustering.inline / .schedule.inline / .async.enabled)"),
+    _s("inline_every", _O1S, 10, p.positive, "commits", "inline mode: compact every this many commits"),
+    _s("inline_every", (HUDI,), 4, p.positive, "commits",
+       "hoodie.clustering.inline.max.commits and .async.max.commits"),
+    _s("inline_max_commits", (O2,), 4, p.positive, "commits", "inline mode: cluster every this many commits"),
+    _s("async_max_commits", (O2,), 4, p.positive, "commits", "async mode: schedule after this many commits"),
+    _s("schedule_rules", (O2,), "0.12.1", p.choice("0.12.1", "1.2"), "name",
+       "whose scheduling gates: the article's Hudi 0.12.1 or Apache Hudi 1.2 (no Hudi key says this)"),
+    _s("async_interval_s", _O1S, 2.0, p.number, "seconds", "async mode: the service's poll period"),
+    _s("async_interval_s", (O2,), 1.0, p.number, "seconds", "async mode: the service's poll period"),
+    _s("async_interval_s", (HUDI,), 5.0, p.number, "seconds", "async mode: the service thread's poll period"),
+    _s(None, (O1, AO, O2), False, p.boolean, "bool", "inline clustering: the maintenance section's mode inline",
+       hudi="hoodie.clustering.inline", maintenance="inline"),
+    _s(None, (O1, AO, O2), False, p.boolean, "bool",
+       "semi-async clustering: the maintenance section's mode schedule_inline",
+       hudi="hoodie.clustering.schedule.inline", maintenance="schedule_inline"),
+    _s(None, (O1, AO, O2), False, p.boolean, "bool", "async clustering: the maintenance section's mode async",
+       hudi="hoodie.clustering.async.enabled", maintenance="async"),
+    _s(None, (O1, AO, O2), 4, p.positive, "commits", "inline: must equal maintenance.every_commits",
+       hudi="hoodie.clustering.inline.max.commits", maintenance="commits"),
+    _s(None, (O1, AO, O2), 4, p.positive, "commits",
+       "refused under async (the harness's service runs every maintenance.async_interval_s)",
+       hudi="hoodie.clustering.async.max.commits", maintenance="commits"),
+    # -- Option 1 ------------------------------------------------------------------------------------
+    _s("order", _O1S, "rfc", p.choice("rfc", "commit_before_delete"), "name",
+       "rfc: delete the old files, then commit (the RFC's steps); commit_before_delete: the reverse"),
+    _s("cbd_delete", _O1S, "cleaner", p.choice("cleaner", "immediate"), "name",
+       "commit_before_delete: the replaced files go with the cleaner, or right after the commit"),
+    _s("max_parallel_operations", _O1S, 2, p.positive, "count", "compaction operations rewritten at once"),
+    _s("preserve_commit_time", _O1S, False, p.boolean, "bool",
+       "compacted rows keep their _hoodie_commit_time (as clustering's preserve.commit.metadata); off: re-stamped, "
+       "and an incremental pull re-emits them"),
+    _s("min_files_per_partition", _O1S, 2, p.positive, "count", "a partition with fewer small files is skipped"),
+    # -- cleaning --------------------------------------------------------------------------------------
+    _s("cleaner_commits_retained", _SIZED, 10, p.positive, "commits",
+       "KEEP_LATEST_COMMITS: files a reader of the last this many commits needs are kept",
+       hudi="hoodie.cleaner.commits.retained"),
+    _s("auto_clean", (COW, O2), True, p.boolean, "bool", "clean after each commit", hudi="hoodie.clean.automatic"),
+    # -- the footer bloom filter (engines.table.bloom) -------------------------------------------------
+    _s("bloom_filter", _BLOOMED, True, p.boolean, "bool", "every base file carries Hudi's record-key bloom filter",
+       hudi="hoodie.parquet.bloom.filter.enabled"),
+    _s("bloom_filter_type", _BLOOMED, "DYNAMIC_V0", p.choice(*BLOOM_TYPES, fold=str.upper), "name",
+       "the filter's type", hudi="hoodie.bloom.index.filter.type"),
+    _s("bloom_num_entries", _BLOOMED, 60_000, p.positive, "keys", "keys one filter row is sized for",
+       hudi="hoodie.index.bloom.num_entries"),
+    _s("bloom_fpp", _BLOOMED, 1e-9, p.number, "ratio", "the filter's false-positive rate",
+       hudi="hoodie.index.bloom.fpp"),
+    _s("bloom_dynamic_max_entries", _BLOOMED, 100_000, p.positive, "keys", "DYNAMIC_V0: keys at most",
+       hudi="hoodie.bloom.index.filter.dynamic.max.entries"),
+    # -- the writers --------------------------------------------------------------------------------
+    _s("operation", (COW,), "insert", p.choice("insert", "bulk_insert", fold=str.lower), "name",
+       "insert: Hudi's small-file handling; bulk_insert: new files only (a reference point)",
+       hudi="hoodie.datasource.write.operation"),
+    _s("operation", (HUDI,), None, p.choice("insert", "upsert", "bulk_insert", fold=str.lower, optional=True), "name",
+       "the write operation; none: the preset's (upsert for hudi_cow, insert for hudi_clustering)",
+       hudi="hoodie.datasource.write.operation", type=_STR_OPT),
+    _s("min_files", (DELTA,), 2, p.positive, "count", "OPTIMIZE compacts a partition with at least this many files"),
+    _s("compression", (DELTA,), "SNAPPY", p.choice("SNAPPY", fold=str.upper), "name",
+       "the Parquet codec (as every engine's, for a fair comparison)"),
+    # -- Apache Hudi itself -------------------------------------------------------------------------
+    _s("preset", (HUDI,), "hudi_cow", p.choice("hudi_cow", "hudi_clustering"), "name",
+       "hudi_cow: upsert with small-file handling; hudi_clustering: insert and clustering (Option 2 as shipped)"),
+    _s("metadata_table", (HUDI,), False, p.boolean, "bool", "Hudi's metadata table", hudi="hoodie.metadata.enable"),
+    _s("stream_sink", (HUDI,), "foreach_batch", p.choice("foreach_batch", "hudi"), "name",
+       "layoutbench stream: our foreachBatch writer, or Hudi's own streaming sink"),
+    _s(None, (HUDI,), "snappy", p.choice("snappy", fold=str.lower), "name",
+       "every engine writes snappy; another codec would undo the fair comparison",
+       hudi="hoodie.parquet.compression.codec"),
+    *(_s(None, (HUDI,), None, p.text, unit, doc, hudi=key) for key, unit, doc in (
+        ("hoodie.table.name", "name", "the table's name (the engine's)"),
+        ("hoodie.datasource.write.table.type", "name", "COPY_ON_WRITE"),
+        ("hoodie.datasource.write.recordkey.field", "column", "the record key (the workload's trace_id)"),
+        ("hoodie.datasource.write.partitionpath.field", "column", "the partition column (the workload's)"),
+        ("hoodie.datasource.write.precombine.field", "column", "the ordering column (ts)"),
+        ("hoodie.datasource.write.hive_style_partitioning", "bool", "hive-style partition folders, as ours"),
+        ("hoodie.datasource.write.keygenerator.class", "class", "SimpleKeyGenerator"),
+        ("hoodie.write.table.version", "version", "table version 6, as ours"),
+        ("hoodie.embed.timeline.server", "bool", "off: no network server on the driver"),
+        ("hoodie.write.markers.type", "name", "DIRECT markers"),
+        ("hoodie.cleaner.policy", "name", "KEEP_LATEST_COMMITS"),
+        ("hoodie.keep.min.commits", "commits", "the archiver keeps at least this many commits"),
+        ("hoodie.keep.max.commits", "commits", "the archiver keeps at most this many commits"),
+        ("hoodie.index.type", "name", "the writer's index (BLOOM)"),
+        ("hoodie.parquet.block.size", "bytes", "Parquet row-group size"),
+        ("hoodie.bulkinsert.sort.mode", "name", "bulk_insert's sort"),
+        ("hoodie.datasource.write.streaming.checkpoint.identifier", "name", "the streaming sink's writer id"),
+        ("hoodie.datasource.write.streaming.ignore.failed.batch", "bool", "false: a failed micro-batch fails"),
+    )),
+)
+
+INSERT_SIZING = ("record_size_estimate", "record_size_estimation_threshold", "insert_split_size", "auto_split_inserts")
+BLOOM = ("bloom_filter", "bloom_filter_type", "bloom_num_entries", "bloom_fpp", "bloom_dynamic_max_entries")
+
+
+def setting(name: str, kind: str | None = None) -> Setting:
+    """The entry of shorthand ``name`` for ``kind`` (any kind when the name has one meaning)."""
+    found = [s for s in SETTINGS if s.name == name and (kind is None or kind in s.kinds)]
+    if len(found) != 1:
+        raise KeyError(f"{name!r} has {len(found)} entries" + (f" for kind {kind!r}" if kind else ""))
+    return found[0]
+
+
+def default(name: str, kind: str | None = None) -> Any:
+    return setting(name, kind).default
+
+
+def for_kind(kind: str) -> dict[str, Setting]:
+    """The shorthands ``kind`` takes, by name."""
+    return {s.name: s for s in SETTINGS if s.name is not None and kind in s.kinds}
+
+
+def hudi_keys(kind: str) -> dict[str, list[Setting]]:
+    """The ``hoodie.*`` keys ``kind`` reads, each with the entries it sets (real Hudi: every key here)."""
+    out: dict[str, list[Setting]] = {}
+    for s in SETTINGS:
+        if s.hudi is not None and (kind in s.kinds or kind == HUDI):
+            out.setdefault(s.hudi, []).append(s)
+    return out
+
+
+def hudi_names() -> list[str]:
+    return sorted({s.hudi for s in SETTINGS if s.hudi is not None})
+
+
+def settings(*names: str, kind: str | None = None, frozen: bool = False, exclude: Iterable[str] = ()) -> type:
+    """A dataclass holding the fields ``names`` — without names, every shorthand of ``kind`` but
+    ``exclude`` — with the registry's types and defaults (``kind``'s entries): the base an engine's
+    config class derives from, so it declares none of them, and a new key of the kind is a new field."""
+    if not names:
+        if kind is None:
+            raise ValueError("settings() needs names or a kind")
+        names = tuple(n for n in for_kind(kind) if n not in set(exclude))
+    specs = []
+    for name in names:
+        s = setting(name, kind)
+        value = field(default_factory=lambda d=s.default: type(d)(d)) if isinstance(s.default, list | dict) \
+            else field(default=s.default, metadata={"setting": s})
+        specs.append((name, s.annotation, value))
+    return make_dataclass(f"Settings_{kind or 'shared'}", specs, frozen=frozen)
+
+
+# The write path's function defaults (derived from the entries, not written again).
+PARQUET_MAX_FILE_SIZE = default("max_file_size", COW)
+ROW_GROUP_ROWS = default("row_group_rows", COW)

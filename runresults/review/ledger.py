@@ -1,0 +1,188 @@
+"""One cost ledger per candidate, in dollars, over the table's life in the run.
+
+Rules (the report prints them, :data:`RULES`):
+- **compute**: the wall seconds of ingest (``commits``, kind ingest), maintenance and cleaning
+  (``maintenance``: the clean rows are cleaning, the others maintenance) times the cores the run's
+  Spark used (``local[N]``: N; otherwise the machine's cores): a job holds its cores while it runs.
+- **queries**: each query of the suite runs ``queries_per_hour`` times an hour over the table's
+  life. Its latency is measured at each checkpoint (warm runs' median; the final checkpoint's from
+  the interleaved ``query_rounds`` when present); between checkpoints it moves linearly, before the
+  first it is the first's. The life is the batches' event-time span (a batch covers
+  partition unit × partitions / batches of event time, :func:`workloads.rowdef.batch_span`), so the
+  integral is query-seconds the small files cost until maintenance fixed them. Times the cores.
+- **storage**: physical bytes after each batch's last instant held for the batch's event-time span,
+  as GiB-months (730 hours).
+- **requests** (runs on an object store): ingest, maintenance and cleaner requests as counted; the
+  query requests per run at each checkpoint integrated like the latencies.
+
+Each repetition of the run gets its own ledger (its own timings; bytes are the same in every
+repetition); the figure is their mean, its interval over the repetitions
+(:func:`runresults.uncertainty.mean_interval`: a range below 10). $ per TB ingested divides by the
+batches' bytes (TB = 10^12 bytes).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engines.config.registry import DECIMAL_TB as TB
+from engines.config.registry import GB
+from runresults import Results
+from runresults.review.prices import HOURS_PER_MONTH, Prices
+from runresults.uncertainty import Interval, mean_interval
+
+PARTS = ("compute: ingest", "compute: maintenance", "compute: cleaning", "queries", "storage", "requests")
+QUERY_PHASES = ("query_planning", "query_scan")
+WRITE_PHASES = ("ingest", "maintenance_planning", "maintenance_execution", "cleaner")
+RULES = ("compute = seconds of ingest, maintenance and cleaning × the cores Spark used; queries = queries_per_hour × "
+         "each query's latency integrated over the table's event-time life (linear between checkpoints, the first "
+         "checkpoint's before it) × cores; storage = physical bytes after each batch × the batch's event-time span, "
+         "as GiB-months; requests = the object store's counted requests, the queries' per run integrated like their "
+         "latency. One ledger per repetition; the figure is their mean, the interval over the repetitions.")
+_UNIT_S = {"day": 86400.0, "hour": 3600.0}
+
+
+@dataclass
+class Ledger:
+    """A candidate's ledger: per part, the dollars of each repetition; the TB it ingested."""
+
+    engine: str
+    tb_ingested: float
+    cores: int
+    parts_usd: dict[str, list[float]] = field(default_factory=dict)  # part -> one value per repetition
+    repeats: list[int] = field(default_factory=list)
+    core_seconds: dict[str, list[float]] = field(default_factory=dict)
+
+    def totals(self) -> list[float]:
+        """Total dollars per repetition."""
+        return [sum(self.parts_usd[p][i] for p in PARTS) for i in range(len(self.repeats))]
+
+    def per_tb(self) -> list[float]:
+        return [t / self.tb_ingested for t in self.totals()] if self.tb_ingested else []
+
+    def per_tb_by_repeat(self) -> dict[int, float]:
+        """Repetition -> $ per TB (empty when nothing was ingested)."""
+        return dict(zip(self.repeats, self.per_tb(), strict=True)) if self.tb_ingested else {}
+
+    def usd_per_tb(self) -> Interval | None:
+        return mean_interval(self.per_tb())
+
+    def part_per_tb(self, part: str) -> Interval | None:
+        return mean_interval([v / self.tb_ingested for v in self.parts_usd[part]]) if self.tb_ingested else None
+
+    def as_dict(self) -> dict[str, Any]:
+        total = self.usd_per_tb()
+        return {"tb_ingested": self.tb_ingested, "cores": self.cores, "repeats": self.repeats,
+                "usd_per_tb": total.as_dict() if total else None,
+                "usd_per_tb_by_repeat": self.per_tb(),
+                "parts_usd_per_tb": {p: (iv.as_dict() if (iv := self.part_per_tb(p)) else None) for p in PARTS},
+                "parts_usd": self.parts_usd, "core_seconds": self.core_seconds}
+
+
+def run_cores(run: dict[str, Any]) -> int:
+    """The cores the run's Spark used: N of ``local[N]``, else the machine's."""
+    machine = int((run.get("machine") or {}).get("cores") or 1)
+    m = re.fullmatch(r"local\[(\d+)(?:,\s*\d+)?\]", str(run.get("spark_master") or ""))
+    return int(m.group(1)) if m else machine
+
+
+def batch_span_s(run: dict[str, Any]) -> float:
+    """Event-time seconds one batch covers (as :func:`workloads.rowdef.batch_span`)."""
+    wl = (run.get("scenario") or {}).get("workload") or {}
+    unit = _UNIT_S.get(str(wl.get("partition_granularity", "day")), 86400.0)
+    return unit * float(wl.get("num_partitions", 3)) / max(1, int(wl.get("num_batches", 10)))
+
+
+def integrate(points: dict[int, float], span_s: float, batches: int) -> float:
+    """∫ f dt over the life (``batches`` × ``span_s``) of a figure measured at checkpoint batches
+    (``points``: batch -> value; a checkpoint is at the end of its batch): linear between
+    checkpoints, constant before the first and after the last."""
+    if not points:
+        return 0.0
+    life = batches * span_s
+    ts = [(b + 1) * span_s for b in sorted(points)]
+    vs = [points[b] for b in sorted(points)]
+    xs = [0.0, *ts, max(life, ts[-1])]
+    ys = [vs[0], *vs, vs[-1]]
+    return float(np.trapezoid(ys, xs))
+
+
+def _latencies(q: pd.DataFrame, rounds: pd.DataFrame) -> dict[str, dict[int, float]]:
+    """query -> checkpoint -> latency (warm median; the interleaved rounds' at their checkpoint)."""
+    out: dict[str, dict[int, float]] = {}
+    ok = q[q.error.isna()] if "error" in q else q
+    for (name, cp), g in ok.groupby(["query", "checkpoint"]):
+        warm = g[g.run > 0].latency_s
+        out.setdefault(str(name), {})[int(cp)] = float(warm.median() if len(warm) else g.latency_s.median())
+    for (name, cp), g in rounds.groupby(["query", "checkpoint"]):
+        out.setdefault(str(name), {})[int(cp)] = float(g.latency_s.median())
+    return out
+
+
+def _query_request_usd(req: pd.DataFrame, q: pd.DataFrame, runs_per_row: int) -> dict[str, dict[int, float]]:
+    """query -> checkpoint -> dollars of requests per query run."""
+    out: dict[str, dict[int, float]] = {}
+    mine = req[req.phase.isin(QUERY_PHASES)]
+    for (name, cp), g in q.groupby(["query", "checkpoint"]):
+        runs = len(g) * runs_per_row
+        spent = float(mine[mine.context == f"{name}@{cp}"].usd.sum())
+        if runs:
+            out.setdefault(str(name), {})[int(cp)] = spent / runs
+    return out
+
+
+def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: float) -> Ledger:
+    """The candidate's ledger, one entry per repetition it ran."""
+    run = results.run
+    cores, span = run_cores(run), batch_span_s(run)
+    commits = results.table("commits", all_repeats=True)
+    commits = commits[commits.engine == engine]
+    maint = results.table("maintenance", all_repeats=True)
+    maint = maint[maint.engine == engine]
+    queries = results.table("queries", all_repeats=True)
+    queries = queries[queries.engine == engine]
+    rounds = results.table("query_rounds")
+    rounds = rounds[rounds.engine == engine]
+    req = results.table("requests", all_repeats=True)
+    req = req[req.engine == engine]
+    req = req.assign(usd=req["count"] * req["op"].map(prices.request_usd)) if len(req) else req.assign(usd=0.0)
+    first = commits[commits.repeat == commits.repeat.min()] if len(commits) else commits
+    ingest_first = first[first.kind == "ingest"]
+    out = Ledger(engine, float(ingest_first.batch_bytes.fillna(0).sum()) / TB, cores)
+    out.parts_usd = {p: [] for p in PARTS}
+    out.core_seconds = {p: [] for p in ("ingest", "maintenance", "cleaning", "queries")}
+    batches = int(((run.get("scenario") or {}).get("workload") or {}).get("num_batches") or
+                  (int(commits.batch.max()) + 1 if len(commits) else 0))
+    core_usd = prices.core_hour.usd / 3600
+    runs_per_row = (int(((run.get("scenario") or {}).get("queries") or {}).get("warm_runs", 0)) + 1
+                    if run.get("simulated") else 1)
+    for r in sorted(commits.repeat.unique()) if len(commits) else []:
+        c, m = commits[commits.repeat == r], maint[maint.repeat == r]
+        q, rq = queries[queries.repeat == r], req[req.repeat == r]
+        secs = {"ingest": float(c[c.kind == "ingest"].duration_s.sum()),
+                "maintenance": float(m[m.kind != "clean"].duration_s.sum()),
+                "cleaning": float(m[m.kind == "clean"].duration_s.sum())}
+        lat = _latencies(q, rounds)
+        qph = queries_per_hour / 3600
+        secs["queries"] = qph * sum(integrate(pts, span, batches) for pts in lat.values())
+        for k, v in secs.items():
+            out.core_seconds[k].append(v * cores)
+        end_of_batch = c.sort_values("seq").groupby("batch").physical_bytes.last()
+        held = end_of_batch.reindex(range(batches)).ffill().fillna(0) if batches else end_of_batch
+        gib_months = float(held.sum()) * span / GB / 3600 / HOURS_PER_MONTH  # GB: one GiB, S3's GB-month
+        q_req = _query_request_usd(rq, q, runs_per_row)
+        requests_usd = (float(rq[rq.phase.isin(WRITE_PHASES)].usd.sum())
+                        + qph * sum(integrate(pts, span, batches) for pts in q_req.values()))
+        out.repeats.append(int(r))
+        for part, usd in (("compute: ingest", secs["ingest"] * cores * core_usd),
+                          ("compute: maintenance", secs["maintenance"] * cores * core_usd),
+                          ("compute: cleaning", secs["cleaning"] * cores * core_usd),
+                          ("queries", secs["queries"] * cores * core_usd),
+                          ("storage", gib_months * prices.storage_gb_month.usd), ("requests", requests_usd)):
+            out.parts_usd[part].append(usd)
+    return out

@@ -1,0 +1,204 @@
+"""The config registry (engines/config/registry.py) holds every key once, and what is built from it
+agrees with it: the engines' config classes, ``layoutbench validate``, ``service --hoodie-conf`` and
+docs/config.md. Adding a ``hoodie.*`` key is one registry entry (shown in a child process, so the
+registry here is never changed). ``validate`` refuses each config mistake before Spark starts, in
+one message naming the key, with the exit code of a bad scenario."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from bench.cli import EXIT_BAD_INPUT, app
+from bench.hoodie_conf import read_config
+from bench.scenario import ScenarioError, parse_scenario
+from bench.simulate.sweep import load_sweep
+from engines.config import docs
+from engines.config.registry import BLOOM, HUDI, OURS, SETTINGS, for_kind, hudi_names
+from engines.kinds import KINDS
+
+REPO = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+# fields of a config class that are not keys: the nested planner config, the workload's columns,
+# real Hudi's pass-through map
+NOT_KEYS = {"planner", "compaction", "clustering", "record_key_column", "partition_column", "options"}
+
+
+def test_a_shorthand_has_one_meaning_per_kind() -> None:
+    pairs = Counter((kind, s.name) for s in SETTINGS if s.name for kind in s.kinds)
+    assert [p for p, n in pairs.items() if n > 1] == []
+    sets = Counter((kind, s.hudi, s.name) for s in SETTINGS if s.hudi for kind in s.kinds)
+    assert [p for p, n in sets.items() if n > 1] == []
+    assert all(s.hudi is None or s.hudi.startswith("hoodie.") for s in SETTINGS)
+    assert for_kind("append_only") == for_kind("append_compaction")  # the control shares Option 1's config
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_field_of_a_config_class_is_a_registry_key_of_its_kind(kind: str) -> None:
+    entry = KINDS[kind]
+    fields = {f.name for f in dataclasses.fields(entry.load("config"))}
+    if entry.planner:
+        fields |= {f.name for f in dataclasses.fields(entry.load("planner"))}
+    assert fields - NOT_KEYS == set(for_kind(kind))
+    for name, s in for_kind(kind).items():  # and each starts from the registry's default
+        cls = entry.load("planner") if entry.planner and name in {
+            f.name for f in dataclasses.fields(entry.load("planner"))} else entry.load("config")
+        assert {f.name: f.default for f in dataclasses.fields(cls)}[name] in (s.default, dataclasses.MISSING), name
+
+
+def test_the_docs_table_is_generated_from_the_registry() -> None:
+    assert (REPO / "docs" / "config.md").read_text() == docs.render(), \
+        "docs/config.md is stale: python -m engines.config.docs > docs/config.md"
+    table = docs.render()
+    assert all(f"`{key}`" in table for key in hudi_names())
+    assert all(f"`{s.name}`" in table for s in SETTINGS if s.name)
+
+
+SCENARIOS = sorted((REPO / "bench" / "scenarios").glob("*.yaml"))
+SWEEPS = sorted((REPO / "bench" / "sweeps").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
+def test_every_scenario_in_the_repository_validates(path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("path", SWEEPS, ids=[p.name for p in SWEEPS])
+def test_every_sweep_in_the_repository_validates_at_every_point(path: Path) -> None:
+    grid = load_sweep(path)
+    for point in grid.points():
+        grid.scenario(point)
+
+
+def _scenario(engines: list[dict], maintenance: dict | None = None) -> dict:
+    return {"name": "mistakes", "workload": {"num_batches": 3, "batch_records": 100},
+            "maintenance": maintenance or {"mode": "inline", "every_commits": 3}, "engines": engines}
+
+
+MISTAKES = [
+    # (engine, the key the message must name, a phrase of it)
+    ({"kind": "clustering", "config": {"sort_colums": ["service"]}}, "sort_colums", "did you mean 'sort_columns'"),
+    ({"kind": "cow_baseline", "config": {"bogus_knob": 1}}, "bogus_knob", "not a config key of engine kind"),
+    ({"kind": "append_compaction", "config": {"hoodie.parquet.small.file.limt": 1}},
+     "hoodie.parquet.small.file.limt", "did you mean 'hoodie.parquet.small.file.limit'"),
+    ({"kind": "clustering", "config": {"hoodie.clustering.plan.strategy.max.num.groups": 3, "max_num_groups": 4}},
+     "max_num_groups", "set both by a hoodie.* key and by its shorthand"),
+    ({"kind": "clustering", "config": {"max_file_size": 1000, "max_file_mb": 1}}, "max_file_mb", "set twice"),
+    ({"kind": "hudi", "config": {"preset": "hudi_clustering", "hoodie.clustering.plan.strategy.sort.colums": "ts"}},
+     "hoodie.clustering.plan.strategy.sort.colums", "did you mean 'hoodie.clustering.plan.strategy.sort.columns'"),
+    ({"kind": "hudi", "config": {"preset": "hudi_cow", "options": {"hoodie.parquet.max.file.sise": "1"}}},
+     "hoodie.parquet.max.file.sise", "not a Hudi key this harness knows"),
+    ({"kind": "hudi", "config": {"presett": "hudi_cow"}}, "presett", "did you mean 'preset'"),
+    ({"kind": "hudi", "config": {"max_file_size": 1000, "hoodie.parquet.max.file.size": 2000}},
+     "max_file_size", "set both"),
+    ({"kind": "hudi", "config": {"hoodie.parquet.compression.codec": "zstd"}}, "hoodie.parquet.compression.codec",
+     "expected one of ['snappy']"),
+    ({"kind": "delta_peer", "config": {"hoodie.parquet.max.file.size": 1}}, "hoodie.", "takes no hoodie.* keys"),
+    ({"kind": "clustering", "config": {"hoodie.layout.optimize.strategy": "peano"}}, "hoodie.layout.optimize.strategy",
+     "expected one of"),
+]
+
+
+@pytest.mark.parametrize("engine,key,phrase", MISTAKES, ids=[m[1] + "-" + m[0]["kind"] for m in MISTAKES])
+def test_validate_refuses_a_config_mistake_naming_the_key(engine: dict, key: str, phrase: str, tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(_scenario([{"name": "e", **engine}])))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == EXIT_BAD_INPUT, result.output
+    flat = " ".join(result.output.split())
+    assert key in flat and phrase in flat and "engines.e" in flat, flat
+    assert "Traceback" not in result.output
+    assert result.output.count("problem(s)") == 1 and flat.count(" - ") == 1, flat  # one message
+
+
+@pytest.mark.parametrize("spelling", ["z-order", "ZORDER", "zorder", "Z_ORDER"])
+def test_hudis_own_value_spellings_are_accepted(spelling: str) -> None:
+    sc = parse_scenario(_scenario([
+        {"name": "ours", "kind": "clustering",
+         "config": {"hoodie.layout.optimize.strategy": spelling, "sort_columns": ["service", "ts"]}},
+        {"name": "real", "kind": "hudi",
+         "config": {"preset": "hudi_clustering", "hoodie.layout.optimize.strategy": spelling}}]))
+    assert read_config("clustering", sc.engines[0].config)["ordering"] == "zorder"
+    assert read_config(HUDI, sc.engines[1].config)["options"]["hoodie.layout.optimize.strategy"] == spelling
+    for name in ("hilbert", "HILBERT", "linear", "LINEAR"):
+        assert read_config("clustering", {"hoodie.layout.optimize.strategy": name})["ordering"] == name.lower()
+
+
+def test_real_hudi_takes_every_registry_key_and_only_those() -> None:
+    """Every hoodie.* key of the registry passes to real Hudi (the article's keys among them); the
+    bloom keys, which real Hudi reads from its options, are not shorthands of the hudi kind."""
+    assert not set(BLOOM) & set(for_kind(HUDI))
+    bloom_off = read_config(HUDI, {"hoodie.parquet.bloom.filter.enabled": "false"})
+    assert bloom_off == {"options": {"hoodie.parquet.bloom.filter.enabled": "false"}}
+    with pytest.raises(ValueError, match="bloom_filter: not a config key of engine kind 'hudi'"):
+        read_config(HUDI, {"bloom_filter": False})
+    for kind in OURS:
+        with pytest.raises(ScenarioError, match="not a key our"):
+            parse_scenario(_scenario([{"name": "e", "kind": kind, "config": {"hoodie.no.such.key": 1}}]))
+
+
+NEW_KEY = textwrap.dedent('''
+    """A child process: a new hoodie.* key added to the registry before anything is built from it."""
+    import json, sys, tempfile
+    from pathlib import Path
+
+    from engines.config import parsers, registry
+
+    registry.SETTINGS = (*registry.SETTINGS, registry.Setting(
+        "test_knob", ("clustering",), 7, parsers.positive, "count", "a key added by a test",
+        hudi="hoodie.clustering.test.knob"))
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+    from bench.engine_factory import resolve_planner
+    from bench.scenario import load_scenario
+    from bench.service import build_service_engine
+    from engines.clustering.engine import Option2Config
+    from engines.config.docs import render
+    from engines.table.table import HudiTable, TableConfig
+
+    out, tmp = {}, Path(tempfile.mkdtemp())
+    doc = {"name": "k", "workload": {"num_batches": 3, "batch_records": 100}, "engines": [
+        {"name": "e", "kind": "clustering", "config": {"hoodie.clustering.test.knob": "9"}},
+        {"name": "s", "kind": "clustering", "config": {"test_knob": 8}},
+        {"name": "h", "kind": "hudi", "config": {"hoodie.clustering.test.knob": 5}}]}
+    (tmp / "ok.yaml").write_text(yaml.safe_dump(doc))
+    out["validate"] = CliRunner().invoke(app, ["validate", str(tmp / "ok.yaml")]).exit_code
+    sc = load_scenario(tmp / "ok.yaml")
+    out["engine_config"] = [Option2Config(**resolve_planner(e, sc)[1]).test_knob for e in sc.engines[:2]]
+    out["default"] = Option2Config().test_knob
+    doc["engines"] = [{"name": "e", "kind": "clustering", "config": {"hoodie.clustering.test.knob": 0}}]
+    (tmp / "bad.yaml").write_text(yaml.safe_dump(doc))
+    bad = CliRunner().invoke(app, ["validate", str(tmp / "bad.yaml")])
+    out["bad"] = [bad.exit_code, "hoodie.clustering.test.knob=0" in bad.output]
+    table = HudiTable.create(str(tmp / "t"), TableConfig("t", "dt", "trace_id"))
+    engine = build_service_engine(table, "clustering", {"hoodie.clustering.test.knob": "6"})
+    out["service"] = engine.config.test_knob
+    out["docs"] = "| `hoodie.clustering.test.knob` | `test_knob` | 7 | count | clustering |" in render()
+    print(json.dumps(out))
+''')
+
+
+def test_a_new_hoodie_key_is_one_registry_entry() -> None:
+    """One entry added (in a child process): validate reads it in Hudi's spelling and ours, and refuses
+    a bad value naming it; the engine's config class has the field with its default; the service's
+    --hoodie-conf sets it; the docs table lists it. Nothing else was edited."""
+    got = subprocess.run([sys.executable, "-c", NEW_KEY], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    import json
+
+    assert json.loads(got.stdout.strip().splitlines()[-1]) == {
+        "validate": 0, "engine_config": [9, 8], "default": 7, "bad": [EXIT_BAD_INPUT, True], "service": 6,
+        "docs": True}
+    assert "test_knob" not in {s.name for s in SETTINGS}  # this process's registry is untouched

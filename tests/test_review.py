@@ -1,0 +1,166 @@
+"""The review's rules on synthetic results folders: whole candidates, required gates, one ledger,
+differences judged against the margin; and the scenario's ``review:`` block refused when wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from results_factory import make_design_results
+
+from bench.scenario import ScenarioError, parse_scenario
+from engines.config.registry import GB
+from reports import render_report
+from reports.answer import MAX_SENTENCES, answer_sentences, ledger_frame
+from runresults import Results
+from runresults.review import review, store_review
+from runresults.review.ledger import PARTS
+from runresults.review.prices import DEFAULT_PRICES, HOURS_PER_MONTH
+
+SLIGHTLY_FASTER = {"option1": 0.97, "baseline": 1.3}  # Option 1 3% faster on every timing
+
+
+def _rows(rev: dict, design: str) -> dict[str, dict]:
+    block = next(b for b in rev["criteria"] if b["design"] == design)
+    return {r["criterion"]: r for r in block["rows"]}
+
+
+def test_three_percent_faster_and_two_files_fewer_is_equivalent(tmp_path: Path) -> None:
+    """69 against 71 files and 3% on every timing: every criterion "equivalent", the verdict from the ledger."""
+    rev = review(Results(make_design_results(tmp_path / "run", speed=SLIGHTLY_FASTER, final_files={"option1": 69})))
+    choice = rev["choice"]["run"]
+    assert {choice["design"], *choice["equivalent"]} == {"Option 1", "Option 2"} and not choice["decided"]
+    assert rev["decided_by"]["kind"] == "equivalent"
+    rows = _rows(rev, "Option 2" if choice["design"] == "Option 1" else "Option 1")
+    for name in ("ingest latency (per batch)", "maintenance (core-seconds per run of the table)", "live files (final)",
+                 "query full_scan_by_level (s)", "cost ($ per TB ingested)"):
+        assert rows[name]["verdict"] == "equivalent", (name, rows[name])
+    assert "n=60" in rows["ingest latency (per batch)"]["ratio_text"]  # 20 batches x 3 repetitions, paired
+    assert "95%, n=12" in rows["query full_scan_by_level (s)"]["ratio_text"]  # the interleaved rounds
+    assert "range" in rows["cost ($ per TB ingested)"]["ratio_text"]  # 3 repetitions: never called 95%
+    assert "equivalent in cost" in answer_sentences(rev, "x")[0]
+    assert rows["ingest latency (per batch)"]["ratio"]["value"] == pytest.approx(1 / 0.97, rel=1e-3)
+
+
+def test_the_ledger_decides_when_the_criteria_are_equivalent(tmp_path: Path) -> None:
+    """Same timings and files as above, but Option 2 keeps three times the bytes and queries are rare:
+    storage makes the ledger differ beyond the margin, and the ledger decides."""
+    run = make_design_results(tmp_path / "run", speed=SLIGHTLY_FASTER, final_files={"option1": 69},
+                              stored={"option2": 3.0}, review={"queries_per_hour": 0.5})
+    rev = review(Results(run))
+    assert rev["choice"]["run"]["design"] == "Option 1" and rev["choice"]["run"]["decided"]
+    assert rev["decided_by"]["kind"] == "ledger"
+    rows = _rows(rev, "Option 2")
+    assert rows["ingest latency (per batch)"]["verdict"] == "equivalent"
+    assert rows["live files (final)"]["verdict"] == "equivalent"
+    assert rows["cost ($ per TB ingested)"]["verdict"] == "higher"
+    assert answer_sentences(rev, "x")[0].startswith("**Scenario `x`.** Choose Option 1 (`option1`)")
+
+
+@pytest.mark.parametrize("requires", [None, ["isolation", "no_loss", "time_travel", "concurrent_update"]])
+def test_a_failed_incremental_gate_decides_only_when_required(tmp_path: Path, requires: list[str] | None) -> None:
+    review_cfg = None if requires is None else {"requires": requires}
+    run = make_design_results(tmp_path / "run", speed={"option1": 0.8, "baseline": 1.3},
+                              failing={"incremental": {"option1": 9000.0}}, review=review_cfg)
+    rev = review(Results(run))
+    sentences = answer_sentences(rev, "x")
+    assert len(sentences) <= MAX_SENTENCES
+    if requires is None:  # default: all five gates
+        assert rev["choice"]["run"]["design"] == "Option 2"
+        assert rev["decided_by"] == {"kind": "gate", "gates": ["incremental"], "without_gates": "Option 1"}
+        assert "The incremental gate decided" in " ".join(sentences)
+        cost = rev["candidates"]["option1"]["ledger"]["usd_per_tb"]["value"]
+        assert f"{cost:.4g}" not in " ".join(sentences)  # no figure of a candidate that failed a required gate
+        assert rev["candidates"]["option1"]["failed_required"] == ["incremental"]
+        # a failing candidate appears in the gates and nowhere else: not in the ledger, not in the criteria
+        assert "option1" not in set(ledger_frame(rev).candidate)
+        assert all(r["b"] != "option1" and r["a"] != "option1" for b in rev["criteria"] for r in b["rows"])
+        assert [f["text"] for f in rev["flips"]] == ["without incremental consumers (incremental gate): Option 1"]
+    else:
+        assert rev["choice"]["run"]["design"] == "Option 1" and rev["decided_by"]["kind"] == "ledger"
+        assert [f["text"] for f in rev["flips"]] == ["with incremental consumers (incremental gate): Option 2"]
+
+
+def _hand_ledger(results: Results, engine: str, repeat: int, qph: float) -> dict[str, float]:
+    """The ledger's rules written out again, for one repetition."""
+    core = 2 * DEFAULT_PRICES.core_hour.usd / 3600  # local[2]: two cores
+    span = 86400.0 / 20  # one day partition over 20 batches
+    c = results.table("commits", all_repeats=True)
+    c = c[(c.engine == engine) & (c.repeat == repeat)]
+    m = results.table("maintenance", all_repeats=True)
+    m = m[(m.engine == engine) & (m.repeat == repeat)]
+    q = results.table("queries", all_repeats=True)
+    q = q[(q.engine == engine) & (q.repeat == repeat) & (q.run == 1)].set_index("checkpoint").latency_s
+    final = results.table("query_rounds")
+    final = float(final[final.engine == engine].latency_s.median())
+    t9, t19 = 10 * span, 20 * span
+    query_s = qph / 3600 * (q[9] * t9 + (q[9] + final) / 2 * (t19 - t9))  # flat to the first checkpoint, then linear
+    storage = sum(int(c[c.batch == b].physical_bytes.iloc[-1]) for b in range(20)) * span / GB / 3600 / HOURS_PER_MONTH
+    return {"compute: ingest": float(c.duration_s.sum()) * core,
+            "compute: maintenance": float(m[m.kind != "clean"].duration_s.sum()) * core,
+            "compute: cleaning": float(m[m.kind == "clean"].duration_s.sum()) * core,
+            "queries": query_s * core, "storage": storage * DEFAULT_PRICES.storage_gb_month.usd, "requests": 0.0}
+
+
+def test_ledger_summed_by_hand_equals_the_reports(tmp_path: Path) -> None:
+    run = make_design_results(tmp_path / "run", stored={"option2": 2.0}, review={"queries_per_hour": 6})
+    results = Results(run)
+    stored = store_review(run)
+    led = stored["candidates"]["option2"]["ledger"]
+    tb = 20 * 1_000_000 / 1e12
+    for r in range(3):
+        hand = _hand_ledger(results, "option2", r, 6.0)
+        for part in PARTS:
+            assert led["parts_usd"][part][r] == pytest.approx(hand[part], rel=1e-9), (part, r)
+        assert led["usd_per_tb_by_repeat"][r] == pytest.approx(sum(hand.values()) / tb, rel=1e-9)
+    mean = float(np.mean([sum(_hand_ledger(results, "option2", r, 6.0).values()) / tb for r in range(3)]))
+    assert led["usd_per_tb"]["value"] == pytest.approx(mean, rel=1e-9)
+    assert Results(run).run["review"]["candidates"]["option2"]["ledger"]["usd_per_tb"]["value"] == led["usd_per_tb"]["value"]
+    md = render_report(run, design_review=True)["report.md"].read_text()
+    answer = md.split("## The answer", 1)[1].split("## Setup", 1)[0]
+    assert "![cost_ledger](plots/cost_ledger.png)" in answer
+    cell = f"| option2 | Option 2 | represents Option 2 | {mean:.3g} (range "
+    assert cell in md
+
+
+BASE = yaml.safe_load((Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml").read_text())
+
+
+@pytest.mark.parametrize(("block", "named"), [
+    ({"requires": ["incremental", "snapshot"]}, "review.requires: unknown gate(s) ['snapshot']"),
+    ({"prices": {"put": {"usd": -0.005, "date": "2026-11-24", "source": "S3"}}}, "review.prices.put.usd"),
+    ({"margin": 1.0}, "review.margin"),
+    ({"margin": 0}, "review.margin"),
+    ({"target": {"batch_mb": 0}}, "review.target.batch_mb"),
+    ({"target": {"small_file_limit_mb": 500}}, "small_file_limit_mb (500) must not exceed max_file_mb"),
+    ({"target": {"batch_mb": 300}}, "review.target: the simulator cannot model it: batch_mb"),
+    ({"target": {"store": "gcs"}}, "review.target.store"),
+])
+def test_bad_review_block_is_one_error_naming_the_field(block: dict, named: str) -> None:
+    with pytest.raises(ScenarioError) as exc:
+        parse_scenario({**BASE, "review": block}, "s.yaml")
+    assert named in str(exc.value) and "1 problem(s)" in str(exc.value)
+
+
+def test_defaults_are_dated_and_the_rfc_example() -> None:
+    sc = parse_scenario(BASE, "s.yaml")
+    assert sc.review.requires == ["isolation", "no_loss", "incremental", "time_travel", "concurrent_update"]
+    assert sc.review.margin == 0.05
+    t = sc.review.target
+    assert (t.batch_mb, t.small_file_limit_mb, t.max_file_mb, t.horizon_days, t.store, t.latency_ms) == (
+        1.0, 100.0, 120.0, 365.0, "s3", 20.0)
+    for price in (sc.review.prices.core_hour, sc.review.prices.storage_gb_month, sc.review.prices.put):
+        assert price.date and price.source
+
+
+def test_batch_span_matches_the_workloads() -> None:
+    """The ledger's event-time cadence is :func:`workloads.rowdef.batch_span` (runresults cannot import it)."""
+    from runresults.review.ledger import batch_span_s
+    from workloads.rowdef import batch_span
+    from workloads.spec import WorkloadSpec
+
+    for doc in ({"num_batches": 150, "num_partitions": 3}, {"num_batches": 7, "num_partitions": 5,
+                                                            "partition_granularity": "hour"}):
+        assert batch_span_s({"scenario": {"workload": doc}}) == pytest.approx(batch_span(WorkloadSpec(**doc)).total_seconds(), abs=1e-5)
