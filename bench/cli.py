@@ -518,14 +518,50 @@ def calibrate(
 @command(app)
 def service(
     base_path: str = typer.Option(..., "--base-path", help="the table's base path or URI"),
-    mode: str = typer.Option(..., "--mode", help="schedule | execute | scheduleAndExecute | clean | rollback"),
+    mode: str = typer.Option(..., "--mode", "-m", help="schedule | execute | scheduleAndExecute | clean | rollback "
+                             "(any case)"),
+    table_name: str | None = typer.Option(None, "--table-name", "-tn", help="the table's name: must equal its "
+                                          "hoodie.table.name"),
     design: str = typer.Option("clustering", "--design", help="clustering (Option 2) or compaction (Option 1)"),
-    instant_time: str | None = typer.Option(None, "--instant-time", help="the pending plan to execute"),
+    instant_time: str | None = typer.Option(None, "--instant-time", "-it", help="the pending plan to execute"),
     hoodie_conf: list[str] = typer.Option([], "--hoodie-conf", help="a Hudi config key=value (repeatable)"),
     props: str | None = typer.Option(None, "--props", help="a file of Hudi config key=value lines"),
+    spark_memory: str | None = typer.Option(None, "--spark-memory", "-sm", help="Spark driver and executor memory "
+                                            "(e.g. 4g)"),
+    parallelism: int | None = typer.Option(None, "--parallelism", "-pl", min=1, help="Spark's default parallelism "
+                                           "and shuffle partitions"),
+    retry: int = typer.Option(0, "--retry", "-rt", min=0, help="retries of a failed execution (each rolls the "
+                              "failed attempt back first)"),
+    retry_last_failed: bool = typer.Option(False, "--retry-last-failed-clustering-job", "-rc",
+                                           help="scheduleAndExecute: run a pending (failed) plan instead of "
+                                           "scheduling a new one"),
+    spark_master: str | None = typer.Option(None, "--spark-master", "-ms", help="Spark master URL"),
 ) -> None:
-    """Run a table service on an existing table, as HoodieClusteringJob does."""
-    from bench.service import ServiceError, ServiceRequest, parse_conf, run_service
+    """Run a table service on an existing table, as HoodieClusteringJob does.
+
+    Exit status: 0 done; 4 nothing to do (no plan to schedule or execute: HoodieClusteringJob's -1);
+    3 bad input (no table, wrong name, unknown key, locked table). The clustering article's commands run
+    as they are, for example:
+
+    layoutbench service --mode schedule --base-path T --table-name N --spark-memory 4g
+    --hoodie-conf hoodie.clustering.async.enabled=true --hoodie-conf hoodie.clustering.async.max.commits=3
+    --hoodie-conf hoodie.clustering.plan.strategy.small.file.limit=209715200
+    --hoodie-conf hoodie.clustering.plan.strategy.target.file.max.bytes=314572800
+    --hoodie-conf hoodie.clustering.plan.strategy.sort.columns=service
+
+    layoutbench service --mode execute --base-path T --table-name N --spark-memory 4g
+
+    layoutbench service --mode scheduleAndExecute --base-path T --table-name N --spark-memory 4g
+    --hoodie-conf hoodie.clustering.plan.strategy.sort.columns=service
+    """
+    from bench.service import (
+        EXIT_NOTHING_TO_DO,
+        NothingToDo,
+        ServiceError,
+        ServiceRequest,
+        parse_conf,
+        run_service,
+    )
 
     if design not in ("clustering", "compaction"):
         fail(f"--design {design}: expected clustering or compaction", EXIT_USAGE)
@@ -535,11 +571,22 @@ def service(
 
     from engines.spark.session import get_spark
 
-    # no results folder here: Spark's own output goes to a log in the temp folder, not the terminal
-    get_spark(log_path=Path(tempfile.gettempdir()) / f"layoutbench-service-{os.getpid()}.log")
+    conf: dict[str, str] = {}
+    if spark_memory:
+        conf |= {"spark.driver.memory": spark_memory, "spark.executor.memory": spark_memory}
+    if parallelism:
+        conf |= {"spark.default.parallelism": str(parallelism), "spark.sql.shuffle.partitions": str(parallelism)}
     try:
-        done = run_service(ServiceRequest(base_path, mode, design, instant_time,  # type: ignore[arg-type]
-                                          parse_conf(hoodie_conf, props)))
+        request = ServiceRequest(base_path, mode, design, instant_time,  # type: ignore[arg-type]
+                                 parse_conf(hoodie_conf, props), table_name=table_name, retry=retry,
+                                 retry_last_failed=retry_last_failed)
+        # no results folder here: Spark's own output goes to a log in the temp folder, not the terminal
+        get_spark(master=spark_master, conf=conf,
+                  log_path=Path(tempfile.gettempdir()) / f"layoutbench-service-{os.getpid()}.log")
+        done = run_service(request)
+    except NothingToDo as exc:
+        Console(stderr=True, soft_wrap=True).print(f"nothing to do: {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_NOTHING_TO_DO) from None
     except ServiceError as exc:
         fail(str(exc))
         return
@@ -549,8 +596,6 @@ def service(
         else:
             console.print(f"{item.kind} {item.instant}: {item.files_in} files in, {item.files_out} out, "
                           f"{item.files_deleted} deleted, {item.duration_s:.2f} s")
-    if not done:
-        console.print(f"{mode}: nothing to do")
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ no plan before N commits followed the last clustering).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +33,23 @@ MODES: tuple[str, ...] = ("schedule", "execute", "scheduleAndExecute", "clean", 
 
 class ServiceError(ValueError):
     """A service request that cannot be carried out: the message says why."""
+
+
+class NothingToDo(ServiceError):
+    """No plan to schedule or execute: HoodieClusteringJob's ``cluster()`` returns -1 here; the command
+    exits with :data:`EXIT_NOTHING_TO_DO` and says why."""
+
+
+EXIT_NOTHING_TO_DO = 4
+
+
+def normalize_mode(mode: str) -> str:
+    """A mode in any case (``SCHEDULEANDEXECUTE``, ``scheduleandexecute``) as :data:`MODES` spells it."""
+    by_lower = {m.lower(): m for m in MODES}
+    found = by_lower.get(mode.strip().lower())
+    if found is None:
+        raise ServiceError(f"--mode {mode}: expected one of {', '.join(MODES)} (any case)")
+    return found
 
 
 # The service's designs (a table service of ours) and the RFC design's kind that runs each, whose
@@ -61,11 +78,16 @@ def parse_conf(pairs: list[str], props: str | None) -> dict[str, str]:
 
 @dataclass
 class ServiceRequest:
+    """One service run, as HoodieClusteringJob's command line gives it."""
+
     base_path: str
     mode: Mode
     design: Design = "clustering"
     instant_time: str | None = None
     conf: dict[str, str] | None = None
+    table_name: str | None = None  # --table-name: must be the table's hoodie.table.name
+    retry: int = 0  # --retry: executions retried after a failure (each retry rolls the failed attempt back)
+    retry_last_failed: bool = False  # --retry-last-failed-clustering-job: run a pending plan before scheduling
 
 
 def _split(fields: dict[str, Any], planner: type) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -111,14 +133,31 @@ def _held_by_gate(table: HudiTable, conf: dict[str, str]) -> str | None:
     return None
 
 
+def _with_retries(req: ServiceRequest, run: Any) -> Any:
+    """``run()``, retried ``req.retry`` more times when it raises (the executor rolls a failed attempt back)."""
+    for attempt in range(req.retry + 1):
+        try:
+            return run()
+        except ServiceError:
+            raise
+        except Exception:
+            if attempt == req.retry:
+                raise
+    return None
+
+
 def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
-    """Carry out one service request; what it did (maintenance results, or the scheduled instant)."""
-    if req.mode not in MODES:
-        raise ServiceError(f"--mode {req.mode}: expected one of {', '.join(MODES)}")
+    """Carry out one service request; what it did (maintenance results, or the scheduled instant).
+    :class:`NothingToDo` when there is no plan to schedule or execute."""
+    req.mode = normalize_mode(req.mode)  # type: ignore[assignment]
     try:
         table = HudiTable.open(req.base_path)
     except Exception as exc:
         raise ServiceError(f"--base-path {req.base_path}: {exc}") from None
+    name = table.properties.get("hoodie.table.name")
+    if req.table_name is not None and req.table_name != name:
+        raise ServiceError(f"--table-name {req.table_name}: the table at {req.base_path} is named {name!r} "
+                           "(hoodie.table.name)")
     engine = build_service_engine(table, req.design, req.conf or {})
     action = REPLACE if req.design == "clustering" else COMPACTION
     if req.instant_time is not None:
@@ -132,27 +171,41 @@ def run_service(req: ServiceRequest) -> list[MaintenanceResult | str]:
                                "only a pending plan can be executed")
         if inst.action != action:
             raise ServiceError(f"--instant-time {req.instant_time}: a pending {inst.action}, not a {req.design} plan")
+    if req.mode == "scheduleAndExecute" and req.retry_last_failed and (failed := engine.pending_plan()):
+        # as HoodieClusteringJob --retry-last-failed-clustering-job: the last failed plan runs instead of a new one
+        res = _with_retries(req, lambda: engine.execute(failed))
+        return [r for r in (res, engine.clean()) if r is not None]
     if req.mode in ("schedule", "scheduleAndExecute") and req.design == "clustering":
         held = _held_by_gate(table, req.conf or {})
         if held:
-            return [held]
+            raise NothingToDo(held)
     if req.mode == "schedule":
         instant = engine.schedule()
-        return [instant] if instant is not None else []
+        if instant is None:
+            raise NothingToDo(f"no {req.design} plan scheduled on {req.base_path}: nothing is eligible")
+        return [instant]
     if req.mode == "execute":
         instant = req.instant_time or engine.pending_plan()
         if instant is None:
-            raise ServiceError(f"no pending {req.design} plan on {req.base_path}: nothing to execute "
-                               "(run --mode schedule first)")
-        res = engine.execute(instant)
+            raise NothingToDo(f"no pending {req.design} plan on {req.base_path}: nothing to execute "
+                              "(run --mode schedule first)")
+        res = _with_retries(req, lambda: engine.execute(instant))
         return [res] if res is not None else []
     if req.mode == "scheduleAndExecute":  # as HoodieClusteringJob: no plan scheduled, no execute and no clean
         rnd = MaintenanceRound(engine, Runs.NEW)
-        if rnd.schedule() is None:
-            return []
-        rnd.execute()
+        instant = rnd.schedule()
+        if instant is None:
+            raise NothingToDo(f"no {req.design} plan scheduled on {req.base_path}: nothing is eligible")
+        retried: list[MaintenanceResult | str] = []
+        try:
+            rnd.execute()
+        except Exception:
+            if req.retry == 0:
+                raise
+            res = _with_retries(replace(req, retry=req.retry - 1), lambda: engine.execute(instant))
+            retried = [res] if res is not None else []
         rnd.clean()
-        return rnd.results
+        return [*retried, *rnd.results]
     if req.mode == "clean":
         res = engine.clean()
         return [res] if res is not None else []

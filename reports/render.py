@@ -104,7 +104,7 @@ def setup_section(results: Results) -> str:
             + ("; async maintenance beside the loop: " + ", ".join(
                 f"{k.split('/', 1)[1]} {_num(v, '.1f')} s" for k, v in profile["overlapping_s"].items())
                if profile.get("overlapping_s") else ""))
-        engines = sorted({k.split("/", 1)[1] for k in phases if "/" in k})
+        engines = sorted({k.split("/", 1)[1] for k in phases if k.split("/", 1)[0] in ("ingest", "maintenance", "queries")})
         if engines:
             lines.append("- per engine (ingest / maintenance / queries, s): " + "; ".join(
                 f"`{e}` {_num(phases.get(f'ingest/{e}'), '.1f')} / {_num(phases.get(f'maintenance/{e}'), '.1f')} / "

@@ -166,3 +166,13 @@ def test_project_review_is_json_data_with_its_phases(run_dir: tuple[Path, object
     assert len(out["flip_map"]) == 24 and out["periodic"]
     assert all(p["choice"] is not None or p["note"] for p in out["flip_map"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["target"]  # the points' folders are gone
+
+
+def test_the_reviews_ledger_reads_the_targets_time(run_dir: tuple[Path, object], tmp_path: Path) -> None:
+    """One partition over the horizon stretches the workload's event time; the review's ledger
+    prices the target's batches at its rate (2 an hour: 1800 s each)."""
+    from runresults.review.ledger import batch_span_s
+
+    folder, sc = run_dir
+    res = project_to_target(folder, sc, SMALL_TARGET.moved(partitions=1), tmp_path)
+    assert batch_span_s(res.run) == 1800.0

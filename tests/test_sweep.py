@@ -195,5 +195,5 @@ def test_map_text_says_equivalent_inside_the_margin(tmp_path: Path) -> None:
         "gates_run": None, "excluded": {}}))
     text, _ = render_section(tmp_path)
     assert "Option 1 and Option 2 equivalent at 1 of 2 points" in text, text
-    assert "along x, Option 1 at 1 gives way to Option 1 and Option 2 at 2" in text
+    assert "Along x, Option 1 at 1 gives way to Option 1 and Option 2 at 2" in text
     assert "(±5%) of the best are equivalent" in text and "No run's gates were given" in text

@@ -92,7 +92,12 @@ def run_cores(run: dict[str, Any]) -> int:
 
 
 def batch_span_s(run: dict[str, Any]) -> float:
-    """Event-time seconds one batch covers (as :func:`workloads.rowdef.batch_span`)."""
+    """Event-time seconds one batch covers (as :func:`workloads.rowdef.batch_span`); a projection to
+    the user's scale states its own (``projection.batch_span_s``: its batches' rate, where the
+    workload's event time is stretched to make a partition span neither a day nor an hour)."""
+    span = (run.get("projection") or {}).get("batch_span_s")
+    if span:
+        return float(span)
     wl = (run.get("scenario") or {}).get("workload") or {}
     unit = _UNIT_S.get(str(wl.get("partition_granularity", "day")), 86400.0)
     return unit * float(wl.get("num_partitions", 3)) / max(1, int(wl.get("num_batches", 10)))
