@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 from bench.crash_child import run_to_end
 from bench.progress import ProgressBar
 from bench.scenario import Scenario, load_scenario
+from engines.kinds import kind_of
 from engines.table import faults
 from engines.table.table import HudiTable
 
@@ -219,7 +220,7 @@ def crash_jobs(scenario: Scenario, reduced: bool = False) -> list[CrashJob]:
 
     jobs: list[CrashJob] = []
     for e in scenario.engines:
-        if e.kind == "delta_peer":
+        if not kind_of(e.kind).hudi_rs_reads:  # recovery rolls back a Hudi timeline
             continue
         pick = reduced_points if reduced else points_for_kind
         jobs += [CrashJob(e.name, p) for p in pick(e.kind, e.config)]

@@ -1,5 +1,5 @@
 """Build an engine from a scenario's engine entry, from its line in the registry of kinds
-(:mod:`bench.engine_kinds`).
+(:mod:`engines.kinds`).
 
 The scenario's shared ``sizing`` gives every engine the same small-file limit, target/max file
 size, row-group size and cleaner retention; an engine's own ``config`` may override its keys,
@@ -14,11 +14,11 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.engine_kinds import KINDS
 from bench.hoodie_conf import HoodieConfError, hudi_bloom, read_config
 from bench.scenario import EngineSpec, Scenario, ScenarioError
 from engines.base import Engine
 from engines.config.registry import MB
+from engines.kinds import KINDS, kind_of
 from engines.table.bloom import BloomConfig, bloom_of
 from engines.table.table import HudiTable, TableConfig, logical_clock
 
@@ -47,7 +47,7 @@ def spark_conf_for(scenario: Scenario) -> dict[str, str]:
     """The session settings the scenario's engines need at start-up (Apache Hudi's bundle)."""
     from engines.spark.session import hudi_conf
 
-    return hudi_conf() if any(e.kind == "hudi" for e in scenario.engines) else {}
+    return hudi_conf() if any(kind_of(e.kind).needs_hudi_bundle for e in scenario.engines) else {}
 
 
 def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
@@ -104,7 +104,7 @@ def engine_bloom(spec: EngineSpec, scenario: Scenario) -> BloomConfig:
     ``hoodie.*``, also in real Hudi's ``options``): Hudi's default for our kinds and real Hudi, none
     for delta-rs (no Hudi footer). The runner's reference write, the simulator and the calibration
     size files by it."""
-    if spec.kind == "delta_peer":
+    if not kind_of(spec.kind).hudi_rs_reads:  # no Hudi footer
         return BloomConfig(enabled=False)
     if _planner_class(spec.kind) is not None:
         return bloom_of(resolve_planner(spec, scenario)[1])
@@ -113,17 +113,17 @@ def engine_bloom(spec: EngineSpec, scenario: Scenario) -> BloomConfig:
 
 def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engine:
     """The engine of ``spec`` over a (new or existing) table at ``table_path``: generically from its
-    registry line (:mod:`bench.engine_kinds`) for kinds over our Hudi tables."""
+    registry entry (:mod:`engines.kinds`) for kinds over our Hudi tables."""
     where = f"engine {spec.name!r} ({spec.kind})"
     entry = KINDS.get(spec.kind)
     if entry is None:
         raise ScenarioError(f"{where}: unknown engine kind; known: {', '.join(KINDS)}")
     common, config = _values(spec, scenario)
-    if spec.kind == "delta_peer":
+    if entry.builder == "delta":
         cfg = _apply(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
                      config, where)
         return entry.load("engine")(table_path, cfg, name=spec.name)
-    if spec.kind == "hudi":  # Apache Hudi creates its table with the first write
+    if entry.builder == "hudi":  # Apache Hudi creates its table with the first write
         cfg = _apply(entry.load("config"), common, config, where)
         return entry.load("engine")(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
     planner, engine_over = resolve_planner(spec, scenario)

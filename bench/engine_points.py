@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engines.kinds import kind_of
 from engines.table.faults import POINTS
 
 # storage.before_rename: the 1st is hoodie.properties at table creation, the 3rd the first commit's
@@ -22,31 +23,34 @@ ROLLBACK = [p for p in POINTS["rollback"] if p.startswith("rollback.")]
 
 
 def points_for_kind(kind: str, config: dict[str, Any] | None = None) -> list[str]:
-    """Every injection point an engine of ``kind`` passes through in a scenario run."""
-    if kind == "cow_baseline":
-        return INGEST + CLEAN
-    if kind == "append_compaction":
+    """Every injection point an engine of ``kind`` passes through in a scenario run (its registry
+    entry says which table service's points it marks, and whether it cleans after every commit)."""
+    entry = kind_of(kind)
+    if entry.fault_points == "option1":
         cfg = config or {}
         if cfg.get("order", "rfc") == "rfc":
             return INGEST + OPTION1
         # commit-before-delete leaves the old files to the cleaner unless told to delete them at once
         immediate = cfg.get("cbd_delete", "cleaner") == "immediate"
         return INGEST + [p for p in OPTION1 if immediate or p not in OPTION1_DELETES] + CLEAN
-    if kind == "clustering":
+    if entry.fault_points == "clustering":
         return INGEST + OPTION2 + CLEAN
+    if entry.cleans_after_commit:  # the baseline: ingest and its automatic clean
+        return INGEST + CLEAN
     return []
 
 
 def reduced_points(kind: str, config: dict[str, Any] | None = None) -> list[str]:
     """The subset ``make test`` runs: the points where the designs differ."""
-    if kind == "append_compaction":
+    points = kind_of(kind).fault_points
+    if points == "option1":
         return ["option1.before_commit", "option1.after_new_files_written"]
-    if kind == "clustering":
+    if points == "clustering":
         return ["clustering.after_group_written", "clustering.before_replacecommit"]
     return ["ingest.after_files_written"]
 
 
 def rollback_trigger(kind: str) -> str:
     """The write crash whose recovery a ``rollback.*`` point kills: the engine's mid-write point."""
-    return {"append_compaction": "option1.after_new_files_written",
-            "clustering": "clustering.after_group_written"}.get(kind, "ingest.after_files_written")
+    return {"option1": "option1.after_new_files_written", "clustering": "clustering.after_group_written"
+            }.get(kind_of(kind).fault_points or "", "ingest.after_files_written")

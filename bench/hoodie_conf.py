@@ -25,7 +25,8 @@ from typing import Any
 
 from engines.config import registry as reg
 from engines.config.parsers import boolean, integer, number
-from engines.config.registry import HUDI, MB, OURS, Setting
+from engines.config.registry import HUDI, MB, Setting
+from engines.kinds import KINDS
 
 
 class HoodieConfError(ValueError):
@@ -49,7 +50,7 @@ def split_hoodie(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
 
 def known_keys(kind: str) -> list[str]:
     """The ``hoodie.*`` keys ``kind`` honours."""
-    return sorted(k for k, entries in reg.hudi_keys(kind).items()
+    return sorted(k for k, entries in reg.hudi_keys(settings_kind(kind)).items()
                   if not any(hasattr(s.parse, "refused") or s.maintenance for s in entries))
 
 
@@ -73,9 +74,10 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "",
     with it; without it (the service, whose --mode decides) they are refused like any key we do
     not implement. Raises :class:`HoodieConfError` naming the first bad key."""
     prefix = f"{where}: " if where else ""
-    if kind not in OURS:
+    entry = KINDS.get(kind)
+    if entry is None or entry.settings is None:
         raise HoodieConfError(f"{prefix}engine kind {kind!r} takes no hoodie.* keys")
-    keys = reg.hudi_keys(kind)
+    keys = reg.hudi_keys(entry.settings)
     fields: dict[str, Any] = {}
     for key, value in conf.items():
         entries = keys.get(key, [])
@@ -103,8 +105,9 @@ def read_config(kind: str, config: Mapping[str, Any], where: str = "",
     are checked and kept unchanged in ``options``. Raises :class:`HoodieConfError` naming the key."""
     prefix = f"{where}: " if where else ""
     hoodie, own = split_hoodie(config)
-    options = own.pop("options", None) if kind == HUDI else None
-    shorthands = reg.for_kind(kind)
+    passes_through = _passes_hoodie_through(kind)
+    options = own.pop("options", None) if passes_through else None
+    shorthands = reg.for_kind(settings_kind(kind))
     sizes_mb = {s.mb_name: s for s in shorthands.values() if s.mb_name}
     fields: dict[str, Any] = {}
     source: dict[str, str] = {}
@@ -119,14 +122,14 @@ def read_config(kind: str, config: Mapping[str, Any], where: str = "",
             except (TypeError, ValueError) as exc:
                 raise HoodieConfError(f"{prefix}{key}={value}: {exc}") from None
         else:
-            allowed = sorted([*shorthands, *sizes_mb] + (["options"] if kind == HUDI else []))
+            allowed = sorted([*shorthands, *sizes_mb] + (["options"] if passes_through else []))
             raise HoodieConfError(f"{prefix}{key}: not a config key of engine kind {kind!r}"
                                   f"{_nearest(key, allowed)}; allowed: {', '.join(allowed)} and hoodie.* keys")
         name = s.name or key
         if name in fields:
             raise HoodieConfError(f"{prefix}{name} set twice, by {source[name]} and by {key}; keep one")
         fields[name], source[name] = parsed, key
-    if kind == HUDI:
+    if passes_through:
         passed = _hudi_options(hoodie, options, prefix)
         both = sorted(n for n in fields if shorthands[n].hudi in passed)
         if both:
@@ -139,6 +142,19 @@ def read_config(kind: str, config: Mapping[str, Any], where: str = "",
             raise HoodieConfError(f"{prefix}{both} set both by a hoodie.* key and by its shorthand; keep one")
         fields.update(from_keys)
     return fields
+
+
+def settings_kind(kind: str) -> str:
+    """The config registry's kind whose keys engine kind ``kind`` reads (its registry entry's
+    ``settings``; a kind without one, its own name)."""
+    entry = KINDS.get(kind)
+    return entry.settings if entry is not None and entry.settings else kind
+
+
+def _passes_hoodie_through(kind: str) -> bool:
+    """Whether ``kind`` is Apache Hudi itself, which takes ``hoodie.*`` keys unchanged."""
+    entry = KINDS.get(kind)
+    return entry is not None and entry.builder == "hudi"
 
 
 def _hudi_options(hoodie: dict[str, Any], options: Any, prefix: str) -> dict[str, Any]:

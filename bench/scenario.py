@@ -12,8 +12,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bench.engine_kinds import ENGINE_KINDS
 from engines.config.registry import COW, MB, default
+from engines.kinds import KINDS, kind_of
 from runresults.review.settings import ReviewSpec
 from workloads.spec import WorkloadSpec
 
@@ -32,11 +32,18 @@ class EngineSpec(_Strict):
     """One engine of the comparison; ``config`` keys are checked by the engine factory."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    kind: Literal[ENGINE_KINDS]  # type: ignore[valid-type]  # the registry's kinds (bench.engine_kinds)
+    kind: str  # a kind of the registry (engines.kinds), checked below
     config: dict[str, Any] = Field(default_factory=dict)
     # at most this many of the run's repetitions (``repeat``): a reference peer, outside the verdict's
     # tally, can run once while the designs it is set beside repeat; None: every repetition
     repeat: int | None = Field(None, ge=1, le=20)
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, v: str) -> str:
+        if v not in KINDS:
+            raise ValueError(f"unknown engine kind; known: {', '.join(KINDS)}")
+        return v
 
 
 class MaintenanceSpec(_Strict):
@@ -203,16 +210,14 @@ class Scenario(_Strict):
         ``hoodie.*`` keys through the config registry, the planner's config built), so ``layoutbench
         validate`` refuses what the run would, before Spark starts: a bad key is named."""
         from bench.hoodie_conf import read_config
-        from engines.config.registry import HUDI
 
         schedule = (self.maintenance.mode, self.maintenance.every_commits)
         for e in self.engines:
             fields = read_config(e.kind, e.config, f"engines.{e.name}", schedule=schedule)  # a ValueError
-            if e.kind == HUDI:
-                from engines.hudi.config import HudiConfig
-
+            entry = kind_of(e.kind)
+            if entry.builder == "hudi":  # built from these fields alone, no planner: its config class checks them
                 try:
-                    HudiConfig(**fields)
+                    entry.load("config")(**fields)
                 except ValueError as exc:
                     raise ValueError(f"engines.{e.name}: {exc}") from None
         from bench.engine_factory import resolve_planner

@@ -21,6 +21,7 @@ from bench.hoodie_conf import HoodieConfError, clustering_job_gates, translate
 from engines.append_compaction.config import CompactionConfig
 from engines.base import MaintenanceResult
 from engines.clustering.config import ClusteringConfig
+from engines.kinds import KINDS
 from engines.maintenance_round import MaintenanceRound, Runs
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, REPLACE, State
@@ -51,8 +52,9 @@ def normalize_mode(mode: str) -> str:
     return found
 
 
-# The service's designs and the engine kinds whose hoodie.* keys they take (bench/hoodie_conf.py).
-DESIGN_KINDS: dict[str, str] = {"clustering": "clustering", "compaction": "append_compaction"}
+# The service's designs (a table service of ours) and the RFC design's kind that runs each, whose
+# hoodie.* keys it takes (bench/hoodie_conf.py).
+DESIGN_KINDS: dict[str, str] = {k.service: name for name, k in KINDS.items() if k.in_verdict and k.service}
 
 
 def parse_conf(pairs: list[str], props: str | None) -> dict[str, str]:

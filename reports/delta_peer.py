@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from engines.config.registry import MB
+from engines.kinds import DELTA_PEER, OPTION_1, OPTION_2
 from reports.summary import EngineSummary, fmt
 from runresults import Results
 
@@ -17,8 +18,8 @@ def _sorted(results: Results, engine: str) -> bool:
     return bool(cfg.get("sort_columns"))
 
 
-def _pick(summaries: list[EngineSummary], results: Results, kind: str, sort: bool) -> EngineSummary | None:
-    picks = [s for s in summaries if s.kind == kind and _sorted(results, s.engine) == sort]
+def _pick(summaries: list[EngineSummary], results: Results, family: str, sort: bool) -> EngineSummary | None:
+    picks = [s for s in summaries if s.family == family and _sorted(results, s.engine) == sort]
     return picks[0] if picks else None
 
 
@@ -36,11 +37,11 @@ def _ratio(a: float | None, b: float | None) -> str:
 def peer_rows(results: Results, summaries: list[EngineSummary]) -> list[dict[str, Any]]:
     """One row per (our engine, Delta peer) pair present in the run."""
     pairs = [
-        ("Option 1 vs optimize.compact()", [s for s in summaries if s.kind == "append_compaction"],
-         _pick(summaries, results, "delta_peer", False)),
+        ("Option 1 vs optimize.compact()", [s for s in summaries if s.family == OPTION_1],
+         _pick(summaries, results, DELTA_PEER, False)),
         ("sorted Option 2 vs optimize.z_order()",
-         [s for s in summaries if s.kind == "clustering" and _sorted(results, s.engine)],
-         _pick(summaries, results, "delta_peer", True)),
+         [s for s in summaries if s.family == OPTION_2 and _sorted(results, s.engine)],
+         _pick(summaries, results, DELTA_PEER, True)),
     ]
     rows = []
     for label, ours_list, peer in pairs:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from engines.kinds import BASELINE, OPTION_1, OPTION_2, design_families
 from reports.summary import EngineSummary, fmt, summarize
 from runresults import Results
 
@@ -27,7 +28,7 @@ def findings(results: Results, summaries: list[EngineSummary]) -> list[str]:
     scen = f"scenario `{results.run.get('scenario', {}).get('name', '?')}`"
     out = []
     for s in summaries:
-        if s.family == "Option 1":
+        if s.family == OPTION_1:
             if s.isolation_total:
                 missing = ("" if s.isolation_rows_missing_max is None
                            else f"; a wrong result missed up to {s.isolation_rows_missing_max} rows")
@@ -40,17 +41,17 @@ def findings(results: Results, summaries: list[EngineSummary]) -> list[str]:
             if s.physical_files_peak is not None and s.live_files is not None:
                 out.append(f"**{s.engine}**: physical files peak {s.physical_files_peak}, space amplification peak "
                            f"{fmt(s.space_amp_peak)}x — {scen}.")
-        elif s.family == "Option 2":
+        elif s.family == OPTION_2:
             readers = (f"{s.isolation['ok']} of {s.isolation_total} concurrent reader queries ok"
                        if s.isolation_total else "reader isolation figure missing (no reader ran during clustering)")
             out.append(f"**{s.engine}**: space amplification peaks at {fmt(s.space_amp_peak)}x and physical files at "
                        f"{fmt(s.physical_files_peak)} (replaced file groups kept until the cleaner, "
                        f"{_retained(results)} commits retained), final {fmt(s.space_amp_final)}x; {readers} — {scen}.")
-        elif s.family == "Baseline":
-            others = ", ".join(f"{o.engine} {fmt(o.wa)}x" for o in summaries if o.family != "Baseline")
+        elif s.family == BASELINE:
+            others = ", ".join(f"{o.engine} {fmt(o.wa)}x" for o in summaries if o.family != BASELINE)
             out.append(f"**{s.engine}**: write amplification {fmt(s.wa)}x (every small-file top-up rewrites the whole "
                        f"file) vs {others or 'no other engine'}; ingest p50 {fmt(s.ingest_p50_s)} s vs "
-                       + (", ".join(f"{o.engine} {fmt(o.ingest_p50_s)} s" for o in summaries if o.family != "Baseline")
+                       + (", ".join(f"{o.engine} {fmt(o.ingest_p50_s)} s" for o in summaries if o.family != BASELINE)
                           or "no other engine") + f" — {scen}.")
         if s.crash_points:
             out.append(f"**{s.engine}**: crash tests ({s.crash_points} injection points) lost "
@@ -61,7 +62,7 @@ def findings(results: Results, summaries: list[EngineSummary]) -> list[str]:
     if not any(s.crash_points for s in summaries):
         out.append("Crash safety figure missing: this results folder has no crash test (`layoutbench crashtest`).")
     present = {s.family for s in summaries}
-    for fam in ("Baseline", "Option 1", "Option 2"):
+    for fam in design_families():
         if fam not in present:
             out.append(f"{fam}: no engine of this design in the run — its findings are missing.")
     return out

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.config.registry import MB
+from engines.kinds import APACHE_HUDI, BASELINE, OPTION_2, family_of
 from reports.summary import EngineSummary, fmt
 from runresults import Results
 
@@ -64,17 +65,17 @@ def fidelity_pairs(results: Results) -> list[tuple[str, str, str]]:
     engines = results.run.get("engines", {})
     out = []
     for name, info in engines.items():
-        if info.get("kind") != "hudi":
+        if family_of(info.get("kind", "")) != APACHE_HUDI:
             continue
         cfg = _config(results, name)
         preset = cfg.get("preset", "hudi_cow")
         sort = list(cfg.get("sort_columns") or [])
         if preset == "hudi_cow":
-            ours = [n for n, i in engines.items() if i.get("kind") == "cow_baseline"
+            ours = [n for n, i in engines.items() if family_of(i.get("kind", "")) == BASELINE
                     and _config(results, n).get("operation", "insert") == "insert"]
             label = "COW baseline"
         else:
-            ours = [n for n, i in engines.items() if i.get("kind") == "clustering"
+            ours = [n for n, i in engines.items() if family_of(i.get("kind", "")) == OPTION_2
                     and list(_config(results, n).get("sort_columns") or []) == sort]
             label = "Option 2" + (f" sorted by {', '.join(sort)}" if sort else "")
         if ours:

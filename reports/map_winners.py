@@ -17,15 +17,21 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from engines.kinds import KINDS, design_families
 from runresults.plain_ledger import DEFAULT_MARGIN, equivalent
 
-FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2"}
 LEDGER = "usd_per_tb"
+
+
+def _design(kind: str) -> str | None:
+    """The RFC design an engine kind belongs to (None: a reference or a control, outside the map)."""
+    entry = KINDS.get(kind)
+    return entry.family if entry is not None and entry.in_verdict else None
 
 
 def tie_label(designs: list[str]) -> str:
     """The label of a tie between ``designs``: ``"Option 1 = Option 2"`` (in design order)."""
-    order = list(FAMILIES.values())
+    order = list(design_families())
     return " = ".join(sorted(designs, key=order.index))
 
 
@@ -62,7 +68,7 @@ def representatives(members: list[dict[str, Any]], by: str = LEDGER) -> dict[str
     """Per design, its cheapest candidate's row by ``by`` (candidates without a figure never stand)."""
     best: dict[str, dict[str, Any]] = {}
     for r in members:
-        fam = FAMILIES.get(r["kind"])
+        fam = _design(r["kind"])
         if fam is None or _missing(r.get(by)):
             continue
         if fam not in best or r[by] < best[fam][by]:
@@ -89,7 +95,7 @@ def winners(rows: list[dict[str, Any]], parameters: list[str], criteria: list[st
             if not vals:
                 continue
             low = min(vals.values())
-            tied = [f for f in FAMILIES.values() if f in vals and equivalent(vals[f], low, margin)]
+            tied = [f for f in design_families() if f in vals and equivalent(vals[f], low, margin)]
             win = tie_label(tied) if len(tied) > 1 else tied[0]
             out.append(Winner(point, crit, win, vals, {f: reps[f]["engine"] for f in vals}))
     return out

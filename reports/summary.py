@@ -96,11 +96,6 @@ def _missing_rows(expected: Any, got: Any) -> int | None:
         return None
 
 
-def family(kind: str) -> str:
-    """Design family of an engine kind (run.json ``engines[name].kind``)."""
-    return family_of(kind)
-
-
 def summarize(results: Results, crash_results: Results | None = None) -> list[EngineSummary]:
     """One summary per engine of run.json, in run.json order; figures not in the folder stay None.
 
@@ -112,7 +107,7 @@ def summarize(results: Results, crash_results: Results | None = None) -> list[En
     out = []
     for engine, info in results.run.get("engines", {}).items():
         kind = info.get("kind", "?")
-        s = EngineSummary(engine, kind, family(kind))
+        s = EngineSummary(engine, kind, family_of(kind))
         failures = results.run.get("verification", {}).get("failures", []) or []
         s.verification_failures = [f for f in failures if str(f).startswith(f"{engine}:")]
         c = commits[commits.engine == engine].sort_values("seq")

@@ -28,9 +28,9 @@ import pandas as pd
 
 from engines.config.registry import DECIMAL_GB
 from engines.config.registry import DECIMAL_TB as TB
+from engines.kinds import KINDS, design_families
 
 HOURS_PER_MONTH = 730.0
-FAMILIES = {"cow_baseline": "Baseline", "append_compaction": "Option 1", "clustering": "Option 2"}
 DEFAULT_MARGIN = 0.05
 DEFAULT_QUERIES_PER_HOUR = 1.0
 
@@ -175,14 +175,15 @@ def design_choice(costs: dict[str, tuple[str, float]], margin: float) -> str:
     the label joins the equivalent ones ("Option 1 = Option 2", in design order)."""
     best: dict[str, float] = {}
     for kind, cost in costs.values():
-        fam = FAMILIES.get(kind)
+        entry = KINDS.get(kind)
+        fam = entry.family if entry is not None and entry.in_verdict else None
         if fam is None or cost != cost:
             continue
         best[fam] = min(cost, best.get(fam, float("inf")))
     if not best:
         return "none"
     low = min(best.values())
-    tied = [f for f in FAMILIES.values() if f in best and equivalent(best[f], low, margin)]
+    tied = [f for f in design_families() if f in best and equivalent(best[f], low, margin)]
     return " = ".join(tied)
 
 

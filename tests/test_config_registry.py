@@ -18,12 +18,12 @@ import yaml
 from typer.testing import CliRunner
 
 from bench.cli import EXIT_BAD_INPUT, app
-from bench.engine_kinds import KINDS
 from bench.hoodie_conf import read_config
 from bench.scenario import ScenarioError, parse_scenario
 from bench.simulate.sweep import load_sweep
 from engines.config import docs
 from engines.config.registry import BLOOM, HUDI, OURS, SETTINGS, for_kind, hudi_names
+from engines.kinds import KINDS
 
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()

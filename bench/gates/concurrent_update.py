@@ -102,8 +102,8 @@ def batches_before_maintenance(scenario: Scenario) -> int:
 def check_concurrent_update(spark: Any, spec: EngineSpec, scenario: Scenario, scratch: Path) -> dict[str, Any]:
     """The gate row of candidate ``spec``, measured on a scratch table at ``scratch`` (removed after)."""
     from bench.engine_factory import build_engine
-    from bench.engine_kinds import KINDS
     from engines.base import TableEngine
+    from engines.kinds import KINDS
 
     if getattr(KINDS[spec.kind].load("engine"), "upsert", TableEngine.upsert) is TableEngine.upsert:
         return not_applicable(spec.name, GATE, READER, f"{spec.name} ({spec.kind}) takes inserts only: it has "

@@ -19,6 +19,7 @@ from bench.gates import incremental, time_travel
 from bench.gates.history import EngineHistory, HistoryError
 from bench.gates.readers import APACHE_HUDI, DELTA_RS, HUDI_RS, OURS
 from bench.gates.truth import HistoryTruth
+from engines.kinds import kind_of
 
 DELTA_NO_CDF = ("the Delta peer's tables are written without Delta's change data feed "
                 "(delta.enableChangeDataFeed), so Delta offers no incremental read of them")
@@ -27,7 +28,7 @@ DELTA_NO_CDF = ("the Delta peer's tables are written without Delta's change data
 def needs_apache_hudi(kinds: Iterable[str]) -> bool:
     """Whether a run of engines of these kinds reads a Hudi-format table (Apache Hudi is then a reader
     of the gates, so the session loads its bundle)."""
-    return any(k != "delta_peer" for k in kinds)
+    return any(kind_of(k).table_format == "hudi" for k in kinds)
 
 
 def has_apache_hudi(spark: Any) -> bool:

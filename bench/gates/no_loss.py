@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.gates import gate_row, not_applicable
+from engines.kinds import KINDS, kind_of
 
 GATE = "no_loss"
 READER = "ours"  # keys read from the recovered snapshot's files (hudi-rs agreement is in the detail)
-MAINTAINED_KINDS = ("cow_baseline", "append_compaction", "clustering")
+# the kinds whose maintenance of ours has step boundaries to crash: a table service, or the clean after every commit
+MAINTAINED_KINDS = tuple(n for n, k in KINDS.items() if k.fault_points or k.cleans_after_commit)
 
 
 def maintenance_points(kind: str, config: Mapping[str, Any] | None = None) -> list[str]:
@@ -32,7 +34,7 @@ def maintenance_points(kind: str, config: Mapping[str, Any] | None = None) -> li
     from bench.engine_points import INGEST, ROLLBACK, points_for_kind
 
     points = [p for p in points_for_kind(kind, dict(config or {})) if p not in INGEST]
-    if kind in ("append_compaction", "clustering"):
+    if kind_of(kind).fault_points:  # a table service of ours
         points += ROLLBACK  # crash_jobs: rollback points follow the service's mid-write crash
     return points
 

@@ -17,7 +17,8 @@ import pandas as pd
 from bench.engine_factory import engine_bloom
 from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import MB, CostModel
-from bench.simulate.driver import KEY_LENGTH, SIMULATED_KINDS, run_simulation
+from bench.simulate.driver import KEY_LENGTH, run_simulation
+from engines.kinds import kinds_with
 from engines.table.bloom import BloomConfig, footer_bytes
 from runresults import Results
 from workloads.generator import bytes_per_record
@@ -125,7 +126,7 @@ def fit_store_queries(runs: list[Results], model: CostModel) -> None:
         kinds = {n: e.get("kind") for n, e in res.run.get("engines", {}).items()}
         bpr = model.bytes_per_record or bytes_per_record(_scenario(res).workload)
         pts = store_query_points(res)
-        pts = pts[pts.engine.map(kinds).isin(SIMULATED_KINDS)] if not pts.empty else pts
+        pts = pts[pts.engine.map(kinds).isin(kinds_with(simulated=True))] if not pts.empty else pts
         for p in pts.itertuples():
             xs.append([1.0, p.files, p.rows * bpr / MB, p.requests * fb_s])
             ys.append(p.latency_s)

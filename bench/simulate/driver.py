@@ -37,12 +37,11 @@ from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario, fingerprint
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
+from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
 from bench.simulate.costmodel import CostModel
-from engines.append_compaction.planner import plan_base_file_compaction
-from engines.clustering.config import ingest_sizing
-from engines.clustering.planner import plan_clustering
 from engines.cow_baseline.assign import assign_inserts
 from engines.cow_baseline.config import CowConfig
+from engines.kinds import kind_of
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
@@ -65,7 +64,6 @@ KEY_LENGTH = len(trace_id(0, 0, 0))  # characters of a record key (the footer's 
 EXACT_BATCHES = 2000
 # Simulated files keep their rows' query columns (exact pruning) up to this many generated rows.
 ROWS_LIMIT = 4_000_000
-SIMULATED_KINDS = ("cow_baseline", "append_compaction", "clustering", "append_only")
 RECORD_KEY = "trace_id"
 PROGRESS_AFTER_S = 3.0  # `layoutbench simulate` shows a bar only for replays longer than this
 
@@ -166,6 +164,7 @@ class SimEngine:
     spec: EngineSpec
     kind: str
     name: str
+    behaviour: SimBehaviour  # what its kind does (engines/<kind>/sim.py)
     live: dict[tuple[str, str], FileSlice] = field(default_factory=dict)
     physical: dict[str, SimFile] = field(default_factory=dict)
     instants: int = 0
@@ -231,8 +230,9 @@ class Simulator:
         self.first_byte_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
         # the footer bloom filter of the runner's reference write of each batch (a writes-once engine's,
         # else its scratch write's: the first engine's)
-        self.batch_bloom = engine_bloom(next((e for e in scenario.engines if e.kind in ("append_compaction",
-                                              "append_only", "clustering")), scenario.engines[0]), scenario)
+        self.batch_bloom = engine_bloom(next((e for e in scenario.engines if kind_of(e.kind).simulated
+                                              and behaviour_class(e.kind).writes_batches_once),
+                                             scenario.engines[0]), scenario)
 
     # -- bookkeeping --------------------------------------------------------------------------
     def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
@@ -319,8 +319,8 @@ class Simulator:
             e.dead.discard(p)
         return len(doomed)
 
-    def _record(self, e: SimEngine, batch: int, kind: str, instant: str, written: list[FileSlice], duration: float,
-                replaced: int, batch_bytes: int) -> None:
+    def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
+                duration: float, replaced: int, batch_bytes: int) -> None:
         live_n, live_bytes, phys_bytes = len(e.live), e.live_bytes, e.phys_bytes
         wbytes, wrows = sum(s.size_bytes for s in written), sum(s.num_rows for s in written)
         cfg = e.inserts
@@ -332,7 +332,7 @@ class Simulator:
         e.puts += 3  # requested, inflight, completed instant files
         self.writer.add("commits", **commit_row(
             engine=e.name, seq=e.seq, batch=batch, instant=instant,
-            action="replacecommit" if kind == "clustering" else "commit", operation=kind.upper(), kind=kind,
+            action=action, operation=kind.upper(), kind=kind,
             duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
             files_replaced=replaced, batch_bytes=batch_bytes, live_files=live_n, physical_files=len(e.physical),
             live_bytes=live_bytes, physical_bytes=phys_bytes, small_files=e.small, metadata_bytes=0))
@@ -370,26 +370,20 @@ class Simulator:
         return _sorted_batch_rows(self.spec, self.batch, partition, order)
 
     def _ingest_order(self, e: SimEngine) -> list[str]:
-        cols = list(e.options.get("sort_columns", ())) if e.kind in ("append_compaction", "append_only") else []
-        return cols or [RECORD_KEY]
+        return e.behaviour.ingest_order() or [RECORD_KEY]
 
     def _rewrite_rows(self, e: SimEngine, members: list[FileSlice], n_out: int) -> list[pa.Table] | None:
         if not self.with_rows:
             return None
         data = pa.concat_tables([e.rows[s.path] for s in commit_order(members)])
-        cols = self._rewrite_sort_columns(e)
+        cols = e.behaviour.rewrite_sort_columns()
         if cols:
             data = simrows.sort_rows(data, [*cols, RECORD_KEY])
         return simrows.near_equal_runs(data, n_out)
 
-    def _rewrite_sort_columns(self, e: SimEngine) -> list[str]:
-        if e.kind == "clustering":
-            return list(getattr(e.planner, "sort_columns", ()) or ())
-        return list(e.options.get("sort_columns", ()))
-
     def _estimated_rewrite_stats(self, e: SimEngine, members: list[FileSlice], n_out: int) -> list[dict]:
         merged = _merge_stats([s.column_stats for s in members])
-        cols = self._rewrite_sort_columns(e)
+        cols = e.behaviour.rewrite_sort_columns()
         if not cols or cols[0] != "service":
             return [merged] * n_out
         ranges = simrows.service_quantile_ranges(self.service_weights, self.services, n_out)
@@ -448,13 +442,13 @@ class Simulator:
         # the batch written once, a file per partition (the runner's reference write), footers included
         bb = sum(int(r * self.bpr) + footer_bytes(r, self.batch_bloom, KEY_LENGTH) for r in counts.values())
         dur = self.model.ingest_s(sum(s.size_bytes for s in written), len(written))
-        self._record(e, b, "ingest", instant, written, dur, 0, bb)
+        self._record(e, b, "ingest", "commit", instant, written, dur, 0, bb)
         new_partitions = len({s.partition for s in written} - e.partitions)
         e.partitions |= {s.partition for s in written}
         reqmodel.add_event(e.events, "ingest", f"batch {b}", commits=e.seq, files_written=len(written),
                            files_merged=len(merged), row_groups_merged=self._row_groups_of(merged),
                            partitions_new=new_partitions)
-        if e.kind == "cow_baseline":  # the baseline cleans after every commit (auto clean)
+        if e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
             self._maybe_clean(e, b)
 
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
@@ -470,26 +464,16 @@ class Simulator:
 
     def maintain(self, e: SimEngine, b: int) -> None:
         reqmodel.add_event(e.events, "maintenance_planning", f"batch {b}", commits=e.seq, live_files=len(e.live))
-        if e.kind == "append_only":  # the control: nothing is ever maintained
+        if not e.behaviour.maintains():  # the control: nothing is ever maintained
             return
         candidates = list(e.live.values()) if self.exact else [
             s for p in sorted(e.dirty) for s in e.by_part.get(p, {}).values()]
         e.lists += len({s.partition for s in candidates})
-        groups: list[tuple[str, list[FileSlice], int]] = []
-        if e.kind == "append_compaction":
-            plan = plan_base_file_compaction(candidates, e.planner)
-            if plan:
-                by_path = {s.path: s for s in candidates}
-                groups = [(op.partition_path, [by_path[p] for p in op.base_file_paths],
-                           int(op.metrics["estimatedOutputFiles"])) for op in plan.operations]
-        elif e.kind == "clustering":
-            plan = plan_clustering(candidates, e.planner)
-            if plan:
-                groups = [(g.partition_path, g.slices, g.num_output_files) for g in plan.groups]
+        groups = e.behaviour.plan(candidates)
         e.dirty.clear()
-        cleans_after = e.options.get("order") == "commit_before_delete" or e.kind == "clustering"
+        cleans_after = e.behaviour.cleans_after_maintenance()
         if not groups:
-            if e.kind == "cow_baseline" or cleans_after:
+            if cleans_after:
                 self._maybe_clean(e, b)
             else:  # the runner's cleaner runs after every maintenance step, here with nothing to clean
                 reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq)
@@ -497,7 +481,7 @@ class Simulator:
         instant = self._instant(e)
         written: list[FileSlice] = []
         files_in = bytes_read = row_groups_in = 0
-        delete_now = e.kind == "append_compaction" and e.options.get("order", "rfc") == "rfc"
+        delete_now = e.behaviour.deletes_inputs_at_once()
         for partition, members, n_out in groups:
             rows = sum(s.num_rows for s in members)
             total = sum(s.size_bytes for s in members)
@@ -517,13 +501,13 @@ class Simulator:
                 else:
                     written.append(self._add(e, partition, e.new_id(), instant, r, size, estimated[o], task=o))
         e.dirty.clear()
-        kind = "clustering" if e.kind == "clustering" else "compaction"
+        kind = e.behaviour.maintenance_kind
         dur = self.model.maintenance_s(bytes_read, sum(s.size_bytes for s in written), files_in, len(written))
         self.writer.add("maintenance", engine=e.name, batch=b, kind=kind, instant=instant, mode="simulated",
                         duration_s=dur, files_in=files_in, files_out=len(written), bytes_read=bytes_read,
                         bytes_written=sum(s.size_bytes for s in written), records=sum(s.num_rows for s in written),
                         files_deleted=files_in if delete_now else 0, details=json.dumps({"groups": len(groups)}))
-        self._record(e, b, kind, instant, written, dur, files_in, 0)
+        self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0)
         reqmodel.add_event(e.events, "maintenance_execution", f"batch {b}", commits=e.seq, files_in=files_in,
                            files_out=len(written), row_groups_in=row_groups_in)
         if cleans_after:
@@ -659,13 +643,12 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     sim = Simulator(scenario, model, sink, horizon_batches, stop_after)  # type: ignore[arg-type]
     engines = []
     for es in scenario.engines:
-        if es.kind in SIMULATED_KINDS:
+        if kind_of(es.kind).simulated:
             planner, options = resolve_planner(es, scenario)
-            inserts = planner if es.kind == "cow_baseline" else ingest_sizing(options).cow_config(
-                options.get("max_file_size", sim.max_file)) if es.kind == "clustering" else None
-            engines.append(SimEngine(es, es.kind, es.name, planner=planner, options=options, inserts=inserts,
-                                     bloom=bloom_of(options)))
-    not_simulated = [e.name for e in scenario.engines if e.kind not in SIMULATED_KINDS]
+            behaviour = behaviour_of(es.kind, planner, options)
+            engines.append(SimEngine(es, es.kind, es.name, behaviour, planner=planner, options=options,
+                                     inserts=behaviour.inserts(sim.max_file), bloom=bloom_of(options)))
+    not_simulated = [e.name for e in scenario.engines if not kind_of(e.kind).simulated]
     checkpoint_every = scenario.queries.checkpoint_every
     checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,

@@ -17,6 +17,7 @@ from typing import Any
 
 from bench.scenario import Scenario, load_scenario
 from bench.stream.driver import StreamRun, stream_engine, stream_manual
+from engines.kinds import kind_of
 
 
 def resume(spark: Any, scenario: Scenario, engine_name: str, root: str | Path) -> tuple[Any, StreamRun]:
@@ -28,7 +29,7 @@ def resume(spark: Any, scenario: Scenario, engine_name: str, root: str | Path) -
     root = Path(root)
     es = next(e for e in scenario.engines if e.name == engine_name)
     table_path = str((root / "table").resolve())
-    if es.kind != "delta_peer":
+    if kind_of(es.kind).hudi_rs_reads:  # a Hudi timeline to roll back
         recover_table(table_path)
     engine = build_engine(es.model_copy(update={"config": stream_manual(es.config, es.kind)}), scenario, table_path)
     run = stream_engine(spark, scenario, engine, es.kind, root, "fixed", scenario.stream.rate,

@@ -23,6 +23,7 @@ from bench.scenario import Scenario
 from bench.stream.landing import BAD_NAME, OLD_NAME, Dropper, Landing, batch_name, schedule
 from bench.stream.services import Recorder, Services
 from bench.stream.sink import StreamSink
+from engines.kinds import kind_of
 from workloads.generator import arrow_schema
 
 
@@ -57,13 +58,14 @@ def landing_names(batches: list[int], bad_input: bool) -> list[str]:
 
 
 def stream_manual(config: dict[str, Any], kind: str) -> dict[str, Any]:
-    """An engine's config with its own service modes off: beside a stream, the driver runs them."""
-    return config if kind == "hudi" else {**config, "mode": "manual"}
+    """An engine's config with its own service modes off: beside a stream, the driver runs them
+    (unless the kind runs its own inside its writer: Apache Hudi)."""
+    return {**config, "mode": "manual"} if kind_of(kind).driver_runs_services else config
 
 
 def uses_hudi_sink(engine: Any, kind: str) -> bool:
     """Whether the engine is written by Apache Hudi's own streaming sink (``stream_sink: hudi``)."""
-    return kind == "hudi" and engine.config.stream_sink == "hudi"
+    return kind_of(kind).builder == "hudi" and engine.config.stream_sink == "hudi"
 
 
 def spark_schema(scenario: Scenario) -> Any:

@@ -21,13 +21,20 @@ from typing import Any
 
 from bench.scenario import Scenario
 from bench.stream.child import resume
+from engines.kinds import kind_of
 from engines.table import faults
 
-# (engine kind, point): the kill points of the crash matrix for streams
+# the kill points of the crash matrix for streams, by the table service's fault points a kind marks
+# (engines.kinds.EngineKind.fault_points)
 KILL_POINTS: dict[str, tuple[str, ...]] = {
-    "append_compaction": ("option1.before_commit", "stream.after_table_commit:3"),
+    "option1": ("option1.before_commit", "stream.after_table_commit:3"),
     "clustering": ("clustering.after_group_written", "stream.after_table_commit:3"),
 }
+
+
+def kill_points(kind: str) -> tuple[str, ...]:
+    """The stream kill points of an engine of ``kind`` (none for a kind without a service of ours)."""
+    return KILL_POINTS.get(kind_of(kind).fault_points or "", ())
 
 
 def kill_child(scenario_path: str, engine: str, root: Path, master: str, point: str,

@@ -227,14 +227,14 @@ def _stream_one(ctx: RunContext, es: EngineSpec, scenario: Scenario, batches: li
 
 
 def _kill_tests(ctx: RunContext, scenario: Scenario, scenario_path: str | Path | None, spark: Any) -> None:
-    """The stream's kill points (``killtest.KILL_POINTS``) for every engine that has them: ``crash`` rows."""
-    from bench.stream.killtest import KILL_POINTS, kill_and_restart
+    """The stream's kill points (``killtest.kill_points``) for every engine that has them: ``crash`` rows."""
+    from bench.stream.killtest import kill_and_restart, kill_points
 
     if scenario_path is None:
         raise ValueError("the kill test needs the scenario's file: the killed child process loads it")
     master = spark.sparkContext.master
     for es in scenario.engines:
-        for i, point in enumerate(KILL_POINTS.get(es.kind, ())):
+        for i, point in enumerate(kill_points(es.kind)):
             ctx.step = f"engine {es.name}, kill at {point}"
             row = kill_and_restart(spark, scenario, str(scenario_path), es.name, point,
                                    ctx.run_dir / "work" / f"kill-{es.name}-{i}", master)

@@ -24,6 +24,7 @@ from typing import Any
 
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
+from engines.kinds import kind_of
 from engines.maintenance_round import MaintenanceRound, RoundPhase, Runs, execute_pending
 
 Recorder = Callable[[MaintenanceResult, str], None]
@@ -46,9 +47,10 @@ class Services:
         self.runs = 0
         self.commits = 0  # ingest commits seen: a service waits for the table's first one (delta-rs creates it)
         self._service: AsyncService | None = None
+        service = kind_of(kind).service  # a table service of ours runs on a thread; the others inline
         self.mode = "none" if not enabled else {
-            "clustering": "async_clustering", "append_compaction": "async_compaction",
-            "delta_peer": "async_optimize"}.get(kind, "inline")
+            "clustering": "async_clustering", "compaction": "async_compaction",
+            "optimize": "async_optimize"}.get(service or "", "inline")
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:

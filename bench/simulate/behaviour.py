@@ -1,0 +1,73 @@
+"""What the simulator asks an engine kind: the one protocol its ``engines/<kind>/sim.py`` implements.
+
+The simulator's core (:mod:`bench.simulate.driver`) keeps the metadata-only table, the cleaner,
+the cost model and the results rows; everything that differs between engine kinds is answered
+here, by the kind's own package, next to the engine it mirrors. A kind is simulated when its
+registry entry (:mod:`engines.kinds`) names a ``sim`` class; the class is built once per engine
+of the scenario from its resolved planner config and its engine-level config keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol
+
+from engines.cow_baseline.config import CowConfig
+from engines.kinds import kind_of
+from engines.table.model import FileSlice
+
+# one rewrite of a maintenance plan: (partition path, the file slices it reads, output files)
+Group = tuple[str, list[FileSlice], int]
+
+
+class SimBehaviour(Protocol):
+    """An engine kind's behaviour on a simulated table (built as ``Cls(planner, options)``)."""
+
+    writes_batches_once: ClassVar[bool]  # each batch written once as new files: the runner's batch-size reference
+    maintenance_kind: ClassVar[str]  # the maintenance row's kind (``compaction``, ``clustering``)
+    maintenance_action: ClassVar[str]  # the timeline action its maintenance commits
+
+    def inserts(self, max_file: int) -> CowConfig | None:
+        """The UpsertPartitioner config its ingest assigns inserts by (None: APPEND, files rolled at bytes)."""
+        ...
+
+    def ingest_order(self) -> list[str]:
+        """The columns an APPEND ingest sorts a batch by (empty: the record key)."""
+        ...
+
+    def cleans_after_ingest(self) -> bool:
+        """Whether the cleaner runs after every ingest commit (Hudi's automatic clean)."""
+        ...
+
+    def maintains(self) -> bool:
+        """Whether a maintenance step plans anything at all (False: the control)."""
+        ...
+
+    def plan(self, candidates: list[FileSlice]) -> list[Group]:
+        """The rewrites of one maintenance step over ``candidates``, from the engine's pure planner."""
+        ...
+
+    def rewrite_sort_columns(self) -> list[str]:
+        """The columns a rewrite sorts its rows by (before the record key); empty: commit order."""
+        ...
+
+    def deletes_inputs_at_once(self) -> bool:
+        """Whether a rewrite deletes the files it replaced at once (else they wait for the cleaner)."""
+        ...
+
+    def cleans_after_maintenance(self) -> bool:
+        """Whether the cleaner deletes files after a maintenance step (else it runs with nothing to clean)."""
+        ...
+
+
+def behaviour_class(kind: str) -> Any:
+    """The ``sim`` class of ``kind``'s registry entry; :class:`engines.kinds.UnknownKind` for a kind
+    the registry does not name, ``ValueError`` for one it does not simulate."""
+    entry = kind_of(kind)
+    if not entry.simulated:
+        raise ValueError(f"engine kind {kind!r} is not simulated")
+    return entry.load("sim")
+
+
+def behaviour_of(kind: str, planner: Any, options: dict[str, Any]) -> SimBehaviour:
+    """The simulated behaviour of one engine of ``kind`` (its resolved planner config and options)."""
+    return behaviour_class(kind)(planner, options)

@@ -1,0 +1,17 @@
+"""The control on the simulator's metadata-only table (:class:`bench.simulate.behaviour.SimBehaviour`):
+Option 1's APPEND ingest, and no maintenance step ever plans, rewrites or cleans anything."""
+
+from __future__ import annotations
+
+from engines.append_compaction.sim import AppendCompactionSim
+from engines.table.model import FileSlice
+
+
+class AppendOnlySim(AppendCompactionSim):
+    """Option 1's ingest; nothing else."""
+
+    def maintains(self) -> bool:
+        return False
+
+    def plan(self, candidates: list[FileSlice]) -> list[tuple[str, list[FileSlice], int]]:
+        return []
