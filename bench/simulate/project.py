@@ -49,8 +49,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.simulate.costmodel import CostModel
-from bench.simulate.driver import SIMULATED_KINDS, RowSink, run_simulation
+from bench.simulate.driver import RowSink, run_simulation
 from bench.simulate.target import Target, TargetError, target_scenario, validate_target
+from engines.kinds import KINDS
 from engines.table.archiver import DEFAULT_KEEP_MAX, DEFAULT_KEEP_MIN
 from runresults import FORMAT_VERSION, TABLES, Results, derive_cumulative, run_record
 
@@ -451,10 +452,11 @@ def _project(run_results: Results | str | Path, scenario: Any, target: Any, out_
         model, note = projection_model(run, tgt)
     else:
         note = model.source
-    sc = target_scenario(scenario, tgt, engines=engines, kinds=SIMULATED_KINDS)
+    simulated = tuple(k for k, entry in KINDS.items() if entry.simulated)
+    sc = target_scenario(scenario, tgt, engines=engines, kinds=simulated)
     if not sc.engines:
         raise TargetError(f"no candidate to project: none of {engines or 'the engines'} is simulated "
-                          f"({', '.join(SIMULATED_KINDS)})")
+                          f"({', '.join(simulated)})")
     plan = plan_replay(sc, tgt)
     if reuse is not None and (reuse[0].replay, reuse[0].window) == (plan.replay, plan.window) and plan.extrapolated:
         _, tables, info, replay_s = reuse
