@@ -25,7 +25,8 @@ def gates_of(results: Results) -> dict[tuple[str, str], dict]:
 def test_small_run_writes_a_row_per_candidate_and_gate(small_run: Results) -> None:
     gates = gates_of(small_run)
     engines = set(small_run.engines)
-    assert set(gates) == {(e, g) for e in engines for g in ("isolation", "no_loss", "concurrent_update")}
+    in_run = {(e, g) for e in engines for g in ("isolation", "no_loss", "concurrent_update")}
+    assert in_run <= set(gates)  # beside them: incremental and time travel (test_history_gates)
     iso_rows = small_run.table("isolation")
     for e in engines:  # every engine maintains: its readers raced a maintenance run
         iso, mine = gates[(e, "isolation")], iso_rows[iso_rows.engine == e]

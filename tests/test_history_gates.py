@@ -189,7 +189,8 @@ def test_every_run_records_both_gates_for_every_engine(small_run) -> None:
     assert set(gates.engine) == engines
     for engine in engines:
         mine = gates[gates.engine == engine]
-        assert set(mine.gate) == {"incremental", "time_travel"}, engine
+        assert set(mine.gate) >= {"incremental", "time_travel"}, engine  # beside the in-run gates (test_gates)
+        mine = mine[mine.gate.isin(["incremental", "time_travel"])]
         assert set(mine[mine.gate == "time_travel"].reader) == {OURS, HUDI_RS, APACHE_HUDI}
         assert set(mine[mine.gate == "incremental"].reader) == {HUDI_RS, APACHE_HUDI}
     passed = {(r.engine, r.gate, r.reader): r.passed for r in gates.itertuples()}
