@@ -457,14 +457,16 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     with bar, _steps_named(ctx):
         steps = _RunSteps(ctx, engines, bar, reference_engine, repeats)
         run_batches(steps, engines, schedule, n, checkpoints=checkpoints)
-        ctx.step = "the final checkpoint's interleaved query rounds"
-        bar.describe(f"{scenario.name} · interleaved query rounds")
-        final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0], steps.last_checkpoint)
-        ctx.step = "gates"
-        bar.describe(f"{scenario.name} · gates")
-        measure_gates(ctx, git_info(str(Path(__file__).resolve().parents[1])).get("sha"))
+        if scenario.review.measure:  # T17's interleaved rounds and gates (the default and small scenarios)
+            ctx.step = "the final checkpoint's interleaved query rounds"
+            bar.describe(f"{scenario.name} · interleaved query rounds")
+            final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0], steps.last_checkpoint)
+            ctx.step = "gates"
+            bar.describe(f"{scenario.name} · gates")
+            measure_gates(ctx, git_info(str(Path(__file__).resolve().parents[1])).get("sha"))
     truth_parts = steps.truth_parts
-    _history_gates(ctx, engines, truth_parts)
+    if scenario.review.measure:
+        _history_gates(ctx, engines, truth_parts)
     with ctx.timed("finish"):  # engines closed, batch bytes measured when no engine wrote them once, WA derived
         for st in engines:
             if st.service is not None:

@@ -69,6 +69,11 @@ class ReviewSpec(BaseModel):
     # project the passing candidates to ``target`` after the run (bench.target_verdict): the default
     # scenario does; off by default so that test and CI scenarios keep their time and fingerprints
     project: bool = False
+    # measure the gates and the interleaved final-checkpoint rounds in the run (bench/gates,
+    # bench/query_rounds): the default and small scenarios do; off by default so that the scenarios
+    # of other tests (store request counts, clusters, crash children) and CI's keep their time,
+    # figures and fingerprints. Gates not measured are "not measured" in the review, never a pass.
+    measure: bool = False
 
     @field_validator("requires")
     @classmethod
