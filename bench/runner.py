@@ -40,7 +40,14 @@ from engines.config.registry import MB
 from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
 from engines.spark.arrow_frame import frame_from_arrow
 from engines.spark.batch_stats import partition_counts, remember_partition_counts, remember_rows
-from engines.spark.session import get_spark, hudi_conf, merge_conf, resolve_master, warm_up
+from engines.spark.session import (
+    get_spark,
+    hudi_conf,
+    launched_by_spark_submit,
+    merge_conf,
+    resolve_master,
+    warm_up,
+)
 from engines.table.probe import TableProbe
 from runresults import (
     ResultsWriter,
@@ -428,7 +435,10 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     spec = scenario.workload
     t_session = time.perf_counter()
     # Apache Hudi's bundle also when no engine is Apache Hudi's: it is a reader of the gates (bench.gates)
-    gates_conf = hudi_conf() if needs_apache_hudi(e.kind for e in scenario.engines) else {}
+    # Apache Hudi reads the gates' tables when the run measures them; a session spark-submit launched keeps
+    # the packages it was given (the gates then read without Apache Hudi, and say so)
+    gates_conf = (hudi_conf() if scenario.review.measure and not launched_by_spark_submit()
+                  and needs_apache_hudi(e.kind for e in scenario.engines) else {})
     conf = merge_conf(spark_conf_for(scenario), gates_conf, store.spark_conf() if store is not None else {},
                       scenario.spark.conf)
     spark = get_spark(resolve_master(master, scenario.spark.master), conf=conf, log_path=run_dir / "spark.log")
