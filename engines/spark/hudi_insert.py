@@ -6,7 +6,8 @@ commit that wrote more than the threshold × small-file limit (commits only, as 
 replacecommit's clustering output would skew it), else the configured estimate; assign inserts
 (small-file top-ups first, then new buckets of ``max_file_size // avg`` records); rewrite every
 chosen small file in full, old rows plus its share of the inserts, as a new slice of the same file
-group (HoodieMergeHandle / ConcatHandle for inserts); write the rest as new file groups; commit
+group (HoodieMergeHandle / ConcatHandle for inserts: the old rows keep their ``_hoodie_commit_time`` and
+``_hoodie_commit_seqno``, so an incremental pull sees only the new ones); write the rest as new file groups; commit
 once. Rows are routed to buckets by record-key order within the partition (Hudi hashes keys; the
 bucket sizes are the same, the choice of rows is deterministic here). The COW baseline uses it with
 its small-file limit, Option 2's insert with limit 0 (new buckets only).
@@ -24,7 +25,7 @@ from engines.spark.arrow_rewrite import inspect_inputs
 from engines.spark.batch_stats import partition_counts
 from engines.spark.group_write import write_groups
 from engines.spark.insert import write_spec_for
-from engines.spark.local_merge import base_inputs, merge_in_driver
+from engines.spark.local_merge import KEPT_META, base_inputs, merge_in_driver
 from engines.spark.local_write import is_small
 from engines.spark.rewrite import NO_ROLL, read_files, rewrite
 from engines.spark.session import get_spark
@@ -83,8 +84,10 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
     part_col, key = table.partition_fields[0], table.record_key
     bases = {i: b.base_slice for i, b in enumerate(buckets) if b.base_slice is not None}
     prefix = f"{part_col}=" if table.hive_style else ""
+    # a topped-up file's old rows keep their commit time and seqno, as HoodieMergeHandle copies them
     specs = [write_spec_for(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
-                            file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL)
+                            file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL,
+                            preserve_commit_metadata=b.base_slice is not None)
              for i, b in enumerate(buckets)]
     inputs = base_inputs(table.storage, bases, arrow_schema_of(df), key, part_col, sum(b.num_records for b in buckets))
     if inputs is not None:
@@ -106,7 +109,7 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
         files = " ".join(f"WHEN {_sql_string(s.file_name)} THEN {i}" for i, s in bases.items())
         old = read_files(spark, table.storage, list(bases.values()), keep_meta=True)
         old = old.withColumn("_b", F.expr(f"CASE _hoodie_file_name {files} END"))
-        old = old.drop(*[c for c in META_COLUMNS if c in old.columns])
+        old = old.drop(*[c for c in META_COLUMNS if c in old.columns and c not in KEPT_META])
         merged = old.unionByName(rows, allowMissingColumns=True)
         base_schema = arrow_schema_of(merged.drop("_b"))
     schemas = [base_schema if i in bases else new_schema for i in range(len(buckets))]

@@ -2,7 +2,7 @@
 
 :func:`engines.spark.hudi_insert.write_buckets` ranks the batch's rows by record key within their
 partition, gives bucket ``i`` its range of ranks plus the rows of its small file (HoodieMergeHandle's
-top-up), and writes every bucket as one group of :func:`engines.spark.group_write.write_groups`. Its
+top-up, the old rows with their commit time and seqno), and writes every bucket as one group of :func:`engines.spark.group_write.write_groups`. Its
 Spark job reads the small files, ranks, unions and sorts: at 1-10 MB per commit that job's fixed cost
 (plan building over Py4J, the Parquet scan and the Arrow collect) is most of the COW baseline's
 ingest. Here the batch's rows are taken as Arrow (the driver's own, or fetched in one job without a
@@ -17,6 +17,7 @@ else goes to the Spark job.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,6 +32,9 @@ from engines.spark.splits import sort_indices
 from engines.spark.writer import WriteSpec, filesystem_for, run_write_job, write_partition_rows
 from engines.table.model import FileSlice, WriteStat
 from engines.table.storage import Storage
+
+# what a top-up keeps of a small file's own metadata columns (HoodieMergeHandle copies old records as they are)
+KEPT_META = ("_hoodie_commit_time", "_hoodie_commit_seqno")
 
 
 def _nullable(schema: pa.Schema) -> pa.Schema:
@@ -85,8 +89,13 @@ def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapp
             rows = ranked[b.partition].slice(lo, b.num_records)
             if i in inputs:
                 fs, root = filesystem_for(specs[i].base_uri)
-                old = pa.concat_tables(list(read_run(fs, root, inputs[i], [(0, 0, inputs[i].row_counts[0])])))
-                merged = pa.concat_tables([old.select(base_schema.names).cast(base_schema), rows.cast(base_schema)])
+                with_meta = replace(inputs[i], columns=[*KEPT_META, *inputs[i].columns])
+                old = pa.concat_tables(list(read_run(fs, root, with_meta, [(0, 0, inputs[i].row_counts[0])])))
+                schema = pa.schema([pa.field(c, pa.string()) for c in KEPT_META] + list(base_schema))
+                new = rows.cast(base_schema)
+                for c in KEPT_META:  # the new rows get this instant's (the writer's coalesce)
+                    new = new.append_column(c, pa.nulls(new.num_rows, pa.string()))
+                merged = pa.concat_tables([old.select(schema.names).cast(schema), new.select(schema.names)])
                 rows = merged.take(sort_indices(merged, [record_key]))
             else:  # the job casts a bucket without a small file to the batch's own schema
                 rows = rows.cast(new_schema)

@@ -111,9 +111,10 @@ def rewrite(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], 
         if df is None:
             df = extra
         else:
-            if spec.preserve_commit_metadata:
-                for c in ("_hoodie_commit_time", "_hoodie_commit_seqno"):
-                    extra = extra.withColumn(c, F.lit(None).cast("string"))
+            if spec.preserve_commit_metadata:  # new rows: no commit time of their own (the writer's coalesce)
+                for c in META_COLUMNS:
+                    if c in df.columns and c not in extra.columns:
+                        extra = extra.withColumn(c, F.lit(None).cast("string"))
                 extra = extra.select(*df.columns)
             df = df.unionByName(extra, allowMissingColumns=True)
     if df is None:
