@@ -137,7 +137,8 @@ def note(results: Results) -> str:
             + "\n\nHudi rules our engines follow (by default; each can be switched off), so they explain no "
             "difference:\n\n" + "\n".join(f"- {r}" for r in FOLLOWED)
             + "\n\nIngest times compare unlike write paths: ours writes a small batch (up to 100k rows) in the "
-            "driver, byte for byte as its Spark tasks would (`engines/spark/local_write.py`, `local_merge.py`), "
+            "driver, byte for byte as its Spark tasks would (`engines/files/gate.py` decides; `engines/spark/local_write.py`, "
+            "`engines/cow_baseline/driver_merge.py`), "
             "sparing a PySpark task's Python-worker round trip, and reads the batch from the driver's rows "
             "where Hudi reads it from Spark's cache; Hudi's JVM writer runs in Spark tasks.")
 

@@ -55,7 +55,8 @@ def test_one_job_merge_writes_the_bytes_of_one_job_per_file_group(spark, tmp_pat
     """Every bucket of a batch in one Spark job: the same files, bytes and commit metadata as one job per
     bucket (small files topped up and new file groups, over several partitions, Arrow batches of 700 rows
     so that a file spans several batches, row groups of 500)."""
-    import engines.spark.hudi_insert as cow
+    import engines.cow_baseline.insert as cow
+    from engines.files.gate import Route
 
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")
     ws = spec(num_batches=4, batch_records=3000, num_partitions=3, late_fraction=0.2)
@@ -67,6 +68,7 @@ def test_one_job_merge_writes_the_bytes_of_one_job_per_file_group(spark, tmp_pat
         for name in ("one_job", "per_bucket"):
             if name == "per_bucket":
                 monkeypatch.setattr(cow, "inspect_inputs", lambda *a: None)
+                monkeypatch.setattr(cow, "base_inputs", lambda *a: (Route(False, "one job per bucket, for the test"), {}))
             e = CowBaselineEngine(new_table(tmp_path / name), cfg)
             for b in range(ws.num_batches):
                 e.ingest(batch_df(spark, ws, b))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engines.clustering.ordering import (
+from engines.files.ordering import (
     bits_per_dimension,
     curve_key,
     effective_ordering,

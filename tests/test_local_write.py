@@ -9,9 +9,9 @@ import pytest
 from engine_helpers import new_table, spec
 from pyspark.sql import functions as F
 
+from engines.files.hash_partitioning import hash_partition, string_hash
 from engines.spark.arrow_compat import to_arrow
 from engines.spark.batch_stats import partition_counts, remember_rows
-from engines.spark.hash_partitioning import hash_partition, string_hash
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.local_write import write_locally
 from engines.spark.writer import write_dataframe
@@ -123,33 +123,36 @@ def test_groups_written_locally_are_byte_identical_to_the_spark_job(spark, tmp_p
 
 
 def test_insert_buckets_merged_in_the_driver_are_byte_identical_to_the_spark_job(spark, tmp_path, monkeypatch) -> None:
-    """The COW top-up of small files (engines.spark.local_merge) against the Spark job it replaces:
+    """The COW top-up of small files (engines.cow_baseline.driver_merge) against the Spark job it replaces:
     same files, names and bytes, commit after commit, over several batches of two partitions."""
-    import engines.spark.hudi_insert as hudi_insert
+    import engines.cow_baseline.insert as cow_insert
     from engines.cow_baseline.config import CowConfig
-    from engines.spark.hudi_insert import insert_with_buckets
+    from engines.files.gate import Route
 
     ws = spec(num_partitions=2, batch_records=1500, late_fraction=0.3)
     # small enough that every batch tops up a small file per partition and some start new file groups
     cfg = CowConfig(small_file_limit=900_000, max_file_size=1_000_000, record_size_estimate=300,
                     insert_split_size=500)
     merged_in_driver = []
-    real = hudi_insert.base_inputs
+    real = cow_insert.base_inputs
 
     def counted(*args, **kwargs):
-        found = real(*args, **kwargs)
-        merged_in_driver.append(found is not None and len(found) > 0)
-        return found
+        route, found = real(*args, **kwargs)
+        merged_in_driver.append(route.in_driver and len(found) > 0)
+        return route, found
+
+    def spark_job(*args, **kwargs):
+        return Route(False, "the Spark job, for the test"), {}
 
     old = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")  # several batches per bucket
     try:
         for how in ("job", "local"):
-            monkeypatch.setattr(hudi_insert, "base_inputs", counted if how == "local" else lambda *a, **k: None)
+            monkeypatch.setattr(cow_insert, "base_inputs", counted if how == "local" else spark_job)
             table = new_table(tmp_path / how)
             for b in range(6):
                 df = batch_df(spark, ws, b).cache()
-                insert_with_buckets(table, df, cfg, row_group_rows=400)
+                cow_insert.insert_with_buckets(table, df, cfg, row_group_rows=400)
                 df.unpersist()
     finally:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", old)

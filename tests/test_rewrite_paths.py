@@ -11,6 +11,8 @@ from engine_helpers import ingest, new_table, spec
 
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.engine import ClusteringEngine, Option2Config
+from engines.files import gate
+from engines.files.inputs import inspect_inputs
 from engines.spark import arrow_rewrite
 from engines.table.rollback import rollback_inflight
 from engines.table.table import HudiTable
@@ -84,8 +86,8 @@ def test_rewrite_is_deterministic(spark, tmp_path, monkeypatch, sort, single_tas
     shutil.copytree(tmp_path / "a", tmp_path / "b")
     shutil.copytree(tmp_path / "a", tmp_path / "c")
     digests = []
-    for name, local_bytes in (("a", -1), ("b", arrow_rewrite.LOCAL_BYTES), ("c", -1)):
-        monkeypatch.setattr(arrow_rewrite, "LOCAL_BYTES", local_bytes)
+    for name, local_bytes in (("a", -1), ("b", gate.LOCAL_BYTES), ("c", -1)):
+        monkeypatch.setattr(gate, "LOCAL_BYTES", local_bytes)
         t = HudiTable.open(str(tmp_path / name))
         eng = ClusteringEngine(t, e.config)
         eng.execute(eng.schedule())
@@ -96,8 +98,8 @@ def test_rewrite_is_deterministic(spark, tmp_path, monkeypatch, sort, single_tas
 @pytest.mark.parametrize("foreign", [False, True])
 def test_hudi_split_writes_whole_input_files_per_output(spark, tmp_path, foreign: bool) -> None:
     """``clustering_split: hudi``: each output holds whole input files, the plan's slices coalesced as
-    Apache Hudi's clustering does (engines.spark.splits.split_files), on the pyarrow and the Spark path."""
-    from engines.spark.splits import split_files
+    Apache Hudi's clustering does (engines.files.splits.split_files), on the pyarrow and the Spark path."""
+    from engines.files.splits import split_files
     from workloads.generator import batch_df
 
     ws = spec(num_partitions=1, num_batches=6, batch_records=1500)
@@ -125,10 +127,10 @@ def test_foreign_files_take_the_spark_path(spark, tmp_path) -> None:
         small_file_limit=1 << 30, target_file_size=1 << 30)))
     ingest(spark, e, ws, range(2))
     slices = e.snapshot()
-    assert arrow_rewrite.inspect_inputs(e.table.storage, slices, True) is not None
+    assert inspect_inputs(e.table.storage, slices, True) is not None
     path = e.table.storage.abs(slices[0].path)
     pq.write_table(pq.read_table(path), path, store_schema=False)  # as a non-Arrow writer would
-    assert arrow_rewrite.inspect_inputs(e.table.storage, slices, True) is None
+    assert inspect_inputs(e.table.storage, slices, True) is None
     e.execute(e.schedule())  # the Spark path: same rows, each output sorted by record key
     outs = [pq.read_table(e.table.storage.abs(s.path)) for s in e.snapshot()]
     assert sorted(pa.concat_tables(outs).column("trace_id").to_pylist()) == sorted(

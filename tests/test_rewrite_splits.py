@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engines.spark.arrow_rewrite import rebatch
-from engines.spark.splits import plan_cuts, search, sort_key, split_files, split_rows
-from engines.spark.writer import WriteSpec, _with_meta_columns
+from engines.files.inputs import rebatch
+from engines.files.splits import plan_cuts, search, sort_key, split_files, split_rows
+from engines.files.writer import WriteSpec, _with_meta_columns
 
 
 @given(st.lists(st.integers(0, 50), max_size=12), st.integers(1, 9))

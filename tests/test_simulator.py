@@ -91,7 +91,7 @@ def test_simulated_runs_cut_where_the_rewrite_cuts() -> None:
     import pyarrow as pa
 
     from bench.simulate.rows import near_equal_runs
-    from engines.spark.splits import split_rows
+    from engines.files.splits import split_rows
 
     for total, n in [(10, 3), (7, 7), (1000, 6), (5, 1)]:
         t = pa.table({"i": list(range(total))})

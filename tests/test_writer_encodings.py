@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from engines.spark.writer import WriteSpec, dictionary_columns, write_partition_rows
+from engines.files.writer import WriteSpec, dictionary_columns, write_partition_rows
 
 
 def _table(n: int = 3000) -> pa.Table:

@@ -39,7 +39,7 @@ from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
 from bench.simulate.costmodel import CostModel
-from engines.cow_baseline.assign import assign_inserts
+from engines.cow_baseline.assign import assign_inserts, rank_ranges
 from engines.cow_baseline.config import CowConfig
 from engines.kinds import kind_of
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
@@ -324,7 +324,7 @@ class Simulator:
         live_n, live_bytes, phys_bytes = len(e.live), e.live_bytes, e.phys_bytes
         wbytes, wrows = sum(s.size_bytes for s in written), sum(s.num_rows for s in written)
         cfg = e.inserts
-        # Hudi's estimate reads commits only (engines.spark.hudi_insert.table_average_record_size)
+        # Hudi's estimate reads commits only (engines.cow_baseline.insert.table_average_record_size)
         if kind == "ingest" and cfg is not None and wrows and wbytes > (
                 cfg.record_size_estimation_threshold * cfg.small_file_limit):
             e.avg_record_size = math.ceil(wbytes / wrows)
@@ -400,13 +400,9 @@ class Simulator:
             avg = e.avg_record_size or cfg.record_size_estimate  # Hudi's rule, as the engine applies it
             instant = self._instant(e)
             ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
-            offsets: dict[str, int] = defaultdict(int)
-            for i, bucket in enumerate(assign_inserts(by_part, counts, avg, cfg)):
-                new_rows = None
-                if self.with_rows:
-                    lo = offsets[bucket.partition]
-                    new_rows = ranked[bucket.partition].slice(lo, bucket.num_records)
-                    offsets[bucket.partition] = lo + bucket.num_records
+            buckets = assign_inserts(by_part, counts, avg, cfg)
+            for i, (bucket, (lo, n)) in enumerate(zip(buckets, rank_ranges(buckets), strict=True)):
+                new_rows = ranked[bucket.partition].slice(lo, n) if self.with_rows else None
                 if bucket.base_slice is not None:
                     base = bucket.base_slice
                     e.gets += 1

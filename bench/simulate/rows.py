@@ -9,7 +9,7 @@ would give. Two ways, chosen per run:
   batch rows sorted by the write's sort columns (the record key by default); a COW merge appends
   the new rows; an unsorted rewrite concatenates its inputs in commit order
   (:func:`engines.table.model.commit_order`, as :mod:`engines.spark.arrow_rewrite` does) and cuts
-  near-equal row runs (:func:`engines.spark.splits.split_rows`' rule); a sorted rewrite sorts by
+  near-equal row runs (:func:`engines.files.splits.split_rows`' rule); a sorted rewrite sorts by
   (sort columns, record key) and cuts near-equal runs. Min/max then come from the rows.
 - **estimated** (long horizons, no rows generated): ranges from the generator's distributions:
   ``ts`` from the batch's time range clipped to the partition, every service, every key; a sorted
@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engines.spark.splits import sort_indices
+from engines.files.splits import sort_indices
 from workloads.rowdef import partition_unit
 from workloads.spec import WorkloadSpec
 

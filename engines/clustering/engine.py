@@ -33,11 +33,11 @@ from engines.async_service import AsyncService
 from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.clustering import executor, modes
 from engines.clustering.config import PLANNER_KEYS, ClusteringConfig, IngestSizing, ingest_sizing
-from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
 from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
 from engines.config.registry import BLOOM, O2, settings
+from engines.files.ordering import effective_ordering
 from engines.maintenance_round import MaintenanceRound, earliest_pending
 from engines.service_executor import Committed, PlanExecutor
 from engines.table import faults, plans

@@ -13,7 +13,7 @@ Decisions:
   input without a sort, disjoint key ranges with one; :mod:`engines.spark.rewrite`), and each
   task writes one new file group: 489 MB at a 300 MB target gives two ~245 MB files. With
   ``clustering_split="hudi"`` and no sort, each task takes whole input files in the plan's order
-  instead, as Apache Hudi 1.2 does (:func:`engines.spark.splits.split_files`). A task rolls to a further file only past
+  instead, as Apache Hudi 1.2 does (:func:`engines.files.splits.split_files`). A task rolls to a further file only past
   1.1 x target (Hudi's ``hoodie.parquet.compression.ratio`` headroom), so the target holds even
   when a range partition is skewed.
 - Nothing is visible until ``<T>.replacecommit`` (operationType ``CLUSTER``,
@@ -28,9 +28,9 @@ Decisions:
 from __future__ import annotations
 
 from engines.clustering.config import ClusteringConfig
-from engines.clustering.ordering import effective_ordering
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan, RequestedReplace
 from engines.clustering.planner import plan_clustering
+from engines.files.ordering import effective_ordering
 from engines.service_executor import Committed, ServicePoints
 from engines.spark.insert import write_spec_for
 from engines.spark.rewrite import rewrite_files

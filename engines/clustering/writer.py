@@ -3,7 +3,7 @@
 Decisions:
 - ``insert`` never merges into existing files (``hoodie.parquet.small.file.limit=0``): every batch
   makes new file groups, as Hudi's UpsertPartitioner cuts them (new buckets of max file size /
-  estimated record size records: :func:`engines.spark.hudi_insert.insert_with_buckets`), or, with
+  estimated record size records: :func:`engines.cow_baseline.insert.insert_with_buckets`), or, with
   ``insert_split="bytes"``, rolled at the max file size of bytes written. Pure inserts have no
   current location, so a pending clustering plan never blocks them (hudi-semantics.md §5.3).
 - ``upsert`` / ``delete`` use a simple (non-global) index: incoming ``(partition, key)`` pairs
@@ -28,12 +28,13 @@ from pyspark.sql import functions as F
 
 from engines.config.registry import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.cow_baseline.config import CowConfig
+from engines.cow_baseline.insert import insert_with_buckets
+from engines.files.writer import write_empty_file
 from engines.spark.arrow_compat import arrow_schema_of
-from engines.spark.hudi_insert import insert_with_buckets
 from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import read_files, rewrite
 from engines.spark.session import get_spark
-from engines.spark.writer import write_dataframe, write_empty_file
+from engines.spark.writer import write_dataframe
 from engines.table import faults
 from engines.table.model import FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible

@@ -10,7 +10,7 @@ records; the rest go to new file groups of ``max_file_size // avg_record_size`` 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engines.cow_baseline.config import CowConfig
@@ -29,6 +29,19 @@ class InsertBucket:
     @property
     def is_new(self) -> bool:
         return self.file_id is None
+
+
+def rank_ranges(buckets: Sequence[InsertBucket]) -> list[tuple[int, int]]:
+    """Per bucket, the batch rows it takes as ``(lo, n)``: bucket ``i`` takes the rows ranked ``[lo, lo + n)``
+    by record key within its partition, the buckets of a partition taking consecutive ranges in bucket
+    order (every route that writes a bucket, and the simulator, cut the batch this way)."""
+    out: list[tuple[int, int]] = []
+    taken: dict[str, int] = {}
+    for b in buckets:
+        lo = taken.get(b.partition, 0)
+        taken[b.partition] = lo + b.num_records
+        out.append((lo, b.num_records))
+    return out
 
 
 def average_record_size(commits: Iterable[tuple[int, int]], config: CowConfig) -> int:

@@ -1,6 +1,6 @@
 """The copy-on-write small-file baseline: Hudi's default insert path (hudi-semantics.md §7).
 
-Per batch, :func:`engines.spark.hudi_insert.insert_with_buckets`: the UpsertPartitioner's
+Per batch, :func:`engines.cow_baseline.insert.insert_with_buckets`: the UpsertPartitioner's
 small-file top-ups and new buckets (:func:`engines.cow_baseline.assign.assign_inserts`), each
 small file rewritten in full as a new slice of its file group. Older slices stay for the cleaner
 (KEEP_LATEST_COMMITS). ``operation="bulk_insert"`` skips sizing entirely (reference point).
@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame
 from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.config.registry import BLOOM, COW, settings
 from engines.cow_baseline.config import PLANNER_KEYS, CowConfig
-from engines.spark.hudi_insert import insert_with_buckets
+from engines.cow_baseline.insert import insert_with_buckets
 from engines.spark.insert import insert_new_file_groups
 from engines.table import faults
 from engines.table.bloom import BloomFields

@@ -1,4 +1,4 @@
-"""Hudi's insert path on Spark: the UpsertPartitioner's buckets
+"""Hudi's insert path: the UpsertPartitioner's buckets
 (:func:`engines.cow_baseline.assign.assign_inserts`, pure) written as Hudi's handles write them.
 
 Per batch: count inserts per partition; estimate the average record size from the newest completed
@@ -18,15 +18,15 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size
+from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size, rank_ranges
 from engines.cow_baseline.config import CowConfig
+from engines.cow_baseline.driver_merge import KEPT_META, base_inputs, merge_in_driver
+from engines.files.gate import choose_route, record_route
+from engines.files.inputs import inspect_inputs
 from engines.spark.arrow_compat import arrow_schema_of
-from engines.spark.arrow_rewrite import inspect_inputs
 from engines.spark.batch_stats import partition_counts
 from engines.spark.group_write import write_groups
 from engines.spark.insert import write_spec_for
-from engines.spark.local_merge import KEPT_META, base_inputs, merge_in_driver
-from engines.spark.local_write import is_small
 from engines.spark.rewrite import NO_ROLL, read_files, rewrite
 from engines.spark.session import get_spark
 from engines.table import faults
@@ -77,10 +77,12 @@ def insert_with_buckets(table: HudiTable, df: DataFrame, cfg: CowConfig, row_gro
 
 def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBucket], df: DataFrame, instant: str,
                   stats_columns: list[str], row_group_rows: int) -> list[WriteStat]:
-    """Every bucket in one Spark job (:func:`engines.spark.group_write.write_groups`): bucket ``i`` gets
-    the batch rows ranked ``[lo, lo + num_records)`` by record key in its partition, plus the rows of
-    its small file; it is written as one file, sorted by record key, as a one-bucket job would. A small
-    batch is merged in the driver instead, with the same bytes (:mod:`engines.spark.local_merge`)."""
+    """Write every bucket: bucket ``i`` gets the batch rows of its rank range by record key in its partition
+    (:func:`engines.cow_baseline.assign.rank_ranges`), plus the rows of its small file; it is written as
+    one file, sorted by record key, as a one-bucket job would. One gate (:func:`engines.files.gate.choose_route`)
+    picks the route: a small batch merged in the driver (:mod:`engines.cow_baseline.driver_merge`); else
+    every bucket in one Spark job (:func:`engines.spark.group_write.write_groups`, its tasks in the driver
+    for a small job); small files pyarrow did not write, one job per bucket. Every route writes the same bytes."""
     part_col, key = table.partition_fields[0], table.record_key
     bases = {i: b.base_slice for i, b in enumerate(buckets) if b.base_slice is not None}
     prefix = f"{part_col}=" if table.hive_style else ""
@@ -89,18 +91,18 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
                             file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL,
                             preserve_commit_metadata=b.base_slice is not None)
              for i, b in enumerate(buckets)]
-    inputs = base_inputs(table.storage, bases, arrow_schema_of(df), key, part_col, sum(b.num_records for b in buckets))
-    if inputs is not None:
+    route, inputs = base_inputs(table.storage, bases, arrow_schema_of(df), key, part_col,
+                                sum(b.num_records for b in buckets))
+    if route.in_driver:
+        record_route("bucket insert, merged in the driver", route)
         written = merge_in_driver(df, buckets, inputs, specs, part_col, prefix, key, fault_point="ingest.mid_write")
         return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
     if bases and inspect_inputs(table.storage, list(bases.values()), True) is None:
+        record_route("bucket insert, one job per bucket", choose_route(blocker="small files pyarrow did not write"))
         return _write_buckets_one_by_one(spark, table, buckets, df, instant, stats_columns, row_group_rows)
-    cases, offsets = [], {}
-    for i, b in enumerate(buckets):
-        lo = offsets.get(b.partition, 0)
-        offsets[b.partition] = lo + b.num_records
-        cases.append(f"WHEN {_sql_name(part_col)} = {_sql_string(b.partition[len(prefix):])} "
-                     f"AND _rk >= {lo} AND _rk < {lo + b.num_records} THEN {i}")
+    cases = [f"WHEN {_sql_name(part_col)} = {_sql_string(b.partition[len(prefix):])} "
+             f"AND _rk >= {lo} AND _rk < {lo + n} THEN {i}"
+             for i, (b, (lo, n)) in enumerate(zip(buckets, rank_ranges(buckets), strict=True))]
     rows = (df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1)
             .withColumn("_b", F.expr(f"CASE {' '.join(cases)} END")).drop("_rk"))
     new_schema = arrow_schema_of(rows.drop("_b"))
@@ -114,8 +116,9 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
         base_schema = arrow_schema_of(merged.drop("_b"))
     schemas = [base_schema if i in bases else new_schema for i in range(len(buckets))]
     num_rows = sum(b.num_records for b in buckets) + sum(s.num_rows for s in bases.values())
+    job_route = record_route("bucket insert, one job", choose_route(rows=num_rows))
     written = write_groups(merged, "_b", specs, schemas, [key], fault_point="ingest.mid_write",
-                           local=is_small(num_rows))
+                           local=job_route.in_driver)
     return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
 
 
@@ -125,16 +128,13 @@ def _write_buckets_one_by_one(spark: SparkSession, table: HudiTable, buckets: li
     part_col, key = table.partition_fields[0], table.record_key
     ranked = df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1).cache()
     stats: list[WriteStat] = []
-    offsets: dict[str, int] = {}
     prefix = f"{part_col}=" if table.hive_style else ""
-    for i, b in enumerate(buckets):
-        lo = offsets.get(b.partition, 0)
-        offsets[b.partition] = lo + b.num_records
+    for i, (b, (lo, n)) in enumerate(zip(buckets, rank_ranges(buckets), strict=True)):
         value = b.partition[len(prefix):]
-        rows = ranked.where((F.col(part_col) == value) & (F.col("_rk") >= lo)
-                            & (F.col("_rk") < lo + b.num_records)).drop("_rk")
-        spec = write_spec_for(table, instant, row_group_rows=row_group_rows,
-                              stats_columns=stats_columns, file_id_override=b.file_id, file_id_prefix=f"bucket-{i}")
+        rows = ranked.where((F.col(part_col) == value) & (F.col("_rk") >= lo) & (F.col("_rk") < lo + n)).drop("_rk")
+        spec = write_spec_for(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
+                              file_id_override=b.file_id, file_id_prefix=f"bucket-{i}",
+                              preserve_commit_metadata=b.base_slice is not None)  # as the other routes
         base = [b.base_slice] if b.base_slice is not None else []
         stats += _bucket_stats(b, rewrite(spark, table.storage, base, spec, 1, extra=rows,
                                           fault_point="ingest.mid_write"))

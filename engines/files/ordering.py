@@ -1,4 +1,4 @@
-"""Record orderings for clustering: none, linear, z-order and Hilbert (pure numpy, no Spark).
+"""Record orderings of written files: none, linear, z-order and Hilbert (pure numpy, no Spark).
 
 Decisions:
 - A space-filling-curve ordering is a sort on one unsigned key per row. Each sort column is

@@ -1,12 +1,12 @@
-"""Spark write path: tasks (``mapInArrow``) write Hudi base files with pyarrow.
+"""Hudi base files written with pyarrow: what one write task does, in a Spark task or in the driver.
 
-Each task writes the rows it receives, grouped by partition value, into
+A task (:func:`write_partition_rows`) writes the rows it receives, grouped by partition value, into
 ``<partition>/<fileId>_<writeToken>_<instant>.parquet``; it rolls to a new file group at a
 target size (bytes on disk) or a row cap, uses an explicit row-group size, fills the five
 ``_hoodie_*`` meta columns, writes Hudi's bloom filter of the record keys and their min/max into
 the footer (``spec.bloom``, :mod:`engines.table.bloom`; Hudi's BLOOM index reads them), and
 returns one write stat per file (rows, bytes, record-key range, per-column min/max). This is how Hudi writes (its own handles inside Spark tasks) and works
-unchanged on a cluster over shared storage.
+unchanged on a cluster over shared storage. The Spark job around it is :mod:`engines.spark.writer`.
 
 Determinism: file ids are UUIDv5 of (instant, partition, task, attempt, n) and the write token
 is ``<taskPartition>-0-<attempt>`` (Hudi puts the stage id in the middle; stage ids depend on
@@ -15,27 +15,18 @@ how many jobs ran before, which would make reruns differ byte-wise).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import nullcontext
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame
 
 from engines.config.registry import DICTIONARY_PAGE_LIMIT, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
-from engines.table import faults
 from engines.table.bloom import BloomConfig, footer_metadata
-from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import META_COLUMNS, WriteStat, base_file_name, new_file_id
-
-STATS_SCHEMA = "stat string"
-T = TypeVar("T")
 
 
 @dataclass
@@ -151,8 +142,6 @@ class _OpenFile:
         )
 
 
-
-
 def dictionary_columns(first: pa.Table) -> list[str]:
     """The columns parquet-mr would keep dictionary-encoded after the first page of ``first``:
     those whose dictionary plus bit-packed ids are smaller than the plain values
@@ -245,42 +234,6 @@ def write_partition_rows(spec: WriteSpec, batches: Iterable[pa.RecordBatch | pa.
     for value in sorted(open_files):
         stats.append(open_files[value].close())
     return stats
-
-
-def write_dataframe(df: DataFrame, spec: WriteSpec, fault_point: str | None = None) -> list[WriteStat]:
-    """Write ``df`` as it is partitioned and ordered; return the write stats of every file.
-
-    ``fault_point`` names the crash point inside the running job (killed once its first output
-    file is on storage; :func:`engines.table.faults.killed_mid_action`)."""
-    from pyspark import TaskContext
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        ctx = TaskContext.get()
-        task = ctx.partitionId() if ctx else 0
-        attempt = ctx.attemptNumber() if ctx else 0
-        stats = write_partition_rows(spec, batches, task, attempt)
-        payload = [json.dumps(write_stat_to_json(s)) for s in stats]
-        yield pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], names=["stat"])
-
-    rows = run_write_job(spec, fault_point, lambda: df.mapInArrow(run, STATS_SCHEMA).collect())
-    out = []
-    for row in rows:
-        d = json.loads(row["stat"])
-        out.append(write_stat_from_json(d, d.get("partitionPath", "")))
-    return sorted(out, key=lambda s: s.path)
-
-
-def run_write_job(spec: WriteSpec, fault_point: str | None, job: Callable[[], T]) -> T:
-    """Run the Spark job ``job`` writing ``spec``'s files, under the crash point ``fault_point``
-    (killed once the job's first output file is on storage)."""
-
-    def first_output_written() -> bool:
-        fs, root = filesystem_for(spec.base_uri)
-        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
-        return any(i.path.endswith(f"_{spec.instant}.parquet") for i in infos)
-
-    with faults.killed_mid_action(fault_point, first_output_written) if fault_point else nullcontext():
-        return job()
 
 
 def write_empty_file(spec: WriteSpec, partition_value: str, data_schema: pa.Schema) -> WriteStat:

@@ -21,9 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
+from engines.files.inputs import rebatch
+from engines.files.writer import WriteSpec, write_partition_rows
 from engines.spark.arrow_compat import arrow_batch_rows, to_arrow
-from engines.spark.arrow_rewrite import rebatch
-from engines.spark.writer import STATS_SCHEMA, WriteSpec, run_write_job, write_partition_rows
+from engines.spark.writer import STATS_SCHEMA, run_write_job
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import WriteStat
 

@@ -8,10 +8,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.config.registry import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
+from engines.files.gate import choose_route, record_route
+from engines.files.writer import WriteSpec
 from engines.spark.arrow_compat import arrow_schema_of
 from engines.spark.batch_stats import cached_row_count, known_partition_counts, partition_counts
-from engines.spark.local_write import is_small, write_locally
-from engines.spark.writer import WriteSpec, write_dataframe
+from engines.spark.local_write import write_locally
+from engines.spark.writer import write_dataframe
 from engines.table import faults
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
@@ -54,16 +56,19 @@ def insert_new_file_groups(
     schema = arrow_schema_of(df)
     check_compatible(table.latest_schema(), schema, "the batch")
     partition_col = table.partition_fields[0]
-    # a small batch is written in the driver, as the job's tasks would write it (engines.spark.local_write);
+    # a small batch is written in the driver, as the job's tasks would write it (engines.spark.local_write,
+    # engines.files.gate);
     # its size from the runner's counts or the cache's own, its tasks then from the rows it fetches
     string_parts = partition_col in schema.names and pa.types.is_string(schema.field(partition_col).type)
     counts = known_partition_counts(df, partition_col)
     rows = sum(counts.values()) if counts is not None else cached_row_count(df) if string_parts else None
-    if counts is None and num_tasks is None and (rows is None or not is_small(rows)):
+    if counts is None and num_tasks is None and (rows is None or not choose_route(rows=rows).in_driver):
         counts = partition_counts(df, partition_col)  # one Spark job
         rows = sum(counts.values())
     n = num_tasks or (max(1, len(counts)) if counts is not None else None)
-    local = rows is not None and is_small(rows) and (n == 1 or string_parts)
+    blocker = ("row count not known without a Spark job" if rows is None else None if n == 1 or string_parts
+               else "tasks over a partition column that is not a string")
+    route = record_route("insert", choose_route(rows=rows, blocker=blocker))
     order = [partition_col, *(sort_columns or [table.record_key])]
     with table.lock:
         instant = table.start(COMMIT)
@@ -71,7 +76,7 @@ def insert_new_file_groups(
             table, instant.timestamp, target_file_bytes=target_file_bytes, row_group_rows=row_group_rows,
             stats_columns=list(stats_columns if stats_columns is not None else [c.name for c in schema]),
         )
-        if local:
+        if route.in_driver:
             stats = write_locally(df, order, spec, "ingest.mid_write", num_tasks=n,
                                   unique_order=table.record_key in order)
         else:

@@ -1,6 +1,6 @@
 """Space-filling-curve orderings for clustering: z-order (bit interleave) and Hilbert (Skilling's
 transform), computed per row inside Spark tasks as a 63-bit ``_curve_key``; the key math is the
-pure ``engines.clustering.ordering``.
+pure :mod:`engines.files.ordering`.
 
 Each sort column is first mapped to an unsigned integer of ``63 // d`` bits that preserves its
 order: numbers and timestamps by min/max scaling (one aggregate job), strings by their rank among
@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from engines.clustering.ordering import bits_per_dimension, curve_key, scale_to_bits, string_prefix_values
+from engines.files.ordering import bits_per_dimension, curve_key, scale_to_bits, string_prefix_values
 
 MAX_STRING_RANKS = 100_000
 

@@ -5,11 +5,11 @@ as asked and spread over exactly ``num_outputs`` Spark tasks of near-equal row c
 writing one file: 489 MB at a 300 MB target -> two ~245 MB files. Orderings:
 
 - ``none``: no sort. Files written by pyarrow (ours) take the shuffle-free path
-  (:mod:`engines.spark.arrow_rewrite`): the input files, by path, are concatenated and cut into
+  (:mod:`engines.spark.arrow_rewrite`, when :func:`engines.files.gate.choose_route` lets them): the input files, by path, are concatenated and cut into
   ``num_outputs`` contiguous runs (row counts differ by at most one), rows in input order. Other
   inputs, and rewrites with extra rows, go through Spark: round-robin spread, each output sorted
   by record key. Split ``hudi`` (clustering only): whole input files per output, in the order
-  given, as Apache Hudi's coalesce groups them (:func:`engines.spark.splits.split_files`); outputs
+  given, as Apache Hudi's coalesce groups them (:func:`engines.files.splits.split_files`); outputs
   are then as uneven as the files.
 - ``linear``: rows sorted by (sort columns, record key), nulls first; outputs cover disjoint,
   ascending key ranges (pyarrow runs merged by sampled key ranges, or Spark's range partitioning).
@@ -24,12 +24,15 @@ from typing import Literal
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from engines.files.gate import choose_route, record_route
+from engines.files.inputs import inspect_inputs, sortable
+from engines.files.ordering import Ordering
+from engines.files.writer import WriteSpec
 from engines.spark.reader import file_uri, read_parquet
-from engines.spark.writer import WriteSpec, write_dataframe
+from engines.spark.writer import write_dataframe
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
 from engines.table.storage import Storage
 
-Ordering = Literal["none", "linear", "zorder", "hilbert"]
 Split = Literal["even", "hudi"]
 SPLITS: tuple[str, ...] = ("even", "hudi")
 NO_ROLL = 1 << 62
@@ -64,7 +67,7 @@ def _coalesced_files(spark: SparkSession, storage: Storage, slices: Sequence[Fil
     """Split ``hudi`` on the Spark path: one partition per output, holding its whole files."""
     from functools import reduce
 
-    from engines.spark.splits import split_files
+    from engines.files.splits import split_files
 
     runs = split_files([s.num_rows for s in slices], num_outputs)
     parts = [read_files(spark, storage, [slices[f] for f, _, _ in run], keep_meta).coalesce(1) for run in runs]
@@ -84,14 +87,23 @@ def rewrite_files(spark: SparkSession, storage: Storage, slices: Sequence[FileSl
         from engines.spark import arrow_rewrite
 
         hudi = split == "hudi" and ordering == "none"
-        inputs = arrow_rewrite.inspect_inputs(storage, slices, spec.preserve_commit_metadata, keep_order=hudi)
+        inputs = inspect_inputs(storage, slices, spec.preserve_commit_metadata, keep_order=hudi)
+        blocker = ("inputs pyarrow cannot read as Spark does" if inputs is None
+                   else None if ordering == "none" or sortable(inputs.schema, cols + [spec.record_key])
+                   else "sort columns pyarrow does not order as Spark does")
+        route = record_route("rewrite", choose_route(
+            input_bytes=inputs.total_bytes if inputs is not None else None, blocker=blocker))
         if inputs is not None and ordering == "none":
-            return arrow_rewrite.rewrite_unsorted(spark, inputs, spec, num_outputs, fault_point, split)
+            return arrow_rewrite.rewrite_unsorted(spark, inputs, spec, num_outputs, fault_point, split,
+                                                  local=route.in_driver)
         if hudi:
             df = _coalesced_files(spark, storage, slices, num_outputs, spec.preserve_commit_metadata)
             return write_dataframe(df, spec, fault_point)
-        if inputs is not None and arrow_rewrite.sortable(inputs.schema, cols + [spec.record_key]):
-            return arrow_rewrite.rewrite_sorted(spark, inputs, spec, num_outputs, cols, fault_point)
+        if inputs is not None and blocker is None:
+            return arrow_rewrite.rewrite_sorted(spark, inputs, spec, num_outputs, cols, fault_point,
+                                                local=route.in_driver)
+    else:
+        record_route("rewrite", choose_route(blocker="a curve ordering (Spark computes its key)"))
     df = read_files(spark, storage, slices, keep_meta=spec.preserve_commit_metadata)
     return write_dataframe(order_rows(df, num_outputs, ordering, cols, spec.record_key), spec, fault_point)
 

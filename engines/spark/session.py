@@ -315,7 +315,7 @@ def warm_up(spark: SparkSession) -> None:
     import pyarrow as pa
 
     def load_task_modules(rows: object) -> list[int]:
-        import engines.spark.arrow_rewrite  # noqa: F401  (what rewrite tasks import: pyarrow.parquet, writer)
+        import engines.files.rewrite_tasks  # noqa: F401  (what rewrite tasks import: pyarrow.parquet, writer)
 
         return [0]
 
