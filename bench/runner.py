@@ -37,6 +37,7 @@ from bench.target_verdict import project_run
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
 from engines.config.registry import MB
+from engines.files.gate import routes_taken
 from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
 from engines.spark.arrow_frame import frame_from_arrow
 from engines.spark.batch_stats import partition_counts, remember_partition_counts, remember_rows
@@ -109,6 +110,7 @@ class RunContext:
     step: str = "start-up"  # what the batch loop is doing, for the one error message a failure gives
     profile: dict[str, float] = field(default_factory=dict)  # wall seconds per phase (phase or phase/engine)
     store: Any = None  # bench.store.run_store.RunStore when the tables live on the S3 store
+    routes_at_start: dict[str, int] = field(default_factory=routes_taken)  # engines.files.gate's count
 
     def label(self, phase: str, context: str = "") -> Any:
         """Attribute the object-store requests made inside the block to ``phase`` (no-op on local disk)."""
@@ -549,7 +551,8 @@ def _jvm_packages(spark: Any) -> dict[str, str]:
 def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dict[str, Any]:
     """Where the run's wall time went: seconds per phase (``phase`` or ``phase/engine``), in the
     order they run, and what no phase accounts for. Async maintenance overlaps the batch loop, so
-    it is reported beside the phases and not summed with them."""
+    it is reported beside the phases and not summed with them. ``routes``: how many write jobs ran in
+    the driver or as Spark tasks, and why (:func:`engines.files.gate.choose_route`)."""
     phases = {"spark_start": ctx.profile.get("spark_start", 0.0), "generation": sum(ctx.generation_s)}
     for st in engines:  # every repetition of an engine adds to its phases
         name = st.engine.name
@@ -560,8 +563,10 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
     phases.update({k: v for k, v in ctx.profile.items() if k == "query_rounds" or k.startswith("gates/")})
     phases["finish"] = ctx.profile.get("finish", 0.0)
     overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
+    # the route each write job took (engines.files.gate), counted over the run: "job: where (reason)" -> jobs
+    routes = {k: n - ctx.routes_at_start.get(k, 0) for k, n in sorted(routes_taken().items())}
     return {"phases_s": phases, "overlapping_s": overlapping,
-            "unaccounted_s": wall - sum(phases.values())}
+            "unaccounted_s": wall - sum(phases.values()), "routes": {k: n for k, n in routes.items() if n > 0}}
 
 
 def _generation_figures(generation: list[float], ingests: list[float]) -> dict[str, float | None]:

@@ -64,7 +64,9 @@ Beside them in the folder: ``spark.log`` (the JVM's stderr: Ivy, log4j at WARN, 
 ``phases_s`` (wall seconds for spark_start, generation, ground_truth, ingest/<engine>,
 maintenance/<engine> (racing isolation readers included), queries/<engine> (audits included),
 query_rounds (the interleaved final rounds), gates/isolation, gates/no_loss,
-gates/concurrent_update/<engine>, finish), ``overlapping_s`` (async maintenance, beside the loop) and ``unaccounted_s``.
+gates/concurrent_update/<engine>, finish), ``overlapping_s`` (async maintenance, beside the loop),
+``unaccounted_s`` and ``routes`` (write jobs per route, driver or Spark tasks, with the gate's reason:
+``engines.files.gate``).
 """
 
 from __future__ import annotations

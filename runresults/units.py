@@ -80,7 +80,8 @@ def results_doc() -> str:
              "no rows is written with its schema.\n",
              "`run.json` holds the scenario as run, the seed, the git SHA, package versions, the machine, absolute "
              "table paths, the verification, the harness's overhead, the run's profile (wall seconds per phase "
-             "and engine, `profile.phases_s`) and, for a design review, `review` (T17: per candidate its gates, "
+             "and engine, `profile.phases_s`; the write jobs run in the driver or as Spark tasks, with the gate's "
+             "reason, `profile.routes`) and, for a design review, `review` (T17: per candidate its gates, "
              "its cost ledger and the choice). Spark's own output (Ivy's package resolution, warnings and "
              "errors, Python workers' stderr) goes to `spark.log` in the same folder; a failed step's traceback "
              "to `error.log`. Tables are kept under `results/<run-id>/tables/<engine>` for `layoutbench inspect`, "

@@ -89,6 +89,9 @@ def test_run_profile_accounts_for_the_wall_time(small_run: Results) -> None:
     assert all(v >= 0 for v in phases.values())
     assert abs(sum(phases.values()) + profile["unaccounted_s"] - run["wall_time_s"]) < 1e-6
     assert 0 <= profile["unaccounted_s"] < 0.2 * run["wall_time_s"]  # the phases cover the run
+    routes = profile["routes"]  # write jobs per route and the gate's reason (engines.files.gate)
+    assert routes and all(n > 0 for n in routes.values())
+    assert any(k.startswith("insert: driver (") for k in routes), routes  # the small batches are written here
     ingest = small_run.table("commits")
     ingest = ingest[ingest.kind == "ingest"]
     for engine in engines:  # the ingest phase is the ingest latencies the commits table records
