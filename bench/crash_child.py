@@ -1,7 +1,7 @@
 """The processes ``layoutbench crashtest`` kills, and the scenario loop it shares with them.
 
 ``python -m bench.crash_child run SCENARIO ENGINE TABLE MASTER [JAVA_OPTS]`` runs (or resumes) one
-engine's batches through the one batch loop (:mod:`bench.driver`) with the scenario's maintenance
+engine's batches through the one batch loop (:mod:`bench.batch_loop`) with the scenario's maintenance
 schedule; with ``LAYOUTBENCH_CRASH_AT``
 set it SIGKILLs itself at that point. ``python -m bench.crash_child recover TABLE`` only recovers
 the table (rollback of failed instants, stale lock release) — no Spark — so a crash can be injected
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from bench.driver import ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.scenario import Scenario, load_scenario
 from engines.base import Engine
 from engines.maintenance_round import MaintenanceRound, schedule_if_idle
@@ -39,7 +39,7 @@ def recover_table(table_path: str) -> list[Any]:
 
 
 class _ChildSteps:
-    """The crash child's part of the batch loop (:func:`bench.driver.run_batches`): one engine,
+    """The crash child's part of the batch loop (:func:`bench.batch_loop.run_batches`): one engine,
     ``on_boundary`` marked before every step, when no action is in flight."""
 
     def __init__(self, spark: Any, scenario: Scenario, mark: Callable[[str], None]) -> None:
@@ -71,7 +71,7 @@ class _ChildSteps:
 
 
 def maintain(engine: Engine, step: str) -> None:
-    """One maintenance step of :mod:`bench.driver`, without recording (the crash child's): the
+    """One maintenance step of :mod:`bench.batch_loop`, without recording (the crash child's): the
     runner's rounds (:func:`bench.runner.maintain`), from :mod:`engines.maintenance_round`."""
     if step == SCHEDULE:
         schedule_if_idle(engine)
@@ -85,7 +85,7 @@ def run_to_end(scenario: Scenario, engine_name: str, table_path: str,
 
     ``on_boundary`` is called before every step (``ingest:<b>``, ``maintain:<b>``) and at the
     end (``end``), when no action is in flight. Returns the number of batches already committed
-    when it started. The schedule is :class:`bench.driver.MaintenanceSchedule` without threads (a
+    when it started. The schedule is :class:`bench.batch_loop.MaintenanceSchedule` without threads (a
     crash child has no wall clock: async maintenance runs every N commits).
     """
     mark = on_boundary or (lambda label: None)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from bench.driver import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
 from bench.gates.in_run import final_query_rounds, measure_gates
@@ -176,7 +176,7 @@ _ROUND_LABELS = {RoundPhase.SCHEDULE: "maintenance_planning", RoundPhase.FIND: "
 
 def maintain(ctx: RunContext, st: EngineState, batch: int, truth: pa.Table | None, mode: str,
              step: str = MAINTAIN) -> None:
-    """One maintenance step of :mod:`bench.driver`, a round of :mod:`engines.maintenance_round`:
+    """One maintenance step of :mod:`bench.batch_loop`, a round of :mod:`engines.maintenance_round`:
     ``MAINTAIN`` schedules, executes (the new plan, else the earliest pending one) and cleans;
     ``SCHEDULE`` only schedules, when no plan is pending; ``EXECUTE`` executes every pending plan,
     earliest first, and cleans. Each execution is recorded as it completes. Reader threads race
@@ -323,7 +323,7 @@ def _start_async(ctx: RunContext, st: EngineState) -> AsyncService:
 
 
 class _RunSteps:
-    """The runner's part of the batch loop (:func:`bench.driver.run_batches`): one generated batch
+    """The runner's part of the batch loop (:func:`bench.batch_loop.run_batches`): one generated batch
     into every engine, maintenance recorded, queries at checkpoints."""
 
     def __init__(self, ctx: RunContext, engines: list[EngineState], bar: ProgressBar,

@@ -47,7 +47,7 @@ class EngineSpec(_Strict):
 
 
 class MaintenanceSpec(_Strict):
-    """When table services run (the one reading of ``mode`` is :class:`bench.driver.MaintenanceSchedule`):
+    """When table services run (the one reading of ``mode`` is :class:`bench.batch_loop.MaintenanceSchedule`):
     ``inline`` schedules, executes and cleans every ``every_commits`` commits; ``schedule_inline``
     (semi-async) schedules after every commit when no plan is pending and executes the pending plans
     every ``every_commits`` commits; ``async`` maintains on a service thread every

@@ -1,7 +1,7 @@
 """One maintenance round, written once: schedule -> execute -> clean.
 
 Everything that maintains a table goes through here: the runner and the crash child (each
-maintenance step of :mod:`bench.driver`), the stream's services, the ``service`` command and the
+maintenance step of :mod:`bench.batch_loop`), the stream's services, the ``service`` command and the
 engines' own inline and async modes. An engine takes part through :class:`TableService`, the four
 maintenance calls of the :class:`engines.base.Engine` protocol. Our designs answer them with their
 planners and the one execute skeleton (:mod:`engines.service_executor`), Apache Hudi's engine with

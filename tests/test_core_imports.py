@@ -12,15 +12,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 TABLE_MODULES = sorted(f"engines.table.{p.stem}" for p in (REPO / "engines" / "table").glob("*.py")
                        if p.stem != "__init__")
+FILES_MODULES = sorted(f"engines.files.{p.stem}" for p in (REPO / "engines" / "files").glob("*.py")
+                       if p.stem != "__init__")  # writing base files without Spark
 PLANNERS = ["engines.append_compaction.planner", "engines.append_compaction.config", "engines.clustering.planner",
             "engines.clustering.strategies", "engines.clustering.config", "engines.cow_baseline.assign",
             "engines.cow_baseline.config", "engines.hudi.config", "engines.base", "engines.kinds",
             "engines.cow_baseline.sim", "engines.append_compaction.sim", "engines.clustering.sim", "engines.append_only.sim"]
 
 
-@pytest.mark.parametrize("module", ["engines.table", *TABLE_MODULES, *PLANNERS, "engines.config.registry",
+@pytest.mark.parametrize("module", ["engines.table", *TABLE_MODULES, *FILES_MODULES, *PLANNERS, "engines.config.registry",
                                     "engines.config.docs", "bench.hoodie_conf", "bench.scenario", "bench.simulate",
-                                    "bench.simulate.driver", "bench.engine_factory"])
+                                    "bench.simulate.simulator", "bench.engine_factory"])
 def test_imports_without_pyspark(module: str) -> None:
     code = f"import sys, {module}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'pyspark')[:3])"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from bench.scenario import load_scenario
-from bench.simulate.driver import simulate
 from bench.simulate.project import (
     Plan,
     _write,
@@ -22,6 +21,7 @@ from bench.simulate.project import (
     projection_model,
     replay,
 )
+from bench.simulate.simulator import simulate
 from bench.simulate.target import Target, TargetError, target_scenario, validate_target
 from runresults import Results
 from runresults.plain_ledger import cheapest, design_choice, ledger

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.simulate import calibrate, replace_metadata_scaling, simulate
-from bench.simulate.driver import LOGICAL_CLOCK, analytic_partition_counts, next_logical_instant
+from bench.simulate.simulator import LOGICAL_CLOCK, analytic_partition_counts, next_logical_instant
 from bench.simulate.validate import render, validate
 from runresults import Results
 from workloads.generator import batch_partition_counts

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from bench.scenario import parse_scenario
-from bench.stream.driver import landing_names
+from bench.stream.engine_stream import landing_names
 from bench.stream.landing import BAD_NAME, OLD_NAME, OLD_RECORDS, Landing, batch_name, batch_of, schedule
 from bench.stream.ratesearch import lag_slope
 from bench.stream.sink import micro_batch_files
@@ -144,7 +144,7 @@ def test_update_under_a_pending_plan_is_rejected_then_retried(spark, tmp_path: P
     plan (reject strategy); the sink retries once the plan was executed, as Hudi's sink retries a
     failed micro-batch: nothing lost, the corrections visible, the update committed after the plan."""
     from bench.engine_factory import build_engine
-    from bench.stream.driver import stream_engine
+    from bench.stream.engine_stream import stream_engine
     from bench.stream.landing import update_name
     from bench.stream.run import _spec, key_check, truth_of
     from workloads.generator import batch_df, batch_updates_table

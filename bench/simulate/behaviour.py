@@ -1,6 +1,6 @@
 """What the simulator asks an engine kind: the one protocol its ``engines/<kind>/sim.py`` implements.
 
-The simulator's core (:mod:`bench.simulate.driver`) keeps the metadata-only table, the cleaner,
+The simulator's core (:mod:`bench.simulate.simulator`) keeps the metadata-only table, the cleaner,
 the cost model and the results rows; everything that differs between engine kinds is answered
 here, by the kind's own package, next to the engine it mirrors. A kind is simulated when its
 registry entry (:mod:`engines.kinds`) names a ``sim`` class; the class is built once per engine

@@ -17,7 +17,7 @@ import pandas as pd
 from bench.engine_factory import engine_bloom
 from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import MB, CostModel
-from bench.simulate.driver import KEY_LENGTH, run_simulation
+from bench.simulate.simulator import KEY_LENGTH, run_simulation
 from engines.kinds import kinds_with
 from engines.table.bloom import BloomConfig, footer_bytes
 from runresults import Results

@@ -49,7 +49,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.simulate.costmodel import CostModel
-from bench.simulate.driver import RowSink, run_simulation
+from bench.simulate.simulator import RowSink, run_simulation
 from bench.simulate.target import Target, TargetError, target_scenario, validate_target
 from engines.kinds import KINDS
 from engines.table.archiver import DEFAULT_KEEP_MAX, DEFAULT_KEEP_MIN

@@ -3,7 +3,7 @@ parameters, and which RFC design is chosen at each grid point, by the verdict's 
 
 A sweep file names a base scenario and, per parameter, the values to try (a list, or
 ``{from, to, steps, scale}``). Each grid point is the base scenario with those values applied
-(validated like any scenario), simulated in memory (:func:`bench.simulate.driver.run_simulation`).
+(validated like any scenario), simulated in memory (:func:`bench.simulate.simulator.run_simulation`).
 Per point and engine the figures of :data:`runresults.SWEEP_CRITERIA` are kept, the ledger's
 $ per TB ingested first (:mod:`runresults.plain_ledger`); :mod:`reports.map_winners` turns them
 into choices and crossovers: whole candidates, each design represented by its cheapest, a
@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bench.scenario import Scenario, ScenarioError, load_scenario
 from bench.simulate.costmodel import CostModel
-from bench.simulate.driver import RowSink, run_simulation
+from bench.simulate.simulator import RowSink, run_simulation
 from runresults import SWEEP_CRITERIA as CRITERIA
 from runresults import SWEEP_RUN, SWEEP_TABLE
 from runresults.plain_ledger import DEFAULT_MARGIN, failed_gates, ledger, required_gates
@@ -397,7 +397,7 @@ def validate_corners(grid: Grid, out_dir: str | Path, progress: bool = False) ->
     Per corner: the checks of :func:`bench.simulate.validate.validate` (file counts and files
     scanned exact, WA within 10%), counted, with the largest WA error."""
     from bench.runner import run_scenario
-    from bench.simulate.driver import simulate
+    from bench.simulate.simulator import simulate
     from bench.simulate.validate import validate
     from runresults import Results
 

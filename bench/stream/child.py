@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.scenario import Scenario, load_scenario
-from bench.stream.driver import StreamRun, stream_engine, stream_manual
+from bench.stream.engine_stream import StreamRun, stream_engine, stream_manual
 from engines.kinds import kind_of
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from bench.scenario import Scenario
-from bench.stream.driver import StreamRun
+from bench.stream.engine_stream import StreamRun
 
 
 @dataclass

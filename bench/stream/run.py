@@ -36,7 +36,7 @@ from bench.progress import ProgressBar
 from bench.queries import choose_params
 from bench.runner import EngineState, RunContext, audit, record_maintenance, run_checkpoint, table_state
 from bench.scenario import EngineSpec, Scenario
-from bench.stream.driver import StreamRun, stream_engine, stream_manual
+from bench.stream.engine_stream import StreamRun, stream_engine, stream_manual
 from bench.stream.landing import batch_rows, update_of
 from bench.stream.ratesearch import capacity_intervals, search
 from engines.config.registry import MB

@@ -11,7 +11,7 @@ import pytest
 
 from bench.scenario import load_scenario
 from bench.simulate.costmodel import CostModel
-from bench.simulate.driver import KEY_LENGTH, run_simulation
+from bench.simulate.simulator import KEY_LENGTH, run_simulation
 from engines.table.bloom import BloomConfig, _rows_of, dynamic_rows, footer_bytes
 
 # rows of the files a year of hourly partitions holds: batch pieces, merged and compacted files

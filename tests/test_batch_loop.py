@@ -1,10 +1,10 @@
-"""The one batch loop and the one reading of maintenance.mode (bench/driver.py); no Spark."""
+"""The one batch loop and the one reading of maintenance.mode (bench/batch_loop.py); no Spark."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.driver import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import EXECUTE, MAINTAIN, SCHEDULE, MaintenanceSchedule, run_batches
 
 
 class Recorder:

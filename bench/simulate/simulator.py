@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.driver import SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import LOGICAL_START, MB, engine_bloom, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
@@ -575,7 +575,7 @@ class Simulator:
 
 
 class _SimSteps:
-    """The simulator's part of the one batch loop (:func:`bench.driver.run_batches`). A simulated
+    """The simulator's part of the one batch loop (:func:`bench.batch_loop.run_batches`). A simulated
     engine keeps no pending plans: a semi-async schedule plans when its execution is due."""
 
     def __init__(self, sim: Simulator, engines: list[SimEngine], advance: Callable[[], None]) -> None:
