@@ -1,4 +1,5 @@
-"""Pure planning for the pyarrow rewrite paths (:mod:`engines.spark.arrow_rewrite`).
+"""Pure planning for the pyarrow rewrite paths (:mod:`engines.files.rewrite_tasks`, run by
+:mod:`engines.spark.arrow_rewrite`).
 
 - :func:`split_rows`: cut the concatenation of files' rows into ``n`` contiguous runs whose
   lengths differ by at most one row (unsorted rewrites, and the sorted runs of a sorted one).
