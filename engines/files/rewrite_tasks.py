@@ -42,6 +42,7 @@ def _open_ipc(fs: pafs.FileSystem, path: str) -> pa.Table:
 
 
 def sort_keys(sort_columns: Sequence[str], record_key: str) -> list[str]:
+    """The columns a sorted rewrite orders by: the sort columns, then the record key (rows never tie)."""
     cols = list(sort_columns)
     return cols + ([record_key] if record_key not in cols else [])
 
