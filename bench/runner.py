@@ -28,6 +28,7 @@ from bench.driver import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, ru
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
 from bench.gates.in_run import final_query_rounds, measure_gates
+from bench.ingest_phases import ingest_phases
 from bench.isolation import IsolationProbe
 from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
@@ -138,8 +139,10 @@ def table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
 
 
 def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, instant: str, action: str,
-                   operation: str, duration: float, stats: list, replaced: int) -> None:
-    """One commits row: what the instant wrote (from its metadata) and the table state after it."""
+                   operation: str, duration: float, stats: list, replaced: int,
+                   phases: dict[str, float] | None = None) -> None:
+    """One commits row: what the instant wrote (from its metadata) and the table state after it;
+    ``phases``: an ingest's plan / write / commit seconds (:mod:`bench.ingest_phases`)."""
     t0 = time.perf_counter()
     state = table_state(st.engine.probe(), int(ctx.scenario.sizing.small_file_limit_mb * MB))
     with ctx.lock:
@@ -148,7 +151,7 @@ def record_instant(ctx: RunContext, st: EngineState, batch: int, kind: str, inst
             engine=st.engine.name, repeat=st.repeat, seq=st.seq, batch=batch, instant=instant, action=action,
             operation=operation, kind=kind, duration_s=duration, records_written=sum(s.num_writes for s in stats),
             bytes_written=sum(int(s.total_write_bytes or s.file_size) for s in stats),
-            files_written=len(stats), files_replaced=replaced, **state))
+            files_written=len(stats), files_replaced=replaced, **state, **(phases or {})))
         ctx.overhead_s += time.perf_counter() - t0
 
 
@@ -375,14 +378,14 @@ class _RunSteps:
         self.bar.describe(f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep} · ingest")
         ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
         t0 = time.perf_counter()
-        with ctx.label("ingest", f"batch {b}"):
+        with ctx.label("ingest", f"batch {b}"), ingest_phases() as phases:
             res = st.engine.ingest(self.df)
         dur = time.perf_counter() - t0
         st.ingest_latencies.append(dur)
         st.ingests += 1
         with ctx.label("harness", f"batch {b}"):
             record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
-                           sum(len(v) for v in res.replaced.values()))
+                           sum(len(v) for v in res.replaced.values()), phases)
         if st is self.reference:
             ctx.batch_bytes[b] = res.bytes_written
         ctx.step = f"engine {st.engine.name}, batch {b}, after-commit maintenance"

@@ -177,6 +177,8 @@ def review_section(results: Results, review: dict[str, Any], summaries: list[Eng
         f"timings come from the interleaved rounds when the run has them; otherwise from the warm runs "
         f"({_repetitions_text(results.repeats, summaries)}), with their n.\n",
         md_table(criteria_frame(review)),
+        *[f"\n- {r['criterion']}: {r['note']}" for block in review["criteria"] for r in block["rows"]
+          if r.get("note")],
     ]
 
 

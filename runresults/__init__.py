@@ -11,7 +11,9 @@ Tables (one row per …):
   kind (ingest / compaction / clustering / merge / clean / rollback), duration_s, records_written,
   bytes_written, files_written, files_replaced, batch_bytes (the batch written once; 0 for
   maintenance), cum_bytes_written, cum_batch_bytes, wa, live_files, physical_files, live_bytes,
-  physical_bytes, space_amp, small_files, mean_file_bytes, metadata_bytes.
+  physical_bytes, space_amp, small_files, mean_file_bytes, metadata_bytes; for an ingest of our
+  engines, where its duration went: plan_s (view, pending plans, bucket assignment), write_s (the
+  files), commit_s (the timeline), from the engines' step boundaries (``bench/ingest_phases.py``).
 - ``files``: file at a checkpoint — engine, checkpoint (batch index), partition, file_id, path,
   size_bytes, rows, live.
 - ``maintenance``: table-service run — engine, batch, kind, instant, mode, duration_s, files_in,
@@ -82,7 +84,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-FORMAT_VERSION = 4  # 2: repeat column in commits, maintenance and queries (--repeat); 3: requests, stream tables; 4: gates, query_rounds (T17)
+# 2: repeat column in commits, maintenance and queries (--repeat); 3: requests, stream tables; 4: gates,
+# query_rounds (T17); 5: an ingest's plan_s, write_s, commit_s in commits (null in older folders)
+FORMAT_VERSION = 5
 REPEATED = ("commits", "maintenance", "queries", "requests")  # tables with a row per repetition
 
 TABLES: dict[str, pa.Schema] = {
@@ -95,6 +99,7 @@ TABLES: dict[str, pa.Schema] = {
         ("live_files", pa.int64()), ("physical_files", pa.int64()), ("live_bytes", pa.int64()),
         ("physical_bytes", pa.int64()), ("space_amp", pa.float64()), ("small_files", pa.int64()),
         ("mean_file_bytes", pa.float64()), ("metadata_bytes", pa.int64()), ("repeat", pa.int64()),
+        ("plan_s", pa.float64()), ("write_s", pa.float64()), ("commit_s", pa.float64()),
     ]),
     "files": pa.schema([
         ("engine", pa.string()), ("checkpoint", pa.int64()), ("partition", pa.string()),
@@ -247,9 +252,11 @@ class ResultsWriter:
 def commit_row(*, engine: str, seq: int, batch: int, instant: str, action: str, operation: str, kind: str,
                duration_s: float, records_written: int, bytes_written: int, files_written: int, files_replaced: int,
                live_files: int, physical_files: int, live_bytes: int, physical_bytes: int, small_files: int,
-               metadata_bytes: int, repeat: int = 0, batch_bytes: int | None = None) -> dict[str, Any]:
+               metadata_bytes: int, repeat: int = 0, batch_bytes: int | None = None, plan_s: float | None = None,
+               write_s: float | None = None, commit_s: float | None = None) -> dict[str, Any]:
     """One ``commits`` row (the one builder for real and simulated runs): what the instant wrote and
-    the table state after it; space amplification and mean file size derived here."""
+    the table state after it; space amplification and mean file size derived here. ``plan_s``,
+    ``write_s``, ``commit_s``: a real ingest's phases, None otherwise."""
     return {
         "engine": engine, "repeat": repeat, "seq": seq, "batch": batch, "instant": instant, "action": action,
         "operation": operation, "kind": kind, "duration_s": duration_s, "records_written": records_written,
@@ -258,6 +265,7 @@ def commit_row(*, engine: str, seq: int, batch: int, instant: str, action: str, 
         "live_bytes": live_bytes, "physical_bytes": physical_bytes,
         "space_amp": physical_bytes / live_bytes if live_bytes else None, "small_files": small_files,
         "mean_file_bytes": live_bytes / live_files if live_files else 0.0, "metadata_bytes": metadata_bytes,
+        "plan_s": plan_s, "write_s": write_s, "commit_s": commit_s,
     }
 
 
@@ -343,6 +351,9 @@ class Results:
                 df = TABLES[name].empty_table().to_pandas()
             if "repeat" in TABLES[name].names and "repeat" not in df.columns:
                 df["repeat"] = 0  # written before --repeat: one repetition
+            for column in TABLES[name].names:  # a column added since the folder was written: null
+                if column not in df.columns:
+                    df[column] = None
             self._cache[name] = df
         df = self._cache[name]
         if all_repeats or name not in REPEATED:

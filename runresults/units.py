@@ -32,7 +32,7 @@ UNITS: dict[str, str] = {
     "metadata_bytes": B, "micro_batch": "Spark micro-batch id", "mode": TEXT, "object": TEXT,
     "oldest_freshness_s": S, "op": "request type (GET, PUT, LIST, HEAD, ...)", "operation": TEXT,
     "outcome": "ok / failed / wrong", "partition": "partition path", "passed": "true / false / null (n/a)",
-    "path": "path relative to the table", "phase": TEXT, "physical_bytes": B, "physical_files": "files",
+    "path": "path relative to the table", "phase": TEXT, "plan_s": S, "write_s": S, "commit_s": S, "physical_bytes": B, "physical_files": "files",
     "point": "fault-injection point name", "position": "order within the round (0-based)",
     "processed_per_s": "batches per second", "quarantined": "landing file names", "query": ID,
     "query_failures": "queries", "rate": "batches per second", "reader": ID, "records": "rows",

@@ -209,15 +209,18 @@ DESIGN_ENGINES = {"baseline": "cow_baseline", "option1": "append_compaction", "o
 def make_design_results(folder: str | Path, *, repeats: int = 3, batches: int = 20, rounds: int = 12,
                         speed: dict[str, float] | None = None, final_files: dict[str, int] | None = None,
                         stored: dict[str, float] | None = None, failing: dict[str, dict[str, float]] | None = None,
-                        review: dict[str, Any] | None = None, noise: float = 0.02, seed: int = 11) -> Path:
+                        review: dict[str, Any] | None = None, noise: float = 0.02, seed: int = 11,
+                        phases: dict[str, tuple[float, float, float]] | None = None) -> Path:
     """A results folder for the review's rules, every figure set by the caller: ``speed`` scales an
     engine's every timing (ingest, maintenance, queries; 1.0 by default), ``final_files`` its live
     files at the end, ``stored`` its physical bytes over live bytes, ``failing`` gate -> the
     failing figure per engine (every other gate passes). The timing noise is shared by every engine
     (same batch, repetition and round: the same draw), so the paired ratios are exactly the speeds.
     Maintenance runs every 5 batches; checkpoints at batches 9 and ``batches - 1``; the interleaved
-    rounds at the last."""
+    rounds at the last. ``phases``: an engine's ingest as (plan, write, commit) seconds per batch,
+    replacing its 0.1 s (scaled by the same draw)."""
     folder = Path(folder)
+    phases = phases or {}
     speed, final_files, stored, failing = speed or {}, final_files or {}, stored or {}, failing or {}
     rng = random.Random(seed)
     draw = {(r, b): 1 + noise * rng.uniform(-1, 1) for r in range(repeats) for b in range(batches + rounds)}
@@ -233,9 +236,11 @@ def make_design_results(folder: str | Path, *, repeats: int = 3, batches: int = 
                 seq += 1
                 live = max(1, round(files_end * (b + 1) / batches))
                 live_b = batch_bytes * (b + 1)
+                split = [x * draw[(r, b)] for x in phases[engine]] if engine in phases else [None] * 3
                 w.add("commits", **commit_row(
                     engine=engine, seq=seq, batch=b, instant=f"{r}{seq:08d}", action="commit", operation="insert",
-                    kind="ingest", duration_s=0.1 * f * draw[(r, b)], records_written=1000, bytes_written=batch_bytes,
+                    kind="ingest", duration_s=sum(split) if engine in phases else 0.1 * f * draw[(r, b)],
+                    plan_s=split[0], write_s=split[1], commit_s=split[2], records_written=1000, bytes_written=batch_bytes,
                     files_written=1, files_replaced=0, live_files=live, physical_files=live, live_bytes=live_b,
                     physical_bytes=int(live_b * amp), small_files=live, metadata_bytes=0, repeat=r,
                     batch_bytes=batch_bytes))

@@ -83,6 +83,25 @@ def test_a_failed_incremental_gate_decides_only_when_required(tmp_path: Path, re
         assert [f["text"] for f in rev["flips"]] == ["with incremental consumers (incremental gate): Option 2"]
 
 
+@pytest.mark.parametrize(("option2", "cause"), [
+    ((0.035, 0.06, 0.02), "most of it is planning, the check the design implies"),
+    ((0.02, 0.075, 0.02), "most of it is writing the same files: overhead of ours that neither design implies"),
+])
+def test_a_decided_ingest_difference_names_its_phase(tmp_path: Path, option2: tuple, cause: str) -> None:
+    """Both designs write the same files; Option 2's ingest is 15% slower, the extra 15 ms per batch in one
+    phase: the review says which, and whether the design implies it (T17)."""
+    run = make_design_results(tmp_path / "run", phases={"option1": (0.02, 0.06, 0.02), "option2": option2,
+                                                        "baseline": (0.03, 0.09, 0.03)})
+    rev = review(Results(run))
+    row = next(r for b in rev["criteria"] for r in b["rows"]
+               if r["criterion"] == "ingest latency (per batch)" and {r["a"], r["b"]} == {"option1", "option2"})
+    assert row["verdict"] in ("lower", "higher")
+    assert "both wrote the same files" in row["note"] and cause in row["note"], row["note"]
+    assert "+15.0 ms" in row["note"] or "-15.0 ms" in row["note"], row["note"]
+    md = render_report(run, design_review=True)["report.md"].read_text()
+    assert f"- ingest latency (per batch): {row['note']}" in md
+
+
 def _hand_ledger(results: Results, engine: str, repeat: int, qph: float) -> dict[str, float]:
     """The ledger's rules written out again, for one repetition."""
     core = 2 * DEFAULT_PRICES.core_hour.usd / 3600  # local[2]: two cores

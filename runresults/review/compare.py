@@ -3,7 +3,8 @@
 Criteria (correlated figures count once, shown together):
 - the ledger: $ per TB, paired by repetition;
 - ingest: the per-batch ratio, paired by batch and repetition (every design sees the same
-  batches), its median with the interval; p50, p95 and throughput shown beside it;
+  batches), its median with the interval; p50, p95 and throughput shown beside it; when decided,
+  where the difference lies (:mod:`runresults.review.ingest_cost`);
 - maintenance time: the total per repetition, paired by repetition;
 - write amplification, live files (final), space amplification (peak, with the peak's physical
   files): exact figures, their ratio against the same margin (69 against 71 files is equivalent);
@@ -22,6 +23,7 @@ import pandas as pd
 
 from engines.config.registry import MB
 from runresults import Results
+from runresults.review import ingest_cost
 from runresults.review.ledger import Ledger
 from runresults.uncertainty import (
     Interval,
@@ -44,11 +46,12 @@ class Comparison:
     ratio: Interval | None
     verdict: str  # lower / higher / equivalent / n/a (B against A)
     basis: str  # how the ratio was formed
+    note: str = ""  # why, where measured (the ingest's phases: runresults.review.ingest_cost)
 
     def as_dict(self) -> dict[str, Any]:
         return {"criterion": self.criterion, "a": self.a, "b": self.b, "figures": self.figures,
                 "ratio": self.ratio.as_dict() if self.ratio else None,
-                "ratio_text": self.ratio.text() if self.ratio else "n/a", "verdict": self.verdict, "basis": self.basis}
+                "ratio_text": self.ratio.text() if self.ratio else "n/a", "verdict": self.verdict, "basis": self.basis, "note": self.note}
 
 
 def _ingest(results: Results, engine: str) -> pd.Series:
@@ -126,8 +129,10 @@ def compare(results: Results, a: str, b: str, ledgers: dict[str, Ledger], margin
     ia, ib = _ingest(results, a), _ingest(results, b)
     both = ia.index.intersection(ib.index)
     ratio = paired_ratio(ia[both].tolist(), ib[both].tolist())
+    verdict = decide(ratio, margin)
     out.append(Comparison("ingest latency (per batch)", a, b, {a: _ingest_figures(results, a), b: _ingest_figures(
-        results, b)}, ratio, decide(ratio, margin), "median of the per-batch ratios, paired by batch and repetition"))
+        results, b)}, ratio, verdict, "median of the per-batch ratios, paired by batch and repetition",
+        ingest_cost.explain(results, a, b) if verdict in ("lower", "higher") else ""))
     ma, mb = (la.core_seconds["maintenance"], lb.core_seconds["maintenance"])
     if any(ma) or any(mb):
         sa, sb = dict(zip(la.repeats, ma, strict=True)), dict(zip(lb.repeats, mb, strict=True))
