@@ -205,10 +205,12 @@ SETTINGS: tuple[Setting, ...] = (
        hudi="hoodie.clustering.schedule.inline", maintenance="schedule_inline"),
     _s(None, (O1, AO, O2), False, p.boolean, "bool", "async clustering: the maintenance section's mode async",
        hudi="hoodie.clustering.async.enabled", maintenance="async"),
-    _s(None, (O1, AO, O2), 4, p.positive, "commits", "inline: must equal maintenance.every_commits",
+    _s(None, (O1, AO, O2), 4, p.positive, "commits",
+       "inline: must equal maintenance.every_commits; refused in another mode (nothing would read it)",
        hudi="hoodie.clustering.inline.max.commits", maintenance="commits"),
     _s(None, (O1, AO, O2), 4, p.positive, "commits",
-       "refused under async (the harness's service runs every maintenance.async_interval_s)",
+       "async: must equal maintenance.async_max_commits (the async service waits for that many commits after "
+       "the last maintenance); refused in another mode (semi-async schedules after every commit)",
        hudi="hoodie.clustering.async.max.commits", maintenance="commits"),
     # -- Option 1 ------------------------------------------------------------------------------------
     _s("order", _O1S, "rfc", p.choice("rfc", "commit_before_delete"), "name",
