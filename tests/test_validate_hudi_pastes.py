@@ -16,8 +16,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from bench.batch_loop import MaintenanceSchedule
 from bench.cli import EXIT_BAD_INPUT, app
-from bench.driver import MaintenanceSchedule
 from bench.engine_factory import resolve_planner
 from bench.hoodie_conf import read_config, scenario_context
 from bench.scenario import ScenarioError, parse_scenario
