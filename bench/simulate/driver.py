@@ -15,6 +15,7 @@ cannot gain small files). Both are stated in run.json's ``simulation`` block.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import time
@@ -152,6 +153,10 @@ def next_logical_instant(last: str | None) -> str:
     return LOGICAL_CLOCK.next(last)
 
 
+def _instant_of(s: FileSlice) -> str:
+    return s.instant
+
+
 @dataclass
 class SimFile:
     slice: FileSlice
@@ -178,6 +183,12 @@ class SimEngine:
     phys_bytes: int = 0
     small: int = 0
     dead: set[str] = field(default_factory=set)  # physical files no longer live, waiting for the cleaner
+    # the cleaner's bookkeeping: each dead file's group, the dead files of each group, the dead files by
+    # the instant they left the snapshot (a heap), and those that left before the earliest retained instant
+    dead_by_group: dict[tuple[str, str], dict[str, SimFile]] = field(default_factory=dict)
+    dying: list[tuple[str, str]] = field(default_factory=list)
+    expired: set[str] = field(default_factory=set)
+    footers: dict[int, int] = field(default_factory=dict)  # rows -> footer bytes of its bloom filter
     by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
     data_instants: list[str] = field(default_factory=list)  # completed commits and replacecommits
     last_instant: str | None = None  # the newest instant of its timeline, commits and cleans alike
@@ -235,13 +246,20 @@ class Simulator:
                                              scenario.engines[0]), scenario)
 
     # -- bookkeeping --------------------------------------------------------------------------
+    def _footer(self, e: SimEngine, rows: int) -> int:
+        """Bytes of the footer bloom filter of a file of ``rows`` keys (each count computed once)."""
+        got = e.footers.get(rows)
+        if got is None:
+            got = e.footers[rows] = footer_bytes(rows, e.bloom, KEY_LENGTH)
+        return got
+
     def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
         """A file's bytes: its rows' data plus Hudi's footer bloom filter of their keys."""
-        return data_bytes + footer_bytes(rows, e.bloom, KEY_LENGTH)
+        return data_bytes + self._footer(e, rows)
 
     def _data(self, e: SimEngine, s: FileSlice) -> int:
         """A file's bytes without its footer bloom filter."""
-        return s.size_bytes - footer_bytes(s.num_rows, e.bloom, KEY_LENGTH)
+        return s.size_bytes - self._footer(e, s.num_rows)
 
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
@@ -261,14 +279,14 @@ class Simulator:
                 stats = simrows.stats_of(data, self.pcol, partition[len(self.prefix):])
             e.rows[path] = data
         s = FileSlice(partition, file_id, instant, path, size, rows, stats or {})
-        old = e.live.get((partition, file_id))
+        key = (partition, file_id)
+        old = e.live.get(key)
         if old is not None:
-            e.physical[old.path].dead_at = instant
-            e.dead.add(old.path)
+            self._bury(e, e.physical[old.path], instant, False)
             e.rows.pop(old.path, None)
             e.live_bytes -= old.size_bytes
             e.small -= old.size_bytes < self.small
-        e.live[(partition, file_id)] = s
+        e.live[key] = s
         e.by_part[partition][file_id] = s
         e.physical[path] = SimFile(s)
         e.live_bytes += size
@@ -277,6 +295,16 @@ class Simulator:
         e.dirty.add(partition)
         e.puts += 1
         return s
+
+    def _bury(self, e: SimEngine, f: SimFile, at: str, replaced: bool) -> None:
+        """``f`` left the snapshot at instant ``at``: it waits for the cleaner."""
+        f.dead_at = at
+        if replaced:
+            f.replaced = True
+        path = f.slice.path
+        e.dead.add(path)
+        e.dead_by_group.setdefault(f.slice.file_group, {})[path] = f
+        heapq.heappush(e.dying, (at, path))
 
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
         e.rows.pop(s.path, None)
@@ -288,9 +316,7 @@ class Simulator:
             e.physical.pop(s.path, None)
             e.phys_bytes -= s.size_bytes
         else:
-            f = e.physical[s.path]
-            f.dead_at, f.replaced = e.last_instant, True
-            e.dead.add(s.path)
+            self._bury(e, e.physical[s.path], e.last_instant, True)
 
     def _clean(self, e: SimEngine) -> int:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
@@ -300,23 +326,31 @@ class Simulator:
             return 0
         # a file that left the snapshot at or after ``earliest`` is the newest slice a reader of
         # ``earliest`` needs (its successor, or its replacement, is that new): the rule dooms nothing
-        # in a group whose every dead file is such, so only the other groups are handed to it
-        due = {f.slice.file_group for f in map(e.physical.__getitem__, e.dead) if f.dead_at < earliest}
-        groups: dict[tuple[str, str], list[SimFile]] = defaultdict(list)
-        for p in e.dead:
-            f = e.physical[p]
-            if f.slice.file_group in due:
-                groups[f.slice.file_group].append(f)
+        # in a group whose every dead file is such, so only the other groups are handed to it. Those
+        # are the groups of the files that left before ``earliest`` (popped from the heap as
+        # ``earliest`` passes them; it never moves back) and are still waiting.
+        dying, expired = e.dying, e.expired
+        while dying and dying[0][0] < earliest:
+            expired.add(heapq.heappop(dying)[1])
+        if not expired:
+            return 0
         doomed: list[str] = []
-        for key, dead in groups.items():
+        for key in {e.physical[p].slice.file_group for p in expired}:
+            dead = e.dead_by_group[key].values()
             live = e.live.get(key)
-            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=lambda s: s.instant)
+            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=_instant_of)
             replaced_at = max(f.dead_at for f in dead if f.replaced) if live is None and any(
                 f.replaced for f in dead) else None
             doomed += [s.path for s in doomed_in_group(committed, earliest, replaced_at)]
         for p in doomed:
-            e.phys_bytes -= e.physical.pop(p).slice.size_bytes
+            f = e.physical.pop(p)
+            e.phys_bytes -= f.slice.size_bytes
             e.dead.discard(p)
+            expired.discard(p)
+            group = e.dead_by_group[f.slice.file_group]
+            del group[p]
+            if not group:
+                del e.dead_by_group[f.slice.file_group]
         return len(doomed)
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
