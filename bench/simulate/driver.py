@@ -71,36 +71,73 @@ PROGRESS_AFTER_S = 3.0  # `layoutbench simulate` shows a bar only for replays lo
 
 def _merge_stats(stats: list[Any]) -> dict:
     """The union of column ranges: per column present in every input, (min of mins, max of maxes)."""
+    if len(stats) == 2:
+        return _merge_two(stats[0], stats[1])
     cols = set.intersection(*(set(m) for m in stats)) if stats else set()
     return {c: (min(m[c][0] for m in stats), max(m[c][1] for m in stats)) for c in cols}
 
 
+def _merge_two(a: Any, b: Any) -> dict:
+    """:func:`_merge_stats` of two inputs (a merge tops up one file with one batch's rows)."""
+    out = {}
+    for c, (lo, hi) in a.items():
+        other = b.get(c)
+        if other is not None:
+            out[c] = (other[0] if other[0] < lo else lo, other[1] if other[1] > hi else hi)
+    return out
+
+
 def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     """Rows per partition of batch ``b`` without generating rows (on-time split by time overlap,
-    late rows spread evenly over the partitions up to ``max_lateness_partitions`` back)."""
+    late rows spread evenly over the partitions up to ``max_lateness_partitions`` back).
+
+    The on-time rows of each partition the batch's time range overlaps are its share rounded; the
+    rounding's difference goes to the first one. When the others rounded up past what the first
+    holds (a batch that starts just before a partition boundary), the first keeps none and the
+    rest is taken back, one row each, from the shares rounded up most: no count is negative."""
     from workloads.generator import partition_unit, partition_value
 
     n = batch_num_records(spec, b)
     start, end = batch_ts_range(spec, b)
     unit = partition_unit(spec)
     late = int(round(n * spec.late_fraction))
-    ks = list(range(1, spec.max_lateness_partitions + 1))
+    ks = range(1, spec.max_lateness_partitions + 1)
     per_k = [late // len(ks) + (1 if i < late % len(ks) else 0) for i in range(len(ks))]
     # rows whose shift would land before the run's start stay on time (as the generator does)
     shifted = {k: c for k, c in zip(ks, per_k, strict=True) if start - unit * k >= spec.start}
     on_time = n - sum(shifted.values())
     out: dict[str, int] = defaultdict(int)
-    span = (end - start).total_seconds()
-    cursor = start
-    assigned = 0
-    while cursor < end:
-        epoch = (cursor - spec.start) // unit
-        boundary = min(end, spec.start + unit * (epoch + 1))
-        share = int(round(on_time * (boundary - cursor).total_seconds() / span)) if span else on_time
-        out[partition_value(spec, cursor)] += share
-        assigned += share
-        cursor = boundary
-    out[partition_value(spec, start)] += on_time - assigned
+    first = partition_value(spec, start)
+    epoch_end = spec.start + unit * ((start - spec.start) // unit + 1)
+    if end <= epoch_end:  # the whole batch in one partition (a short batch): no rounding
+        out[first] += on_time
+    else:
+        span = (end - start).total_seconds()
+        cursor = start
+        assigned = 0
+        pieces: list[tuple[float, str, int]] = []  # (exact share - rounded share, partition, rounded)
+        while cursor < end:
+            epoch = (cursor - spec.start) // unit
+            boundary = min(end, spec.start + unit * (epoch + 1))
+            exact = on_time * (boundary - cursor).total_seconds() / span
+            share = int(round(exact))
+            value = partition_value(spec, cursor)
+            out[value] += share
+            pieces.append((exact - share, value, share))
+            assigned += share
+            cursor = boundary
+        surplus = assigned - on_time
+        if out[first] >= surplus:
+            out[first] -= surplus
+        else:
+            surplus -= out[first]
+            out[first] = 0
+            for _, value, share in sorted(pieces):
+                if surplus == 0:
+                    break
+                if value != first and share > 0:
+                    out[value] -= 1
+                    surplus -= 1
     for k, count in shifted.items():
         out[partition_value(spec, start - unit * k)] += count
     return {k: v for k, v in sorted(out.items()) if v}
