@@ -278,6 +278,9 @@ class Simulator:
         self.first_byte_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
         # the footer bloom filter of the runner's reference write of each batch (a writes-once engine's,
         # else its scratch write's: the first engine's)
+        self.batch_footers: dict[int, int] = {}  # rows -> footer bytes of the reference write's file
+        self.reference_bytes = 0  # this batch's bytes written once (the runner's reference write)
+        self.batch_context = ""  # this batch's context in the request model's events
         self.batch_bloom = engine_bloom(next((e for e in scenario.engines if kind_of(e.kind).simulated
                                               and behaviour_class(e.kind).writes_batches_once),
                                              scenario.engines[0]), scenario)
@@ -391,9 +394,11 @@ class Simulator:
         return len(doomed)
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
-                duration: float, replaced: int, batch_bytes: int) -> None:
+                duration: float, replaced: int, batch_bytes: int, wbytes: int | None = None) -> None:
         live_n, live_bytes, phys_bytes = len(e.live), e.live_bytes, e.phys_bytes
-        wbytes, wrows = sum(s.size_bytes for s in written), sum(s.num_rows for s in written)
+        if wbytes is None:
+            wbytes = sum([s.size_bytes for s in written])
+        wrows = sum([s.num_rows for s in written])
         cfg = e.inserts
         # Hudi's estimate reads commits only (engines.spark.hudi_insert.table_average_record_size)
         if kind == "ingest" and cfg is not None and wrows and wbytes > (
@@ -401,7 +406,7 @@ class Simulator:
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
-        self.writer.add("commits", **commit_row(
+        self.writer.rows["commits"].append(commit_row(
             engine=e.name, seq=e.seq, batch=batch, instant=instant,
             action=action, operation=kind.upper(), kind=kind,
             duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
@@ -423,6 +428,13 @@ class Simulator:
                 self.sorted_rows = {}
         for k, v in counts.items():
             self.partition_rows[k] += v
+        # the batch written once, a file per partition (the runner's reference write), footers included
+        footers = self.batch_footers
+        for r in counts.values():
+            if r not in footers:
+                footers[r] = footer_bytes(r, self.batch_bloom, KEY_LENGTH)
+        self.reference_bytes = sum([int(r * self.bpr) + footers[r] for r in counts.values()])
+        self.batch_context = f"batch {b}"
         return counts
 
     def _estimated_stats(self, partition: str) -> dict:
@@ -464,6 +476,7 @@ class Simulator:
     def ingest(self, e: SimEngine, b: int, counts: dict[str, int]) -> None:
         written: list[FileSlice] = []
         merged: list[FileSlice] = []
+        bpr = self.bpr
         if e.inserts is not None:  # the baseline, and Option 2 inserting with small-file limit 0
             cfg = e.inserts
             by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)} \
@@ -485,56 +498,61 @@ class Simulator:
                     data = pa.concat_tables([e.rows[base.path], new_rows]) if new_rows is not None else None
                     rows = base.num_rows + bucket.num_records
                     written.append(self._add(e, bucket.partition, base.file_id, instant, rows,
-                                             self._size(e, rows, self._data(e, base) + int(bucket.num_records * self.bpr)),
-                                             None if data is not None else _merge_stats(
-                                                 [base.column_stats, self._estimated_stats(bucket.partition)]), data))
+                                             self._size(e, rows, self._data(e, base) + int(bucket.num_records * bpr)),
+                                             None if data is not None else _merge_two(
+                                                 base.column_stats, self._estimated_stats(bucket.partition)), data))
                 else:  # the engine writes every bucket as task 0 of its group (engines.spark.group_write)
                     file_id = new_file_id(f"bucket-{i}", instant, bucket.partition, 0, 0, 0)
                     written.append(self._add(e, bucket.partition, file_id, instant, bucket.num_records,
-                                             self._size(e, bucket.num_records, int(bucket.num_records * self.bpr)),
+                                             self._size(e, bucket.num_records, int(bucket.num_records * bpr)),
                                              self._estimated_stats(bucket.partition) if new_rows is None else None,
                                              new_rows))
         else:
             instant = self._instant(e)
             order = self._ingest_order(e)
             for partition, rows in counts.items():
-                size = int(rows * self.bpr)
+                size = int(rows * bpr)
                 parts = split_evenly(rows, max(1, math.ceil(size / self.max_file)))
                 if self.with_rows:
                     pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts))
                     for r, (data, stats) in zip(parts, pieces, strict=True):
                         written.append(self._add(e, partition, e.new_id(), instant, r,
-                                                 self._size(e, r, int(r * self.bpr)), stats, data))
+                                                 self._size(e, r, int(r * bpr)), stats, data))
                 else:
                     stats = self._estimated_stats(partition)
                     for r in parts:
                         written.append(self._add(e, partition, e.new_id(), instant, r,
-                                                 self._size(e, r, int(r * self.bpr)), stats))
-        # the batch written once, a file per partition (the runner's reference write), footers included
-        bb = sum(int(r * self.bpr) + footer_bytes(r, self.batch_bloom, KEY_LENGTH) for r in counts.values())
-        dur = self.model.ingest_s(sum(s.size_bytes for s in written), len(written))
-        self._record(e, b, "ingest", "commit", instant, written, dur, 0, bb)
-        new_partitions = len({s.partition for s in written} - e.partitions)
-        e.partitions |= {s.partition for s in written}
-        reqmodel.add_event(e.events, "ingest", f"batch {b}", commits=e.seq, files_written=len(written),
-                           files_merged=len(merged), row_groups_merged=self._row_groups_of(merged),
+                                                 self._size(e, r, int(r * bpr)), stats))
+        wbytes = sum([s.size_bytes for s in written])
+        dur = self.model.ingest_s(wbytes, len(written))
+        self._record(e, b, "ingest", "commit", instant, written, dur, 0, self.reference_bytes, wbytes)
+        touched = {s.partition for s in written}
+        new_partitions = len(touched - e.partitions)
+        if new_partitions:
+            e.partitions |= touched
+        reqmodel.add_event(e.events, "ingest", self._context(b), commits=e.seq, files_written=len(written),
+                           files_merged=len(merged), row_groups_merged=self._row_groups_of(merged) if merged else 0,
                            partitions_new=new_partitions)
         if e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
             self._maybe_clean(e, b)
+
+    def _context(self, b: int) -> str:
+        """Batch ``b``'s context in the request model's events."""
+        return self.batch_context if b == self.batch else f"batch {b}"
 
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
         return sum(max(1, math.ceil(s.num_rows / self.row_group_rows)) for s in slices)
 
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
         deleted = self._clean(e)
-        reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq, files_deleted=deleted)
+        reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq, files_deleted=deleted)
         if deleted:  # a clean takes an instant only when it deletes something, as the real one
             self.writer.add("maintenance", engine=e.name, batch=b, kind="clean", instant=self._tick(e),
                             mode="simulated", duration_s=self.model.file_create_s * deleted, files_in=0, files_out=0,
                             bytes_read=0, bytes_written=0, records=0, files_deleted=deleted, details="{}")
 
     def maintain(self, e: SimEngine, b: int) -> None:
-        reqmodel.add_event(e.events, "maintenance_planning", f"batch {b}", commits=e.seq, live_files=len(e.live))
+        reqmodel.add_event(e.events, "maintenance_planning", self._context(b), commits=e.seq, live_files=len(e.live))
         if not e.behaviour.maintains():  # the control: nothing is ever maintained
             return
         candidates = list(e.live.values()) if self.exact else [
@@ -547,7 +565,7 @@ class Simulator:
             if cleans_after:
                 self._maybe_clean(e, b)
             else:  # the runner's cleaner runs after every maintenance step, here with nothing to clean
-                reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq)
+                reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq)
             return
         instant = self._instant(e)
         written: list[FileSlice] = []
@@ -579,12 +597,12 @@ class Simulator:
                         bytes_written=sum(s.size_bytes for s in written), records=sum(s.num_rows for s in written),
                         files_deleted=files_in if delete_now else 0, details=json.dumps({"groups": len(groups)}))
         self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0)
-        reqmodel.add_event(e.events, "maintenance_execution", f"batch {b}", commits=e.seq, files_in=files_in,
+        reqmodel.add_event(e.events, "maintenance_execution", self._context(b), commits=e.seq, files_in=files_in,
                            files_out=len(written), row_groups_in=row_groups_in)
         if cleans_after:
             self._maybe_clean(e, b)
         else:
-            reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq)
+            reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq)
 
     # -- queries --------------------------------------------------------------------------------
     def query_params(self) -> QueryParams:
