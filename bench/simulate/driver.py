@@ -15,15 +15,18 @@ cannot gain small files). Both are stated in run.json's ``simulation`` block.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -190,8 +193,7 @@ def next_logical_instant(last: str | None) -> str:
     return LOGICAL_CLOCK.next(last)
 
 
-def _instant_of(s: FileSlice) -> str:
-    return s.instant
+_INSTANT = attrgetter("instant")
 
 
 @dataclass
@@ -378,7 +380,7 @@ class Simulator:
         for key in {e.physical[p].slice.file_group for p in expired}:
             dead = e.dead_by_group[key].values()
             live = e.live.get(key)
-            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=_instant_of)
+            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=_INSTANT)
             replaced_at = max(f.dead_at for f in dead if f.replaced) if live is None and any(
                 f.replaced for f in dead) else None
             doomed += [s.path for s in doomed_in_group(committed, earliest, replaced_at)]
@@ -541,7 +543,9 @@ class Simulator:
         return self.batch_context if b == self.batch else f"batch {b}"
 
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
-        return sum(max(1, math.ceil(s.num_rows / self.row_group_rows)) for s in slices)
+        """Row groups of ``slices``: ``ceil(rows / row_group_rows)`` each, at least one."""
+        per = self.row_group_rows
+        return sum([-(-s.num_rows // per) or 1 for s in slices])
 
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
         deleted = self._clean(e)
@@ -572,9 +576,9 @@ class Simulator:
         files_in = bytes_read = row_groups_in = 0
         delete_now = e.behaviour.deletes_inputs_at_once()
         for partition, members, n_out in groups:
-            rows = sum(s.num_rows for s in members)
-            total = sum(s.size_bytes for s in members)
-            data = sum(self._data(e, s) for s in members)  # one footer per output file, not per input
+            rows = sum([s.num_rows for s in members])
+            total = sum([s.size_bytes for s in members])
+            data = total - sum([self._footer(e, s.num_rows) for s in members])  # one footer per output file
             files_in += len(members)
             bytes_read += total
             row_groups_in += self._row_groups_of(members)
@@ -591,12 +595,13 @@ class Simulator:
                     written.append(self._add(e, partition, e.new_id(), instant, r, size, estimated[o], task=o))
         e.dirty.clear()
         kind = e.behaviour.maintenance_kind
-        dur = self.model.maintenance_s(bytes_read, sum(s.size_bytes for s in written), files_in, len(written))
+        wbytes = sum([s.size_bytes for s in written])
+        dur = self.model.maintenance_s(bytes_read, wbytes, files_in, len(written))
         self.writer.add("maintenance", engine=e.name, batch=b, kind=kind, instant=instant, mode="simulated",
                         duration_s=dur, files_in=files_in, files_out=len(written), bytes_read=bytes_read,
-                        bytes_written=sum(s.size_bytes for s in written), records=sum(s.num_rows for s in written),
+                        bytes_written=wbytes, records=sum([s.num_rows for s in written]),
                         files_deleted=files_in if delete_now else 0, details=json.dumps({"groups": len(groups)}))
-        self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0)
+        self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0, wbytes)
         reqmodel.add_event(e.events, "maintenance_execution", self._context(b), commits=e.seq, files_in=files_in,
                            files_out=len(written), row_groups_in=row_groups_in)
         if cleans_after:
@@ -699,6 +704,19 @@ class _SimSteps:
             self.sim.queries(e, b, params)
 
 
+@contextmanager
+def without_cycle_collector() -> Iterator[None]:
+    """The cyclic garbage collector paused: a replay allocates millions of small objects that form
+    no cycles (slices, result rows), and each full collection walked every one of them again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 class RowSink:
     """Result rows kept in memory (a sweep's grid points write no folder)."""
 
@@ -741,7 +759,7 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     checkpoint_every = scenario.queries.checkpoint_every
     checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
-                     enabled=None if progress else False) as bar:
+                     enabled=None if progress else False) as bar, without_cycle_collector():
         run_batches(_SimSteps(sim, engines, bar.advance), engines, MaintenanceSchedule.of(scenario, threads=False),
                     sim.n, checkpoints=checkpoints)
     return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
@@ -751,6 +769,12 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
              horizon_batches: int | None = None, run_id: str | None = None, progress: bool = False) -> Path:
     """Simulate ``scenario`` and write a results folder of the same shape as a real run (with
     ``progress``, a bar on an interactive terminal when the replay runs long)."""
+    with without_cycle_collector():  # the result rows are turned into columns here too
+        return _simulate(scenario, out_dir, calibration_path, horizon_batches, run_id, progress)
+
+
+def _simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None,
+              horizon_batches: int | None, run_id: str | None, progress: bool) -> Path:
     t0 = time.perf_counter()
     model = CostModel.load(calibration_path) if calibration_path else CostModel()
     run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
