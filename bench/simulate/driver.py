@@ -49,7 +49,7 @@ from engines.kinds import kind_of
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
-from engines.table.model import FileSlice, commit_order, new_file_id
+from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
 from runresults import (
@@ -320,7 +320,7 @@ class Simulator:
             if stats is None:
                 stats = simrows.stats_of(data, self.pcol, partition[len(self.prefix):])
             e.rows[path] = data
-        s = FileSlice(partition, file_id, instant, path, size, rows, stats or {})
+        s = file_slice(partition, file_id, instant, path, size, rows, stats or {})
         key = (partition, file_id)
         old = e.live.get(key)
         if old is not None:
