@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
 from pathlib import Path
@@ -74,10 +74,13 @@ PROGRESS_AFTER_S = 3.0  # `layoutbench simulate` shows a bar only for replays lo
 
 def _merge_stats(stats: list[Any]) -> dict:
     """The union of column ranges: per column present in every input, (min of mins, max of maxes)."""
-    if len(stats) == 2:
-        return _merge_two(stats[0], stats[1])
-    cols = set.intersection(*(set(m) for m in stats)) if stats else set()
-    return {c: (min(m[c][0] for m in stats), max(m[c][1] for m in stats)) for c in cols}
+    if not stats:
+        return {}
+    out = dict(stats[0])
+    for m in stats[1:]:
+        if m is not stats[0]:  # slices of one batch share their ranges
+            out = _merge_two(out, m)
+    return out
 
 
 def _merge_two(a: Any, b: Any) -> dict:
@@ -98,7 +101,7 @@ def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     rounding's difference goes to the first one. When the others rounded up past what the first
     holds (a batch that starts just before a partition boundary), the first keeps none and the
     rest is taken back, one row each, from the shares rounded up most: no count is negative."""
-    from workloads.generator import partition_unit, partition_value
+    from workloads.generator import partition_unit
 
     n = batch_num_records(spec, b)
     start, end = batch_ts_range(spec, b)
@@ -110,7 +113,7 @@ def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     shifted = {k: c for k, c in zip(ks, per_k, strict=True) if start - unit * k >= spec.start}
     on_time = n - sum(shifted.values())
     out: dict[str, int] = defaultdict(int)
-    first = partition_value(spec, start)
+    first = _partition_label(spec, start)
     epoch_end = spec.start + unit * ((start - spec.start) // unit + 1)
     if end <= epoch_end:  # the whole batch in one partition (a short batch): no rounding
         out[first] += on_time
@@ -124,7 +127,7 @@ def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
             boundary = min(end, spec.start + unit * (epoch + 1))
             exact = on_time * (boundary - cursor).total_seconds() / span
             share = int(round(exact))
-            value = partition_value(spec, cursor)
+            value = _partition_label(spec, cursor)
             out[value] += share
             pieces.append((exact - share, value, share))
             assigned += share
@@ -142,8 +145,27 @@ def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
                     out[value] -= 1
                     surplus -= 1
     for k, count in shifted.items():
-        out[partition_value(spec, start - unit * k)] += count
+        out[_partition_label(spec, start - unit * k)] += count
     return {k: v for k, v in sorted(out.items()) if v}
+
+
+_LABELS: dict[tuple[str, datetime], str] = {}  # (granularity, the partition's first instant) -> its value
+
+
+def _partition_label(spec: WorkloadSpec, moment: datetime) -> str:
+    """``partition_value(spec, moment)``, formatted once per partition (a long replay asks for each
+    partition's value on every batch that writes it)."""
+    from workloads.generator import partition_value
+
+    floor = moment.replace(hour=0 if spec.partition_granularity == "day" else moment.hour, minute=0, second=0,
+                           microsecond=0)
+    key = (spec.partition_granularity, floor)
+    label = _LABELS.get(key)
+    if label is None:
+        if len(_LABELS) >= 1 << 17:
+            _LABELS.clear()
+        label = _LABELS[key] = partition_value(spec, floor)
+    return label
 
 
 # Generated rows depend on the workload only: grid points of a sweep that share it share these.
@@ -271,6 +293,8 @@ class Simulator:
         self.batch_bytes: dict[int, int] = {}
         self.batch_rows: dict[str, pa.Table] = {}  # this batch's query columns per partition path (exact mode)
         self.batch_stats: dict[str, dict] = {}  # this batch's estimated ranges per partition path (estimated mode)
+        self.batch_range: tuple[datetime, datetime] | None = None  # this batch's ts range, once asked for
+        self.quantile_ranges: dict[int, list[tuple[str, str]]] = {}  # outputs -> service range of each
         self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
         self.partition_rows: dict[str, int] = defaultdict(int)
         weights = 1.0 / (1 + np.arange(self.spec.num_services)) ** self.spec.service_skew
@@ -420,6 +444,7 @@ class Simulator:
         """Rows per partition path of batch ``b``; in exact mode also its rows' query columns."""
         self.batch = b
         self.batch_stats = {}
+        self.batch_range = None
         if not self.exact:
             counts_raw = analytic_partition_counts(self.spec, b)
             counts = {f"{self.prefix}{k}": v for k, v in counts_raw.items()}
@@ -446,7 +471,9 @@ class Simulator:
         if cached is not None:
             return cached
         value = partition[len(self.prefix):]
-        ts = simrows.ts_range_in_partition(self.spec, batch_ts_range(self.spec, self.batch), value)
+        if self.batch_range is None:
+            self.batch_range = batch_ts_range(self.spec, self.batch)
+        ts = simrows.ts_range_in_partition(self.spec, self.batch_range, value)
         out = {"service": (self.services[0], self.services[-1]), self.pcol: (value, value)}
         self.batch_stats[partition] = out = {**out, "ts": ts} if ts is not None else out
         return out
@@ -471,7 +498,10 @@ class Simulator:
         cols = e.behaviour.rewrite_sort_columns()
         if not cols or cols[0] != "service":
             return [merged] * n_out
-        ranges = simrows.service_quantile_ranges(self.service_weights, self.services, n_out)
+        ranges = self.quantile_ranges.get(n_out)
+        if ranges is None:
+            ranges = self.quantile_ranges[n_out] = simrows.service_quantile_ranges(
+                self.service_weights, self.services, n_out)
         return [{**merged, "service": r} for r in ranges]
 
     # -- engines ------------------------------------------------------------------------------
