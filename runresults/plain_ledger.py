@@ -26,25 +26,16 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from engines.config.registry import DECIMAL_GB
 from engines.config.registry import DECIMAL_TB as TB
+from engines.config.registry import GB
 from engines.kinds import KINDS, design_families
+from runresults.review.prices import DEFAULT_PRICES, HOURS_PER_MONTH
 
-HOURS_PER_MONTH = 730.0
 DEFAULT_MARGIN = 0.05
 DEFAULT_QUERIES_PER_HOUR = 1.0
 
-# List prices (us-east-1), as quoted in bench/simulate/costmodel.py and on the AWS pricing pages.
-PRICES: dict[str, dict[str, Any]] = {
-    "core_hour": {"usd": 0.048, "source": "EC2 m5.large on-demand, $0.096/h for 2 vCPU", "date": "2026-11"},
-    "gb_month": {"usd": 0.023, "source": "S3 Standard, first 50 TB", "date": "2026-11"},
-    "write_requests_per_1000": {"usd": 0.005, "source": "S3 Standard PUT/COPY/POST/LIST", "date": "2026-11"},
-    "read_requests_per_1000": {"usd": 0.0004, "source": "S3 Standard GET and others", "date": "2026-11"},
-}
-# as reports/store_requests.py prices them (multipart and multi-object-delete requests are POSTs or PUTs)
-WRITE_OPS = ("PUT", "POST", "COPY", "LIST", "MULTIPART_CREATE", "MULTIPART_PART", "MULTIPART_COMPLETE",
-             "DELETE_MULTI", "CREATE_BUCKET")
-FREE_OPS = ("DELETE", "MULTIPART_ABORT")
+# the one dated price table (runresults.review.prices), as the review's ledger prices
+PRICES = DEFAULT_PRICES
 
 
 class ResultsLike(Protocol):
@@ -116,15 +107,13 @@ def _query_hours_seconds(suite: pd.Series, h: float, last_batch: int) -> float:
 
 def _request_usd(res: ResultsLike, engine: str) -> float:
     req = res.table("requests")
-    p_w = PRICES["write_requests_per_1000"]["usd"] / 1000
-    p_r = PRICES["read_requests_per_1000"]["usd"] / 1000
     if not req.empty and engine in set(req["engine"].dropna()):
-        r = req[(req["engine"] == engine) & ~req["op"].isin(FREE_OPS)]
-        writes = r.loc[r["op"].isin(WRITE_OPS), "count"].sum()
-        return float(writes * p_w + (r["count"].sum() - writes) * p_r)
+        r = req[req["engine"] == engine]
+        return float(sum(PRICES.request_usd(op) * n for op, n in r.groupby("op")["count"].sum().items()))
     counted = ((res.run.get("simulation") or {}).get("requests") or {}).get(engine)
     if counted:
-        return float((counted["put"] + counted["list"]) * p_w + counted["get"] * p_r)
+        return float(counted["put"] * PRICES.request_usd("PUT") + counted["list"] * PRICES.request_usd("LIST")
+                     + counted["get"] * PRICES.request_usd("GET"))
     return 0.0
 
 
@@ -148,14 +137,14 @@ def ledger(res: ResultsLike, engines: list[str] | None = None) -> dict[str, Ledg
         # storage: the physical bytes after each batch's last commit, held until the next batch
         per_batch = c.groupby("batch")["physical_bytes"].last()
         full = per_batch.reindex(range(last_batch + 1)).ffill().fillna(0)
-        gb_hours = float(full.sum()) * h / DECIMAL_GB
+        gb_hours = float(full.sum()) * h / GB  # GB: one GiB, S3's GB-month (as the review's ledger)
         suite = _suite_seconds(queries[queries["engine"] == engine])
         q_seconds = qph * _query_hours_seconds(suite, h, last_batch)
         out[engine] = Ledger(
             engine=engine, kind=kinds.get(engine) or "",
-            compute_usd=compute_s / 3600 * PRICES["core_hour"]["usd"],
-            queries_usd=q_seconds / 3600 * PRICES["core_hour"]["usd"],
-            storage_usd=gb_hours / HOURS_PER_MONTH * PRICES["gb_month"]["usd"],
+            compute_usd=compute_s / 3600 * PRICES.core_hour.usd,
+            queries_usd=q_seconds / 3600 * PRICES.core_hour.usd,
+            storage_usd=gb_hours / HOURS_PER_MONTH * PRICES.storage_gb_month.usd,
             requests_usd=_request_usd(res, engine),
             ingested_bytes=int(ingest["batch_bytes"].sum()),
             parts={"compute_s": compute_s, "query_s_x_hours": q_seconds, "gb_hours": gb_hours,

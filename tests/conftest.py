@@ -44,5 +44,8 @@ def small_run(spark, tmp_path_factory):
     from runresults import Results
 
     out = tmp_path_factory.mktemp("results")
-    return Results(run_scenario(load_scenario(SMALL_SCENARIO), out=out, progress=False, run_id="first",
-                                scenario_path=SMALL_SCENARIO))
+    scenario = load_scenario(SMALL_SCENARIO)
+    # the gates and interleaved rounds, which the smoke scenario leaves off: tests/test_gates.py,
+    # test_history_gates.py and the report tests read them from this run
+    scenario = scenario.model_copy(update={"review": scenario.review.model_copy(update={"measure": True})})
+    return Results(run_scenario(scenario, out=out, progress=False, run_id="first", scenario_path=SMALL_SCENARIO))
