@@ -7,7 +7,7 @@ SCENARIO ?= bench/scenarios/default.yaml
 PYTEST_ARGS ?=
 REPEAT ?=
 
-.PHONY: venv test test-random bench bench-hudi bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
+.PHONY: venv test test-random example bench bench-hudi bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
 
 venv: $(STAMP)
 
@@ -28,6 +28,12 @@ test: $(STAMP)
 # `make test` draws (derandomized under CI=true; tests/conftest.py holds the profiles).
 test-random: $(STAMP)
 	HYPOTHESIS_PROFILE=random $(BIN)/pytest -q -m hypothesis tests $(PYTEST_ARGS)
+
+# The example in the repository (docs/example/: report.md, report.html, plots/) from the example
+# scenario's pinned seed; tests/test_example.py regenerates it in a temporary folder and compares
+# its deterministic parts with the committed files.
+example: $(STAMP)
+	$(BIN)/python -m bench.example docs/example
 
 # REPEAT=N overrides the scenario's repetitions (the default scenario's 3; REPEAT=1 for one quicker run).
 bench: $(STAMP)

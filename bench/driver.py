@@ -11,7 +11,7 @@ modes), ``every_commits`` = N:
 | --- | --- | --- |
 | ``inline`` | every N commits: schedule, execute, clean, synchronously (``inline.max.commits`` = N) | the same, unless the last batch just did it |
 | ``schedule_inline`` (semi-async) | after every commit the writer schedules a plan if none is pending (``schedule.inline``, no commit gate in 0.12.1); every N commits the separate job executes the pending plans and cleans, so the executor's rhythm sets the cadence | execute what is pending and clean, unless the last batch just did it |
-| ``async`` | a service thread beside the loop schedules, executes and cleans every ``async_interval_s`` seconds (the runner); a driver without a wall clock (crash child, simulator) runs it every N commits instead, as ``inline`` | the service is stopped, then one schedule, execute, clean |
+| ``async`` | a service thread beside the loop schedules, executes and cleans every ``async_interval_s`` seconds (the runner), once ``async_max_commits`` commits followed the last maintenance when that is set (``async.max.commits``); a driver without a wall clock (crash child, simulator) runs it every N commits instead (``async_max_commits`` when set), as ``inline`` | the service is stopped, then one schedule, execute, clean |
 | ``none`` | nothing | nothing |
 
 Before this loop the runner acted only on ``inline`` (``schedule_inline`` meant final
@@ -49,7 +49,8 @@ class MaintenanceSchedule:
     @classmethod
     def of(cls, scenario: Scenario, threads: bool = True) -> MaintenanceSchedule:
         m = scenario.maintenance
-        return cls(m.mode, m.every_commits, m.final, threads)
+        every = m.async_max_commits if m.mode == "async" and not threads and m.async_max_commits else m.every_commits
+        return cls(m.mode, every, m.final, threads)
 
     @property
     def runs_async(self) -> bool:

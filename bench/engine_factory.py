@@ -14,13 +14,14 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.hoodie_conf import HoodieConfError, hudi_bloom, read_config
+from bench.hoodie_conf import HoodieConfError, hudi_bloom, read_config, scenario_context
 from bench.scenario import EngineSpec, Scenario, ScenarioError
 from engines.base import Engine
 from engines.config.registry import MB
 from engines.kinds import KINDS, kind_of
 from engines.table.bloom import BloomConfig, bloom_of
 from engines.table.table import HudiTable, TableConfig, logical_clock
+from workloads.spec import RECORD_KEY
 
 LOGICAL_START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -52,17 +53,17 @@ def spark_conf_for(scenario: Scenario) -> dict[str, str]:
 
 def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
     clock = logical_clock(LOGICAL_START) if scenario.deterministic_instants else None
-    cfg = TableConfig(name=name, partition_field=scenario.workload.partition_column, record_key="trace_id")
+    cfg = TableConfig(name=name, partition_field=scenario.workload.partition_column, record_key=RECORD_KEY)
     return HudiTable.create(table_path, cfg, clock=clock, exist_ok=True)
 
 
 def engine_config(spec: EngineSpec, scenario: Scenario) -> dict[str, Any]:
     """The engine's own config as ``{field: value}``: its shorthands, ``*_mb`` sizes and ``hoodie.*``
     keys read through the registry (:mod:`bench.hoodie_conf`; scheduling keys checked against the
-    maintenance section). ``ScenarioError`` names the engine and the key."""
+    maintenance section, identity keys against the workload). ``ScenarioError`` names the engine and the key."""
     try:
         return read_config(spec.kind, spec.config, f"engine {spec.name!r} ({spec.kind})",
-                           schedule=(scenario.maintenance.mode, scenario.maintenance.every_commits))
+                           **scenario_context(scenario, spec.name))
     except HoodieConfError as exc:
         raise ScenarioError(str(exc)) from None
 

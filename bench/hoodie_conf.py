@@ -13,20 +13,28 @@ any other is taken for a misspelling. Pure: no Spark.
 
 Keys that say *when* table services run (``hoodie.clustering.inline``, ``.schedule.inline``,
 ``.async.enabled``, ``.inline.max.commits``, ``.async.max.commits``) are the scenario's
-``maintenance`` section in our harness, which schedules every engine alike: in a scenario they
-are accepted when they agree with it and refused, naming both, when they do not.
+``maintenance`` section in our harness, which schedules every engine alike, real Hudi's included:
+in a scenario they are accepted when they agree with it and refused, naming both, when they do not.
+A count is honoured in the mode that reads it (``.inline.max.commits`` as ``every_commits`` under
+``inline``, ``.async.max.commits`` as ``async_max_commits`` under ``async``) and refused in another,
+where it would be dropped. The table-identity keys (``hoodie.table.name``, ``recordkey.field``,
+``partitionpath.field``, ``precombine.field``, ``keygenerator.class``) are accepted when they name
+the scenario's table (the engine's name, the workload's record key, partition column, ordering field
+and key generator) and refused, naming both, when they do not.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from engines.config import registry as reg
 from engines.config.parsers import boolean, integer, number
-from engines.config.registry import HUDI, MB, Setting
+from engines.config.registry import HUDI, IDENTITIES, MB, SIMPLE_KEY_GENERATOR, Setting
 from engines.kinds import KINDS
+from workloads.spec import ORDERING_FIELD, RECORD_KEY
 
 
 class HoodieConfError(ValueError):
@@ -39,6 +47,38 @@ SCHEDULE_KEYS: dict[str, str | None] = {
     if s.maintenance and s.hudi}
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """The scenario's ``maintenance`` section, as the scheduling keys are checked against it."""
+
+    mode: str
+    every_commits: int
+    async_max_commits: int | None = None
+
+
+def identity(engine: str, partition_column: str) -> dict[str, str]:
+    """What each table-identity key must name for engine ``engine`` (:data:`registry.IDENTITIES`)."""
+    return {"table_name": engine, "record_key": RECORD_KEY, "partition_column": partition_column,
+            "ordering_field": ORDERING_FIELD, "key_generator": SIMPLE_KEY_GENERATOR}
+
+
+def scenario_context(scenario: Any, engine: str) -> dict[str, Any]:
+    """The ``schedule`` and ``identity`` arguments of :func:`read_config` for engine ``engine`` of
+    ``scenario`` (a :class:`bench.scenario.Scenario`)."""
+    m = scenario.maintenance
+    return {"schedule": Schedule(m.mode, m.every_commits, m.async_max_commits),
+            "identity": identity(engine, scenario.workload.partition_column)}
+
+
+def _check_identity(s: Setting, key: str, value: Any, ids: Mapping[str, str], prefix: str) -> None:
+    want = ids[str(s.identity)]
+    got = str(value).strip()
+    same = (got.rsplit(".", 1)[-1] == want.rsplit(".", 1)[-1] and got in (want, want.rsplit(".", 1)[-1])
+            if s.identity == "key_generator" else got == want)
+    if not same:
+        raise HoodieConfError(f"{prefix}{key}={value} disagrees with {IDENTITIES[str(s.identity)]}, {want!r}")
+
+
 def is_hoodie(key: str) -> bool:
     return key.startswith("hoodie.")
 
@@ -49,9 +89,9 @@ def split_hoodie(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
 
 
 def known_keys(kind: str) -> list[str]:
-    """The ``hoodie.*`` keys ``kind`` honours."""
+    """The ``hoodie.*`` keys ``kind`` honours (the scheduling and identity keys aside: a scenario's)."""
     return sorted(k for k, entries in reg.hudi_keys(settings_kind(kind)).items()
-                  if not any(hasattr(s.parse, "refused") or s.maintenance for s in entries))
+                  if not any(hasattr(s.parse, "refused") or s.maintenance or s.identity for s in entries))
 
 
 def _nearest(key: str, known: list[str]) -> str:
@@ -66,13 +106,14 @@ def _parse(s: Setting, key: str, value: Any, prefix: str) -> Any:
         raise HoodieConfError(f"{prefix}{key}={value}: {exc}") from None
 
 
-def translate(kind: str, conf: Mapping[str, Any], where: str = "",
-              schedule: tuple[str, int] | None = None) -> dict[str, Any]:
+def translate(kind: str, conf: Mapping[str, Any], where: str = "", schedule: Schedule | None = None,
+              identity: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``conf``'s ``hoodie.*`` keys as ``{config field: parsed value}`` for one of our kinds.
 
-    ``schedule`` is the scenario's (maintenance mode, every_commits): the scheduling keys must agree
-    with it; without it (the service, whose --mode decides) they are refused like any key we do
-    not implement. Raises :class:`HoodieConfError` naming the first bad key."""
+    ``schedule`` is the scenario's maintenance section: the scheduling keys must agree with it;
+    ``identity`` (:func:`identity`) what the table-identity keys must name. Without them (the
+    service, whose --mode and table decide) those keys are refused like any key we do not
+    implement. Raises :class:`HoodieConfError` naming the first bad key."""
     prefix = f"{where}: " if where else ""
     entry = KINDS.get(kind)
     if entry is None or entry.settings is None:
@@ -84,6 +125,11 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "",
         if entries and entries[0].maintenance:
             if schedule is not None:
                 _check_schedule(key, value, schedule, prefix)
+                continue
+            entries = []
+        if entries and entries[0].identity:
+            if identity is not None:
+                _check_identity(entries[0], key, value, identity, prefix)
                 continue
             entries = []
         why = next((s.parse.refused for s in entries if hasattr(s.parse, "refused")), None)  # type: ignore[attr-defined]
@@ -98,11 +144,13 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "",
     return fields
 
 
-def read_config(kind: str, config: Mapping[str, Any], where: str = "",
-                schedule: tuple[str, int] | None = None) -> dict[str, Any]:
+def read_config(kind: str, config: Mapping[str, Any], where: str = "", schedule: Schedule | None = None,
+                identity: Mapping[str, str] | None = None) -> dict[str, Any]:
     """An engine's config (shorthands, ``*_mb`` sizes, ``hoodie.*`` keys) as ``{field: value}``,
     every value through its parser. For ``hudi`` the ``hoodie.*`` keys (top level and ``options``)
-    are checked and kept unchanged in ``options``. Raises :class:`HoodieConfError` naming the key."""
+    are checked and kept unchanged in ``options``, but for the scheduling keys, which the
+    maintenance section carries out when ``schedule`` is given. ``schedule`` and ``identity``: see
+    :func:`translate` (:func:`scenario_context` gives both). Raises :class:`HoodieConfError` naming the key."""
     prefix = f"{where}: " if where else ""
     hoodie, own = split_hoodie(config)
     passes_through = _passes_hoodie_through(kind)
@@ -130,13 +178,13 @@ def read_config(kind: str, config: Mapping[str, Any], where: str = "",
             raise HoodieConfError(f"{prefix}{name} set twice, by {source[name]} and by {key}; keep one")
         fields[name], source[name] = parsed, key
     if passes_through:
-        passed = _hudi_options(hoodie, options, prefix)
+        passed = _hudi_options(hoodie, options, prefix, schedule, identity)
         both = sorted(n for n in fields if shorthands[n].hudi in passed)
         if both:
             raise HoodieConfError(f"{prefix}{both} set both by a hoodie.* key and by its shorthand; keep one")
         return {**fields, "options": passed} if passed or options is not None else fields
     if hoodie:
-        from_keys = translate(kind, hoodie, where, schedule)
+        from_keys = translate(kind, hoodie, where, schedule, identity)
         both = sorted(set(from_keys) & set(fields))
         if both:
             raise HoodieConfError(f"{prefix}{both} set both by a hoodie.* key and by its shorthand; keep one")
@@ -157,21 +205,32 @@ def _passes_hoodie_through(kind: str) -> bool:
     return entry is not None and entry.builder == "hudi"
 
 
-def _hudi_options(hoodie: dict[str, Any], options: Any, prefix: str) -> dict[str, Any]:
+def _hudi_options(hoodie: dict[str, Any], options: Any, prefix: str, schedule: Schedule | None = None,
+                  identity: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Real Hudi's pass-through keys (top level, then ``options``, which win), each checked: a key
-    the registry does not list is taken for a misspelling, a value its parser refuses is refused."""
+    the registry does not list is taken for a misspelling, a value its parser refuses is refused;
+    with ``schedule``, a scheduling key is checked against it and left to the maintenance section
+    (passed on, Hudi would run its own services beside the harness's); with ``identity``, an
+    identity key must name the scenario's."""
     if options is not None and not isinstance(options, dict):
         raise HoodieConfError(f"{prefix}options: a map of hoodie.* keys to values, got {options!r}")
     passed = {**hoodie, **(options or {})}
     known = reg.hudi_keys(HUDI)
-    for key, value in passed.items():
+    for key, value in list(passed.items()):
         if not is_hoodie(str(key)):
             raise HoodieConfError(f"{prefix}options.{key}: options may hold only hoodie.* keys "
                                   "(passed to Apache Hudi unchanged)")
         if key not in known:
             raise HoodieConfError(f"{prefix}{key}: not a Hudi key this harness knows{_nearest(key, sorted(known))}; "
                                   "a key real Hudi reads is one entry in engines/config/registry.py")
-        _parse(hudi_entry(key), key, value, prefix)
+        s = hudi_entry(key)
+        if s.maintenance and schedule is not None:
+            _check_schedule(key, value, schedule, prefix)
+            del passed[key]
+            continue
+        _parse(s, key, value, prefix)
+        if s.identity and identity is not None:
+            _check_identity(s, key, value, identity, prefix)
     return passed
 
 
@@ -193,26 +252,37 @@ def hudi_bloom(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_schedule(key: str, value: Any, schedule: tuple[str, int], prefix: str) -> None:
-    mode, every = schedule
+def _check_schedule(key: str, value: Any, schedule: Schedule, prefix: str) -> None:
+    """A scheduling key against the scenario's maintenance section (module docstring)."""
+    mode = schedule.mode
+    why = " (the maintenance section schedules every engine)"
     try:
         if SCHEDULE_KEYS[key] is not None:
-            on = boolean(value)
-            if on != (mode == SCHEDULE_KEYS[key]):
+            if boolean(value) != (mode == SCHEDULE_KEYS[key]):
                 raise HoodieConfError(f"{prefix}{key}={value} disagrees with the scenario's maintenance.mode "
-                                      f"{mode!r} (the maintenance section schedules every engine)")
+                                      f"{mode!r}{why}")
             return
         n = integer(value)
     except ValueError as exc:
         if isinstance(exc, HoodieConfError):
             raise
         raise HoodieConfError(f"{prefix}{key}={value}: {exc}") from None
-    if key == "hoodie.clustering.inline.max.commits" and mode == "inline" and n != every:
-        raise HoodieConfError(f"{prefix}{key}={value} disagrees with the scenario's maintenance.every_commits "
-                              f"{every} (the maintenance section schedules every engine)")
-    if key == "hoodie.clustering.async.max.commits" and mode == "async":
-        raise HoodieConfError(f"{prefix}{key}: the harness's async service runs every "
-                              "maintenance.async_interval_s, not after a number of commits")
+    reads = {"hoodie.clustering.inline.max.commits": ("inline", "every_commits", schedule.every_commits),
+             "hoodie.clustering.async.max.commits": ("async", "async_max_commits", schedule.async_max_commits)}
+    if key not in reads:
+        raise HoodieConfError(f"{prefix}{key}: a scheduling key the harness does not read")
+    own_mode, field_name, want = reads[key]
+    if mode != own_mode:
+        semi = (" (semi-async schedules after every commit when no plan is pending, as Hudi 0.12.1, and "
+                "executes every maintenance.every_commits)" if mode == "schedule_inline" else "")
+        raise HoodieConfError(f"{prefix}{key}={value}: only {own_mode} clustering reads it, and the scenario's "
+                              f"maintenance.mode is {mode!r}{semi}; remove it rather than have it ignored")
+    if want is None:
+        raise HoodieConfError(f"{prefix}{key}={value}: the scenario's maintenance.{field_name} is not set (the "
+                              f"async service runs every async_interval_s); set it to {n} to have the key honoured")
+    if n != want:
+        raise HoodieConfError(f"{prefix}{key}={value} disagrees with the scenario's maintenance.{field_name} "
+                              f"{want}{why}")
 
 
 def clustering_job_gates(conf: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:

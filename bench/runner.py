@@ -90,6 +90,8 @@ class EngineState:
     maintenance_runs: int = 0
     isolation_runs: int = 0
     service: AsyncService | None = None  # maintenance.mode async: the runner's service beside the loop
+    ingests: int = 0  # commits of batches so far (maintenance.async_max_commits counts them)
+    ingests_at_maintenance: int = 0  # ... at the start of the last async round that maintained
     repeat: int = 0  # which repetition (--repeat) this engine's table belongs to
     # warm runs per query at a checkpoint (None: the scenario's); an engine capped below the run's
     # repetitions runs as many more, so its warm medians have as many samples as the designs'
@@ -313,9 +315,16 @@ def repeat_mismatches(writer: ResultsWriter) -> list[str]:
 def _start_async(ctx: RunContext, st: EngineState) -> AsyncService:
     """``maintenance.mode: async``: the one async service loop, maintaining ``st``'s engine beside
     the batch loop; a failure is recorded and the run goes on."""
+    gate = ctx.scenario.maintenance.async_max_commits
+
     def work() -> None:
+        ingests, runs = st.ingests, st.maintenance_runs
+        if gate is not None and ingests - st.ingests_at_maintenance < gate:
+            return  # Hudi's async.max.commits: no plan until that many commits followed the last one
         with ctx.timed(f"async_maintenance/{st.engine.name}"):
             maintain(ctx, st, -1, None, "async")
+        if st.maintenance_runs > runs:
+            st.ingests_at_maintenance = ingests
 
     def failed(exc: Exception) -> None:
         ctx.failures.append(f"{st.engine.name}: async maintenance failed: {type(exc).__name__}: {exc}")
@@ -373,6 +382,7 @@ class _RunSteps:
             res = st.engine.ingest(self.df)
         dur = time.perf_counter() - t0
         st.ingest_latencies.append(dur)
+        st.ingests += 1
         with ctx.label("harness", f"batch {b}"):
             record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
                            sum(len(v) for v in res.replaced.values()), phases)

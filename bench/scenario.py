@@ -51,11 +51,15 @@ class MaintenanceSpec(_Strict):
     ``inline`` schedules, executes and cleans every ``every_commits`` commits; ``schedule_inline``
     (semi-async) schedules after every commit when no plan is pending and executes the pending plans
     every ``every_commits`` commits; ``async`` maintains on a service thread every
-    ``async_interval_s`` seconds; ``none`` never. ``final``: one last maintenance after the last batch."""
+    ``async_interval_s`` seconds (with ``async_max_commits``, only once that many commits followed
+    the engine's last maintenance; a driver without a wall clock: every that many commits); ``none`` never. ``final``: one last maintenance after the last batch."""
 
     mode: Literal["inline", "async", "schedule_inline", "none"] = "inline"
     every_commits: int = Field(10, ge=1)
     async_interval_s: float = Field(2.0, gt=0)
+    # async: the service maintains only once this many commits followed the engine's last maintenance
+    # (Hudi's hoodie.clustering.async.max.commits); None: at every round
+    async_max_commits: int | None = Field(None, ge=1)
     final: bool = True  # run one last maintenance after the final batch
 
 
@@ -205,15 +209,21 @@ class Scenario(_Strict):
         return v
 
     @model_validator(mode="after")
+    def _async_gate(self) -> Scenario:
+        if self.maintenance.async_max_commits is not None and self.maintenance.mode != "async":
+            raise ValueError(f"maintenance.async_max_commits gates the async service; maintenance.mode is "
+                             f"{self.maintenance.mode!r} (use every_commits)")
+        return self
+
+    @model_validator(mode="after")
     def _engine_configs(self) -> Scenario:
         """Every engine's config read as the engine factory reads it (shorthands, ``*_mb`` sizes and
         ``hoodie.*`` keys through the config registry, the planner's config built), so ``layoutbench
         validate`` refuses what the run would, before Spark starts: a bad key is named."""
-        from bench.hoodie_conf import read_config
+        from bench.hoodie_conf import read_config, scenario_context
 
-        schedule = (self.maintenance.mode, self.maintenance.every_commits)
         for e in self.engines:
-            fields = read_config(e.kind, e.config, f"engines.{e.name}", schedule=schedule)  # a ValueError
+            fields = read_config(e.kind, e.config, f"engines.{e.name}", **scenario_context(self, e.name))  # a ValueError
             entry = kind_of(e.kind)
             if entry.builder == "hudi":  # built from these fields alone, no planner: its config class checks them
                 try:

@@ -31,3 +31,13 @@ def test_every_link_of_the_readme_resolves() -> None:
 def test_the_two_commands_come_first() -> None:
     first = README.split("```sh\n", 1)[1].split("```", 1)[0]
     assert first.startswith("make bench") and "make test" in first
+
+
+def test_the_readme_quotes_the_examples_answer_and_shows_its_figure() -> None:
+    """The answer quoted under "What you get" is the committed example's (``make example`` rewrites it)."""
+    from bench.example import DEFAULT_DEST, quoted_answer
+
+    assert quoted_answer((DEFAULT_DEST / "report.md").read_text()) in README
+    assert "](docs/example/plots/cost_ledger.png)" in README and "](docs/example/report.md)" in README
+    lead = README.split("## ")[1:4]  # the answer and its figure come before the reference parts
+    assert [h.split("\n", 1)[0] for h in lead] == ["What it answers", "What you get", "How to read the answer"]

@@ -7,6 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+RECORD_KEY = "trace_id"  # every row's key: the tables' record key (hoodie.datasource.write.recordkey.field)
+ORDERING_FIELD = "ts"  # the event time: the tables' ordering field (hoodie.datasource.write.precombine.field)
+
 
 class WorkloadSpecError(ValueError):
     """An impossible workload; the message names every offending field."""

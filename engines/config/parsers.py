@@ -120,3 +120,30 @@ def refused(why: str) -> Parser:
 
     parse.refused = why  # type: ignore[attr-defined]
     return parse
+
+
+def fixed(value: str, why: str, fold: Callable[[str], str] = str.lower) -> Parser:
+    """A key whose only value is ``value`` (``fold`` compares spellings); any other is refused with ``why``."""
+
+    def parse(v: Any) -> str:
+        if fold(str(v)) != fold(value):
+            raise ValueError(f"{why}; got {v!r}")
+        return value
+
+    parse.choices = (value,)  # type: ignore[attr-defined]
+    return parse
+
+
+def implemented_class(full_names: Sequence[str], why: str) -> Parser:
+    """One of the Java classes ``full_names``, written fully qualified or by its simple name;
+    another class (or the same simple name in another package) is refused with ``why``."""
+    accepted = {n: n for n in full_names} | {n.rsplit(".", 1)[-1]: n for n in full_names}
+
+    def parse(v: Any) -> str:
+        got = accepted.get(str(v).strip())
+        if got is None:
+            raise ValueError(f"{why}; got {v!r}")
+        return got
+
+    parse.choices = tuple(full_names)  # type: ignore[attr-defined]
+    return parse

@@ -55,6 +55,8 @@ class Setting:
     hudi: str | None = None
     type: Any = None  # the dataclass field's annotation; from the default's type when None
     maintenance: str | None = None  # a scheduling key: the maintenance.mode it turns on, or "commits"
+    # a table-identity key: which of the scenario's identities its value must equal (IDENTITIES)
+    identity: str | None = None
 
     @property
     def annotation(self) -> Any:
@@ -71,11 +73,23 @@ class Setting:
 
 
 def _s(name: str | None, kinds: Iterable[str], default: Any, parse: p.Parser, unit: str, doc: str,
-       hudi: str | None = None, type: Any = None, maintenance: str | None = None) -> Setting:  # noqa: A002
-    return Setting(name, tuple(kinds), default, parse, unit, doc, hudi, type, maintenance)
+       hudi: str | None = None, type: Any = None, maintenance: str | None = None,  # noqa: A002
+       identity: str | None = None) -> Setting:
+    return Setting(name, tuple(kinds), default, parse, unit, doc, hudi, type, maintenance, identity)
 
 
 _CS = "hoodie.clustering.plan.strategy."
+# What a table-identity key must name: the scenario gives each (bench.hoodie_conf.identity), and a
+# key that names another is refused, naming both. The record key, ordering field and key generator
+# are the workload's (workloads.spec), the table is named after its engine.
+IDENTITIES = {"table_name": "the engine's name (each engine's table is named after it)",
+              "record_key": "the workload's record key", "partition_column": "the workload's partition column",
+              "ordering_field": "the workload's ordering field", "key_generator": "the key generator of the "
+              "workload's one record-key column and one partition column"}
+SIMPLE_KEY_GENERATOR = "org.apache.hudi.keygen.SimpleKeyGenerator"
+SIZE_PLAN_STRATEGY = "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"
+SORT_AND_SIZE_EXECUTION = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
+_IDENTIFIED = (*(COW, O1, AO, O2), HUDI)
 _SIZED = (COW, O1, AO, O2, DELTA, HUDI)
 _O1S = (O1, AO)  # the control keeps Option 1's settings, unused by its (absent) compaction
 _BLOOMED = OURS  # real Hudi takes the hoodie.* keys, passed through
@@ -191,10 +205,12 @@ SETTINGS: tuple[Setting, ...] = (
        hudi="hoodie.clustering.schedule.inline", maintenance="schedule_inline"),
     _s(None, (O1, AO, O2), False, p.boolean, "bool", "async clustering: the maintenance section's mode async",
        hudi="hoodie.clustering.async.enabled", maintenance="async"),
-    _s(None, (O1, AO, O2), 4, p.positive, "commits", "inline: must equal maintenance.every_commits",
+    _s(None, (O1, AO, O2), 4, p.positive, "commits",
+       "inline: must equal maintenance.every_commits; refused in another mode (nothing would read it)",
        hudi="hoodie.clustering.inline.max.commits", maintenance="commits"),
     _s(None, (O1, AO, O2), 4, p.positive, "commits",
-       "refused under async (the harness's service runs every maintenance.async_interval_s)",
+       "async: must equal maintenance.async_max_commits (the async service waits for that many commits after "
+       "the last maintenance); refused in another mode (semi-async schedules after every commit)",
        hudi="hoodie.clustering.async.max.commits", maintenance="commits"),
     # -- Option 1 ------------------------------------------------------------------------------------
     _s("order", _O1S, "rfc", p.choice("rfc", "commit_before_delete"), "name",
@@ -238,17 +254,41 @@ SETTINGS: tuple[Setting, ...] = (
     _s("metadata_table", (HUDI,), False, p.boolean, "bool", "Hudi's metadata table", hudi="hoodie.metadata.enable"),
     _s("stream_sink", (HUDI,), "foreach_batch", p.choice("foreach_batch", "hudi"), "name",
        "layoutbench stream: our foreachBatch writer, or Hudi's own streaming sink"),
-    _s(None, (HUDI,), "snappy", p.choice("snappy", fold=str.lower), "name",
+    _s(None, _IDENTIFIED, "snappy",
+       p.fixed("snappy", "every engine writes snappy: another codec would undo the fair comparison"), "name",
        "every engine writes snappy; another codec would undo the fair comparison",
        hudi="hoodie.parquet.compression.codec"),
+    # -- the table's identity: accepted when it names the scenario's, refused naming both otherwise -----
+    *(_s(None, _IDENTIFIED, None, p.text, unit, doc, hudi=key, identity=ident) for key, ident, unit, doc in (
+        ("hoodie.table.name", "table_name", "name", "the table's name: the engine's"),
+        ("hoodie.datasource.write.table.name", "table_name", "name", "the table's name: the engine's"),
+        ("hoodie.datasource.write.recordkey.field", "record_key", "column", "the record key: the workload's trace_id"),
+        ("hoodie.datasource.write.partitionpath.field", "partition_column", "column",
+         "the partition column: the workload's partition_column"),
+        ("hoodie.datasource.write.precombine.field", "ordering_field", "column", "the ordering field: ts"),
+        ("hoodie.datasource.write.keygenerator.class", "key_generator", "class",
+         "SimpleKeyGenerator (one record-key column, one partition column)"),
+    )),
+    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the harness's tables are copy-on-write "
+                                               "(a MERGE_ON_READ table is not modelled)", fold=str.upper),
+       "name", "COPY_ON_WRITE", hudi="hoodie.datasource.write.table.type"),
+    _s(None, (HUDI,), True, p.fixed("true", "our tables' partition folders are hive-style (dt=...), as the "
+                                    "readers expect"), "bool", "hive-style partition folders, as ours",
+       hudi="hoodie.datasource.write.hive_style_partitioning"),
+    # -- the clustering strategies: the ones our planner and executor are --------------------------------
+    _s(None, (O2, HUDI), SIZE_PLAN_STRATEGY,
+       p.implemented_class((SIZE_PLAN_STRATEGY,), "the clustering plan strategy we implement is "
+                           "SparkSizeBasedClusteringPlanStrategy (RECENT_DAYS and SELECTED_PARTITIONS are "
+                           "hoodie.clustering.plan.partition.filter.mode)"),
+       "class", "the size-based plan strategy (our planner)", hudi=_CS + "class"),
+    _s(None, (O2, HUDI), SORT_AND_SIZE_EXECUTION,
+       p.implemented_class((SORT_AND_SIZE_EXECUTION,), "the clustering execution strategy we implement is "
+                           "SparkSortAndSizeExecutionStrategy"),
+       "class", "sort (by the sort columns) and size the groups' outputs (our executor)",
+       hudi="hoodie.clustering.execution.strategy.class"),
+    *(_s(None, (HUDI,), None, p.positive, "tasks", f"Spark tasks of Hudi's {op} shuffle (Hudi's quick-start "
+         "sets 2)", hudi=f"hoodie.{op}.shuffle.parallelism") for op in ("insert", "upsert", "bulkinsert", "delete")),
     *(_s(None, (HUDI,), None, p.text, unit, doc, hudi=key) for key, unit, doc in (
-        ("hoodie.table.name", "name", "the table's name (the engine's)"),
-        ("hoodie.datasource.write.table.type", "name", "COPY_ON_WRITE"),
-        ("hoodie.datasource.write.recordkey.field", "column", "the record key (the workload's trace_id)"),
-        ("hoodie.datasource.write.partitionpath.field", "column", "the partition column (the workload's)"),
-        ("hoodie.datasource.write.precombine.field", "column", "the ordering column (ts)"),
-        ("hoodie.datasource.write.hive_style_partitioning", "bool", "hive-style partition folders, as ours"),
-        ("hoodie.datasource.write.keygenerator.class", "class", "SimpleKeyGenerator"),
         ("hoodie.write.table.version", "version", "table version 6, as ours"),
         ("hoodie.embed.timeline.server", "bool", "off: no network server on the driver"),
         ("hoodie.write.markers.type", "name", "DIRECT markers"),
