@@ -235,7 +235,10 @@ class ResultsWriter:
     def write_table(self, table: str) -> Path:
         schema = TABLES[table]
         rows = self.rows[table]
-        cols = {f.name: [r.get(f.name, 0 if f.name == "repeat" else None) for r in rows] for f in schema}
+        cols = {}
+        for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
+            default = 0 if name == "repeat" else None
+            cols[name] = [r.get(name, default) for r in rows]
         path = self.folder / f"{table}.parquet"
         pq.write_table(pa.table(cols, schema=schema), path)
         return path

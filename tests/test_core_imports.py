@@ -17,7 +17,7 @@ FILES_MODULES = sorted(f"engines.files.{p.stem}" for p in (REPO / "engines" / "f
 PLANNERS = ["engines.append_compaction.planner", "engines.append_compaction.config", "engines.clustering.planner",
             "engines.clustering.strategies", "engines.clustering.config", "engines.cow_baseline.assign",
             "engines.cow_baseline.config", "engines.hudi.config", "engines.base", "engines.kinds",
-            "engines.cow_baseline.sim", "engines.append_compaction.sim", "engines.clustering.sim", "engines.append_only.sim"]
+            "engines.sim", "engines.cow_baseline.sim", "engines.append_compaction.sim", "engines.clustering.sim", "engines.append_only.sim"]
 
 
 @pytest.mark.parametrize("module", ["engines.table", *TABLE_MODULES, *FILES_MODULES, *PLANNERS, "engines.config.registry",

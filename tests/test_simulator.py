@@ -9,7 +9,7 @@ from bench.simulate import calibrate, replace_metadata_scaling, simulate
 from bench.simulate.simulator import LOGICAL_CLOCK, analytic_partition_counts, next_logical_instant
 from bench.simulate.validate import render, validate
 from runresults import Results
-from workloads.generator import batch_partition_counts
+from workloads.generator import batch_num_records, batch_partition_counts
 from workloads.spec import WorkloadSpec
 
 SMALL = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "small.yaml"
@@ -57,6 +57,26 @@ def test_analytic_partition_counts_close_to_exact() -> None:
         assert set(approx) == set(exact)
         for k in exact:
             assert abs(approx[k] - exact[k]) <= max(30, 0.01 * sum(exact.values())), (b, k, exact, approx)
+
+
+def test_analytic_partition_counts_never_negative() -> None:
+    """A year of hourly partitions in 2100 batches (~4.2 h each): a batch that starts just before an
+    hour's end gave that hour -1 rows (its share rounded to 0, the others' rounding up taken from
+    it), and the footer of a -1-row file refused the replay. Every count is positive now, the
+    batch's rows all placed, and each partition within a row of its exact time share."""
+    spec = WorkloadSpec(seed=1, num_batches=2100, batch_records=20000, partition_granularity="hour",
+                        num_partitions=8760, late_fraction=0.05, max_lateness_partitions=2)
+    straddling = 0
+    for b in range(2100):
+        counts = analytic_partition_counts(spec, b)
+        assert min(counts.values()) > 0, (b, counts)
+        assert sum(counts.values()) == batch_num_records(spec, b), b
+        straddling += len(counts) > 3
+    assert straddling > 2000  # nearly every batch spans several hours
+    # batch 35 starts 0.4 min before 01:00: 0 rows there (it held -1), and the hours after keep theirs
+    b35 = analytic_partition_counts(spec, 35)
+    assert "2026-01-07-01" not in b35 and sum(b35.values()) == 20000
+    assert sorted(b35.values())[-1] - sorted(b35.values())[-4] <= 1
 
 
 def test_replace_metadata_scaling_measured() -> None:

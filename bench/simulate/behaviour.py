@@ -4,7 +4,9 @@ The simulator's core (:mod:`bench.simulate.simulator`) keeps the metadata-only t
 the cost model and the results rows; everything that differs between engine kinds is answered
 here, by the kind's own package, next to the engine it mirrors. A kind is simulated when its
 registry entry (:mod:`engines.kinds`) names a ``sim`` class; the class is built once per engine
-of the scenario from its resolved planner config and its engine-level config keys.
+of the scenario from its resolved planner config and its engine-level config keys. Each kind's
+class builds on :class:`engines.sim.KindSim` (the shared fields and the answers most kinds give),
+which lives below ``bench``: an engine package never imports the simulator.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from typing import Any, ClassVar, Protocol
 
 from engines.cow_baseline.config import CowConfig
 from engines.kinds import kind_of
+from engines.sim import Group, KindSim
 from engines.table.model import FileSlice
 
-# one rewrite of a maintenance plan: (partition path, the file slices it reads, output files)
-Group = tuple[str, list[FileSlice], int]
+__all__ = ["Group", "KindSim", "SimBehaviour", "behaviour_class", "behaviour_of"]
 
 
 class SimBehaviour(Protocol):

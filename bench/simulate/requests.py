@@ -42,14 +42,19 @@ OPS = ("PUT", "GET", "HEAD", "LIST", "DELETE", "DELETE_MULTI", "COPY", "MULTIPAR
 Events = dict[tuple[str, str], dict[str, float]]  # (phase, context) -> feature -> value
 
 
+_FEATURE_SETS = {phase: frozenset(names) for phase, names in FEATURES.items()}
+
+
 def add_event(events: Events, phase: str, context: str, **features: float) -> None:
     """Add one run of ``phase`` in ``context`` (its figures summed into the context's)."""
-    if phase not in FEATURES:
+    known = _FEATURE_SETS.get(phase)
+    if known is None:
         raise ValueError(f"request model: unknown phase {phase!r} (expected one of {', '.join(PHASES)})")
-    unknown = set(features) - set(FEATURES[phase])
-    if unknown:
-        raise ValueError(f"request model: phase {phase} has no feature {sorted(unknown)}")
-    acc = events.setdefault((phase, context), defaultdict(float))
+    if not known.issuperset(features):
+        raise ValueError(f"request model: phase {phase} has no feature {sorted(set(features) - known)}")
+    acc = events.get((phase, context))
+    if acc is None:
+        acc = events[(phase, context)] = defaultdict(float)
     acc["runs"] += 1
     for k, v in features.items():
         acc[k] += float(v)

@@ -15,14 +15,18 @@ cannot gain small files). Both are stated in run.json's ``simulation`` block.
 
 from __future__ import annotations
 
+import gc
+import heapq
 import json
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +49,7 @@ from engines.kinds import kind_of
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
-from engines.table.model import FileSlice, commit_order, new_file_id
+from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
 from runresults import (
@@ -70,39 +74,98 @@ PROGRESS_AFTER_S = 3.0  # `layoutbench simulate` shows a bar only for replays lo
 
 def _merge_stats(stats: list[Any]) -> dict:
     """The union of column ranges: per column present in every input, (min of mins, max of maxes)."""
-    cols = set.intersection(*(set(m) for m in stats)) if stats else set()
-    return {c: (min(m[c][0] for m in stats), max(m[c][1] for m in stats)) for c in cols}
+    if not stats:
+        return {}
+    out = dict(stats[0])
+    for m in stats[1:]:
+        if m is not stats[0]:  # slices of one batch share their ranges
+            out = _merge_two(out, m)
+    return out
+
+
+def _merge_two(a: Any, b: Any) -> dict:
+    """:func:`_merge_stats` of two inputs (a merge tops up one file with one batch's rows)."""
+    out = {}
+    for c, (lo, hi) in a.items():
+        other = b.get(c)
+        if other is not None:
+            out[c] = (other[0] if other[0] < lo else lo, other[1] if other[1] > hi else hi)
+    return out
 
 
 def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     """Rows per partition of batch ``b`` without generating rows (on-time split by time overlap,
-    late rows spread evenly over the partitions up to ``max_lateness_partitions`` back)."""
-    from workloads.generator import partition_unit, partition_value
+    late rows spread evenly over the partitions up to ``max_lateness_partitions`` back).
+
+    The on-time rows of each partition the batch's time range overlaps are its share rounded; the
+    rounding's difference goes to the first one. When the others rounded up past what the first
+    holds (a batch that starts just before a partition boundary), the first keeps none and the
+    rest is taken back, one row each, from the shares rounded up most: no count is negative."""
+    from workloads.generator import partition_unit
 
     n = batch_num_records(spec, b)
     start, end = batch_ts_range(spec, b)
     unit = partition_unit(spec)
     late = int(round(n * spec.late_fraction))
-    ks = list(range(1, spec.max_lateness_partitions + 1))
+    ks = range(1, spec.max_lateness_partitions + 1)
     per_k = [late // len(ks) + (1 if i < late % len(ks) else 0) for i in range(len(ks))]
     # rows whose shift would land before the run's start stay on time (as the generator does)
     shifted = {k: c for k, c in zip(ks, per_k, strict=True) if start - unit * k >= spec.start}
     on_time = n - sum(shifted.values())
     out: dict[str, int] = defaultdict(int)
-    span = (end - start).total_seconds()
-    cursor = start
-    assigned = 0
-    while cursor < end:
-        epoch = (cursor - spec.start) // unit
-        boundary = min(end, spec.start + unit * (epoch + 1))
-        share = int(round(on_time * (boundary - cursor).total_seconds() / span)) if span else on_time
-        out[partition_value(spec, cursor)] += share
-        assigned += share
-        cursor = boundary
-    out[partition_value(spec, start)] += on_time - assigned
+    first = _partition_label(spec, start)
+    epoch_end = spec.start + unit * ((start - spec.start) // unit + 1)
+    if end <= epoch_end:  # the whole batch in one partition (a short batch): no rounding
+        out[first] += on_time
+    else:
+        span = (end - start).total_seconds()
+        cursor = start
+        assigned = 0
+        pieces: list[tuple[float, str, int]] = []  # (exact share - rounded share, partition, rounded)
+        while cursor < end:
+            epoch = (cursor - spec.start) // unit
+            boundary = min(end, spec.start + unit * (epoch + 1))
+            exact = on_time * (boundary - cursor).total_seconds() / span
+            share = int(round(exact))
+            value = _partition_label(spec, cursor)
+            out[value] += share
+            pieces.append((exact - share, value, share))
+            assigned += share
+            cursor = boundary
+        surplus = assigned - on_time
+        if out[first] >= surplus:
+            out[first] -= surplus
+        else:
+            surplus -= out[first]
+            out[first] = 0
+            for _, value, share in sorted(pieces):
+                if surplus == 0:
+                    break
+                if value != first and share > 0:
+                    out[value] -= 1
+                    surplus -= 1
     for k, count in shifted.items():
-        out[partition_value(spec, start - unit * k)] += count
+        out[_partition_label(spec, start - unit * k)] += count
     return {k: v for k, v in sorted(out.items()) if v}
+
+
+_LABELS: dict[tuple[str, datetime], str] = {}  # (granularity, the partition's first instant) -> its value
+
+
+def _partition_label(spec: WorkloadSpec, moment: datetime) -> str:
+    """``partition_value(spec, moment)``, formatted once per partition (a long replay asks for each
+    partition's value on every batch that writes it)."""
+    from workloads.generator import partition_value
+
+    floor = moment.replace(hour=0 if spec.partition_granularity == "day" else moment.hour, minute=0, second=0,
+                           microsecond=0)
+    key = (spec.partition_granularity, floor)
+    label = _LABELS.get(key)
+    if label is None:
+        if len(_LABELS) >= 1 << 17:
+            _LABELS.clear()
+        label = _LABELS[key] = partition_value(spec, floor)
+    return label
 
 
 # Generated rows depend on the workload only: grid points of a sweep that share it share these.
@@ -152,6 +215,9 @@ def next_logical_instant(last: str | None) -> str:
     return LOGICAL_CLOCK.next(last)
 
 
+_INSTANT = attrgetter("instant")
+
+
 @dataclass
 class SimFile:
     slice: FileSlice
@@ -178,6 +244,12 @@ class SimEngine:
     phys_bytes: int = 0
     small: int = 0
     dead: set[str] = field(default_factory=set)  # physical files no longer live, waiting for the cleaner
+    # the cleaner's bookkeeping: each dead file's group, the dead files of each group, the dead files by
+    # the instant they left the snapshot (a heap), and those that left before the earliest retained instant
+    dead_by_group: dict[tuple[str, str], dict[str, SimFile]] = field(default_factory=dict)
+    dying: list[tuple[str, str]] = field(default_factory=list)
+    expired: set[str] = field(default_factory=set)
+    footers: dict[int, int] = field(default_factory=dict)  # rows -> footer bytes of its bloom filter
     by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
     data_instants: list[str] = field(default_factory=list)  # completed commits and replacecommits
     last_instant: str | None = None  # the newest instant of its timeline, commits and cleans alike
@@ -221,6 +293,8 @@ class Simulator:
         self.batch_bytes: dict[int, int] = {}
         self.batch_rows: dict[str, pa.Table] = {}  # this batch's query columns per partition path (exact mode)
         self.batch_stats: dict[str, dict] = {}  # this batch's estimated ranges per partition path (estimated mode)
+        self.batch_range: tuple[datetime, datetime] | None = None  # this batch's ts range, once asked for
+        self.quantile_ranges: dict[int, list[tuple[str, str]]] = {}  # outputs -> service range of each
         self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
         self.partition_rows: dict[str, int] = defaultdict(int)
         weights = 1.0 / (1 + np.arange(self.spec.num_services)) ** self.spec.service_skew
@@ -230,18 +304,28 @@ class Simulator:
         self.first_byte_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
         # the footer bloom filter of the runner's reference write of each batch (a writes-once engine's,
         # else its scratch write's: the first engine's)
+        self.batch_footers: dict[int, int] = {}  # rows -> footer bytes of the reference write's file
+        self.reference_bytes = 0  # this batch's bytes written once (the runner's reference write)
+        self.batch_context = ""  # this batch's context in the request model's events
         self.batch_bloom = engine_bloom(next((e for e in scenario.engines if kind_of(e.kind).simulated
                                               and behaviour_class(e.kind).writes_batches_once),
                                              scenario.engines[0]), scenario)
 
     # -- bookkeeping --------------------------------------------------------------------------
+    def _footer(self, e: SimEngine, rows: int) -> int:
+        """Bytes of the footer bloom filter of a file of ``rows`` keys (each count computed once)."""
+        got = e.footers.get(rows)
+        if got is None:
+            got = e.footers[rows] = footer_bytes(rows, e.bloom, KEY_LENGTH)
+        return got
+
     def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
         """A file's bytes: its rows' data plus Hudi's footer bloom filter of their keys."""
-        return data_bytes + footer_bytes(rows, e.bloom, KEY_LENGTH)
+        return data_bytes + self._footer(e, rows)
 
     def _data(self, e: SimEngine, s: FileSlice) -> int:
         """A file's bytes without its footer bloom filter."""
-        return s.size_bytes - footer_bytes(s.num_rows, e.bloom, KEY_LENGTH)
+        return s.size_bytes - self._footer(e, s.num_rows)
 
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
@@ -260,15 +344,15 @@ class Simulator:
             if stats is None:
                 stats = simrows.stats_of(data, self.pcol, partition[len(self.prefix):])
             e.rows[path] = data
-        s = FileSlice(partition, file_id, instant, path, size, rows, stats or {})
-        old = e.live.get((partition, file_id))
+        s = file_slice(partition, file_id, instant, path, size, rows, stats or {})
+        key = (partition, file_id)
+        old = e.live.get(key)
         if old is not None:
-            e.physical[old.path].dead_at = instant
-            e.dead.add(old.path)
+            self._bury(e, e.physical[old.path], instant, False)
             e.rows.pop(old.path, None)
             e.live_bytes -= old.size_bytes
             e.small -= old.size_bytes < self.small
-        e.live[(partition, file_id)] = s
+        e.live[key] = s
         e.by_part[partition][file_id] = s
         e.physical[path] = SimFile(s)
         e.live_bytes += size
@@ -277,6 +361,16 @@ class Simulator:
         e.dirty.add(partition)
         e.puts += 1
         return s
+
+    def _bury(self, e: SimEngine, f: SimFile, at: str, replaced: bool) -> None:
+        """``f`` left the snapshot at instant ``at``: it waits for the cleaner."""
+        f.dead_at = at
+        if replaced:
+            f.replaced = True
+        path = f.slice.path
+        e.dead.add(path)
+        e.dead_by_group.setdefault(f.slice.file_group, {})[path] = f
+        heapq.heappush(e.dying, (at, path))
 
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
         e.rows.pop(s.path, None)
@@ -288,9 +382,7 @@ class Simulator:
             e.physical.pop(s.path, None)
             e.phys_bytes -= s.size_bytes
         else:
-            f = e.physical[s.path]
-            f.dead_at, f.replaced = e.last_instant, True
-            e.dead.add(s.path)
+            self._bury(e, e.physical[s.path], e.last_instant, True)
 
     def _clean(self, e: SimEngine) -> int:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
@@ -300,29 +392,39 @@ class Simulator:
             return 0
         # a file that left the snapshot at or after ``earliest`` is the newest slice a reader of
         # ``earliest`` needs (its successor, or its replacement, is that new): the rule dooms nothing
-        # in a group whose every dead file is such, so only the other groups are handed to it
-        due = {f.slice.file_group for f in map(e.physical.__getitem__, e.dead) if f.dead_at < earliest}
-        groups: dict[tuple[str, str], list[SimFile]] = defaultdict(list)
-        for p in e.dead:
-            f = e.physical[p]
-            if f.slice.file_group in due:
-                groups[f.slice.file_group].append(f)
+        # in a group whose every dead file is such, so only the other groups are handed to it. Those
+        # are the groups of the files that left before ``earliest`` (popped from the heap as
+        # ``earliest`` passes them; it never moves back) and are still waiting.
+        dying, expired = e.dying, e.expired
+        while dying and dying[0][0] < earliest:
+            expired.add(heapq.heappop(dying)[1])
+        if not expired:
+            return 0
         doomed: list[str] = []
-        for key, dead in groups.items():
+        for key in {e.physical[p].slice.file_group for p in expired}:
+            dead = e.dead_by_group[key].values()
             live = e.live.get(key)
-            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=lambda s: s.instant)
+            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=_INSTANT)
             replaced_at = max(f.dead_at for f in dead if f.replaced) if live is None and any(
                 f.replaced for f in dead) else None
             doomed += [s.path for s in doomed_in_group(committed, earliest, replaced_at)]
         for p in doomed:
-            e.phys_bytes -= e.physical.pop(p).slice.size_bytes
+            f = e.physical.pop(p)
+            e.phys_bytes -= f.slice.size_bytes
             e.dead.discard(p)
+            expired.discard(p)
+            group = e.dead_by_group[f.slice.file_group]
+            del group[p]
+            if not group:
+                del e.dead_by_group[f.slice.file_group]
         return len(doomed)
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
-                duration: float, replaced: int, batch_bytes: int) -> None:
+                duration: float, replaced: int, batch_bytes: int, wbytes: int | None = None) -> None:
         live_n, live_bytes, phys_bytes = len(e.live), e.live_bytes, e.phys_bytes
-        wbytes, wrows = sum(s.size_bytes for s in written), sum(s.num_rows for s in written)
+        if wbytes is None:
+            wbytes = sum([s.size_bytes for s in written])
+        wrows = sum([s.num_rows for s in written])
         cfg = e.inserts
         # Hudi's estimate reads commits only (engines.cow_baseline.insert.table_average_record_size)
         if kind == "ingest" and cfg is not None and wrows and wbytes > (
@@ -330,7 +432,7 @@ class Simulator:
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
-        self.writer.add("commits", **commit_row(
+        self.writer.rows["commits"].append(commit_row(
             engine=e.name, seq=e.seq, batch=batch, instant=instant,
             action=action, operation=kind.upper(), kind=kind,
             duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
@@ -342,6 +444,7 @@ class Simulator:
         """Rows per partition path of batch ``b``; in exact mode also its rows' query columns."""
         self.batch = b
         self.batch_stats = {}
+        self.batch_range = None
         if not self.exact:
             counts_raw = analytic_partition_counts(self.spec, b)
             counts = {f"{self.prefix}{k}": v for k, v in counts_raw.items()}
@@ -352,6 +455,13 @@ class Simulator:
                 self.sorted_rows = {}
         for k, v in counts.items():
             self.partition_rows[k] += v
+        # the batch written once, a file per partition (the runner's reference write), footers included
+        footers = self.batch_footers
+        for r in counts.values():
+            if r not in footers:
+                footers[r] = footer_bytes(r, self.batch_bloom, KEY_LENGTH)
+        self.reference_bytes = sum([int(r * self.bpr) + footers[r] for r in counts.values()])
+        self.batch_context = f"batch {b}"
         return counts
 
     def _estimated_stats(self, partition: str) -> dict:
@@ -361,7 +471,9 @@ class Simulator:
         if cached is not None:
             return cached
         value = partition[len(self.prefix):]
-        ts = simrows.ts_range_in_partition(self.spec, batch_ts_range(self.spec, self.batch), value)
+        if self.batch_range is None:
+            self.batch_range = batch_ts_range(self.spec, self.batch)
+        ts = simrows.ts_range_in_partition(self.spec, self.batch_range, value)
         out = {"service": (self.services[0], self.services[-1]), self.pcol: (value, value)}
         self.batch_stats[partition] = out = {**out, "ts": ts} if ts is not None else out
         return out
@@ -386,13 +498,17 @@ class Simulator:
         cols = e.behaviour.rewrite_sort_columns()
         if not cols or cols[0] != "service":
             return [merged] * n_out
-        ranges = simrows.service_quantile_ranges(self.service_weights, self.services, n_out)
+        ranges = self.quantile_ranges.get(n_out)
+        if ranges is None:
+            ranges = self.quantile_ranges[n_out] = simrows.service_quantile_ranges(
+                self.service_weights, self.services, n_out)
         return [{**merged, "service": r} for r in ranges]
 
     # -- engines ------------------------------------------------------------------------------
     def ingest(self, e: SimEngine, b: int, counts: dict[str, int]) -> None:
         written: list[FileSlice] = []
         merged: list[FileSlice] = []
+        bpr = self.bpr
         if e.inserts is not None:  # the baseline, and Option 2 inserting with small-file limit 0
             cfg = e.inserts
             by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)} \
@@ -410,56 +526,63 @@ class Simulator:
                     data = pa.concat_tables([e.rows[base.path], new_rows]) if new_rows is not None else None
                     rows = base.num_rows + bucket.num_records
                     written.append(self._add(e, bucket.partition, base.file_id, instant, rows,
-                                             self._size(e, rows, self._data(e, base) + int(bucket.num_records * self.bpr)),
-                                             None if data is not None else _merge_stats(
-                                                 [base.column_stats, self._estimated_stats(bucket.partition)]), data))
+                                             self._size(e, rows, self._data(e, base) + int(bucket.num_records * bpr)),
+                                             None if data is not None else _merge_two(
+                                                 base.column_stats, self._estimated_stats(bucket.partition)), data))
                 else:  # the engine writes every bucket as task 0 of its group (engines.spark.group_write)
                     file_id = new_file_id(f"bucket-{i}", instant, bucket.partition, 0, 0, 0)
                     written.append(self._add(e, bucket.partition, file_id, instant, bucket.num_records,
-                                             self._size(e, bucket.num_records, int(bucket.num_records * self.bpr)),
+                                             self._size(e, bucket.num_records, int(bucket.num_records * bpr)),
                                              self._estimated_stats(bucket.partition) if new_rows is None else None,
                                              new_rows))
         else:
             instant = self._instant(e)
             order = self._ingest_order(e)
             for partition, rows in counts.items():
-                size = int(rows * self.bpr)
+                size = int(rows * bpr)
                 parts = split_evenly(rows, max(1, math.ceil(size / self.max_file)))
                 if self.with_rows:
                     pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts))
                     for r, (data, stats) in zip(parts, pieces, strict=True):
                         written.append(self._add(e, partition, e.new_id(), instant, r,
-                                                 self._size(e, r, int(r * self.bpr)), stats, data))
+                                                 self._size(e, r, int(r * bpr)), stats, data))
                 else:
                     stats = self._estimated_stats(partition)
                     for r in parts:
                         written.append(self._add(e, partition, e.new_id(), instant, r,
-                                                 self._size(e, r, int(r * self.bpr)), stats))
-        # the batch written once, a file per partition (the runner's reference write), footers included
-        bb = sum(int(r * self.bpr) + footer_bytes(r, self.batch_bloom, KEY_LENGTH) for r in counts.values())
-        dur = self.model.ingest_s(sum(s.size_bytes for s in written), len(written))
-        self._record(e, b, "ingest", "commit", instant, written, dur, 0, bb)
-        new_partitions = len({s.partition for s in written} - e.partitions)
-        e.partitions |= {s.partition for s in written}
-        reqmodel.add_event(e.events, "ingest", f"batch {b}", commits=e.seq, files_written=len(written),
-                           files_merged=len(merged), row_groups_merged=self._row_groups_of(merged),
+                                                 self._size(e, r, int(r * bpr)), stats))
+        wbytes = sum([s.size_bytes for s in written])
+        dur = self.model.ingest_s(wbytes, len(written))
+        self._record(e, b, "ingest", "commit", instant, written, dur, 0, self.reference_bytes, wbytes)
+        touched = {s.partition for s in written}
+        new_partitions = len(touched - e.partitions)
+        if new_partitions:
+            e.partitions |= touched
+        reqmodel.add_event(e.events, "ingest", self._context(b), commits=e.seq, files_written=len(written),
+                           files_merged=len(merged), row_groups_merged=self._row_groups_of(merged) if merged else 0,
                            partitions_new=new_partitions)
         if e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
             self._maybe_clean(e, b)
 
+    def _context(self, b: int) -> str:
+        """Batch ``b``'s context in the request model's events."""
+        return self.batch_context if b == self.batch else f"batch {b}"
+
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
-        return sum(max(1, math.ceil(s.num_rows / self.row_group_rows)) for s in slices)
+        """Row groups of ``slices``: ``ceil(rows / row_group_rows)`` each, at least one."""
+        per = self.row_group_rows
+        return sum([-(-s.num_rows // per) or 1 for s in slices])
 
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
         deleted = self._clean(e)
-        reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq, files_deleted=deleted)
+        reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq, files_deleted=deleted)
         if deleted:  # a clean takes an instant only when it deletes something, as the real one
             self.writer.add("maintenance", engine=e.name, batch=b, kind="clean", instant=self._tick(e),
                             mode="simulated", duration_s=self.model.file_create_s * deleted, files_in=0, files_out=0,
                             bytes_read=0, bytes_written=0, records=0, files_deleted=deleted, details="{}")
 
     def maintain(self, e: SimEngine, b: int) -> None:
-        reqmodel.add_event(e.events, "maintenance_planning", f"batch {b}", commits=e.seq, live_files=len(e.live))
+        reqmodel.add_event(e.events, "maintenance_planning", self._context(b), commits=e.seq, live_files=len(e.live))
         if not e.behaviour.maintains():  # the control: nothing is ever maintained
             return
         candidates = list(e.live.values()) if self.exact else [
@@ -472,16 +595,16 @@ class Simulator:
             if cleans_after:
                 self._maybe_clean(e, b)
             else:  # the runner's cleaner runs after every maintenance step, here with nothing to clean
-                reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq)
+                reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq)
             return
         instant = self._instant(e)
         written: list[FileSlice] = []
         files_in = bytes_read = row_groups_in = 0
         delete_now = e.behaviour.deletes_inputs_at_once()
         for partition, members, n_out in groups:
-            rows = sum(s.num_rows for s in members)
-            total = sum(s.size_bytes for s in members)
-            data = sum(self._data(e, s) for s in members)  # one footer per output file, not per input
+            rows = sum([s.num_rows for s in members])
+            total = sum([s.size_bytes for s in members])
+            data = total - sum([self._footer(e, s.num_rows) for s in members])  # one footer per output file
             files_in += len(members)
             bytes_read += total
             row_groups_in += self._row_groups_of(members)
@@ -498,18 +621,19 @@ class Simulator:
                     written.append(self._add(e, partition, e.new_id(), instant, r, size, estimated[o], task=o))
         e.dirty.clear()
         kind = e.behaviour.maintenance_kind
-        dur = self.model.maintenance_s(bytes_read, sum(s.size_bytes for s in written), files_in, len(written))
+        wbytes = sum([s.size_bytes for s in written])
+        dur = self.model.maintenance_s(bytes_read, wbytes, files_in, len(written))
         self.writer.add("maintenance", engine=e.name, batch=b, kind=kind, instant=instant, mode="simulated",
                         duration_s=dur, files_in=files_in, files_out=len(written), bytes_read=bytes_read,
-                        bytes_written=sum(s.size_bytes for s in written), records=sum(s.num_rows for s in written),
+                        bytes_written=wbytes, records=sum([s.num_rows for s in written]),
                         files_deleted=files_in if delete_now else 0, details=json.dumps({"groups": len(groups)}))
-        self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0)
-        reqmodel.add_event(e.events, "maintenance_execution", f"batch {b}", commits=e.seq, files_in=files_in,
+        self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0, wbytes)
+        reqmodel.add_event(e.events, "maintenance_execution", self._context(b), commits=e.seq, files_in=files_in,
                            files_out=len(written), row_groups_in=row_groups_in)
         if cleans_after:
             self._maybe_clean(e, b)
         else:
-            reqmodel.add_event(e.events, "cleaner", f"batch {b}", commits=e.seq)
+            reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq)
 
     # -- queries --------------------------------------------------------------------------------
     def query_params(self) -> QueryParams:
@@ -606,6 +730,19 @@ class _SimSteps:
             self.sim.queries(e, b, params)
 
 
+@contextmanager
+def without_cycle_collector() -> Iterator[None]:
+    """The cyclic garbage collector paused: a replay allocates millions of small objects that form
+    no cycles (slices, result rows), and each full collection walked every one of them again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 class RowSink:
     """Result rows kept in memory (a sweep's grid points write no folder)."""
 
@@ -648,7 +785,7 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     checkpoint_every = scenario.queries.checkpoint_every
     checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
-                     enabled=None if progress else False) as bar:
+                     enabled=None if progress else False) as bar, without_cycle_collector():
         run_batches(_SimSteps(sim, engines, bar.advance), engines, MaintenanceSchedule.of(scenario, threads=False),
                     sim.n, checkpoints=checkpoints)
     return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
@@ -658,6 +795,12 @@ def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Pa
              horizon_batches: int | None = None, run_id: str | None = None, progress: bool = False) -> Path:
     """Simulate ``scenario`` and write a results folder of the same shape as a real run (with
     ``progress``, a bar on an interactive terminal when the replay runs long)."""
+    with without_cycle_collector():  # the result rows are turned into columns here too
+        return _simulate(scenario, out_dir, calibration_path, horizon_batches, run_id, progress)
+
+
+def _simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None,
+              horizon_batches: int | None, run_id: str | None, progress: bool) -> Path:
     t0 = time.perf_counter()
     model = CostModel.load(calibration_path) if calibration_path else CostModel()
     run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))

@@ -8,47 +8,27 @@ files are deleted as the compaction commits; with ``commit_before_delete`` the c
 
 from __future__ import annotations
 
-from typing import Any
-
 from engines.append_compaction.config import CompactionConfig
 from engines.append_compaction.planner import plan_base_file_compaction
-from engines.cow_baseline.config import CowConfig
+from engines.sim import Group, KindSim
 from engines.table.model import FileSlice
 
 
-class AppendCompactionSim:
+class AppendCompactionSim(KindSim):
     """Option 1: APPEND, then base-file compaction."""
 
-    writes_batches_once = True
-    maintenance_kind = "compaction"
-    maintenance_action = "commit"
-
-    def __init__(self, planner: CompactionConfig, options: dict[str, Any]) -> None:
-        self.planner = planner
-        self.options = options
-
-    def inserts(self, max_file: int) -> CowConfig | None:
-        return None
+    planner: CompactionConfig
 
     def ingest_order(self) -> list[str]:
         return list(self.options.get("sort_columns", ()))
 
-    def cleans_after_ingest(self) -> bool:
-        return False
-
-    def maintains(self) -> bool:
-        return True
-
-    def plan(self, candidates: list[FileSlice]) -> list[tuple[str, list[FileSlice], int]]:
+    def plan(self, candidates: list[FileSlice]) -> list[Group]:
         plan = plan_base_file_compaction(candidates, self.planner)
         if not plan:
             return []
         by_path = {s.path: s for s in candidates}
         return [(op.partition_path, [by_path[p] for p in op.base_file_paths], int(op.metrics["estimatedOutputFiles"]))
                 for op in plan.operations]
-
-    def rewrite_sort_columns(self) -> list[str]:
-        return list(self.options.get("sort_columns", ()))
 
     def deletes_inputs_at_once(self) -> bool:
         return self.options.get("order", "rfc") == "rfc"

@@ -4,6 +4,7 @@ Option 1's APPEND ingest, and no maintenance step ever plans, rewrites or cleans
 from __future__ import annotations
 
 from engines.append_compaction.sim import AppendCompactionSim
+from engines.sim import Group
 from engines.table.model import FileSlice
 
 
@@ -13,5 +14,5 @@ class AppendOnlySim(AppendCompactionSim):
     def maintains(self) -> bool:
         return False
 
-    def plan(self, candidates: list[FileSlice]) -> list[tuple[str, list[FileSlice], int]]:
+    def plan(self, candidates: list[FileSlice]) -> list[Group]:
         return []

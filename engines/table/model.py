@@ -93,6 +93,23 @@ def file_slices(partition: str, file_ids: Sequence[str], instants: Sequence[str]
 
 _new = object.__new__
 _SET_SLOT = {f.name: getattr(FileSlice, f.name).__set__ for f in fields(FileSlice)}
+_SET_PARTITION, _SET_FILE_ID, _SET_INSTANT, _SET_PATH, _SET_SIZE, _SET_ROWS, _SET_STATS = (_SET_SLOT[name] for name in (
+    "partition", "file_id", "instant", "path", "size_bytes", "num_rows", "column_stats"))
+
+
+def file_slice(partition: str, file_id: str, instant: str, path: str, size_bytes: int, num_rows: int,
+               column_stats: ColumnStats) -> FileSlice:
+    """``FileSlice(partition, file_id, ...)`` without the frozen dataclass's ``__init__`` (an
+    ``object.__setattr__`` per field): for the simulator, which mints one per file it writes."""
+    out = _new(FileSlice)
+    _SET_PARTITION(out, partition)
+    _SET_FILE_ID(out, file_id)
+    _SET_INSTANT(out, instant)
+    _SET_PATH(out, path)
+    _SET_SIZE(out, size_bytes)
+    _SET_ROWS(out, num_rows)
+    _SET_STATS(out, column_stats)
+    return out
 
 
 @dataclass

@@ -1,0 +1,59 @@
+"""What every engine kind's ``sim.py`` builds on: the simulator's questions
+(:class:`bench.simulate.behaviour.SimBehaviour`) with the answers most kinds give.
+
+It lives here, beside the engines, so that a kind's package never imports the simulator (an
+engine's ``sim.py`` is loaded by the kinds registry, and the simulator loads it through that).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from engines.table.model import FileSlice
+
+if TYPE_CHECKING:  # a type only: the shared base imports no kind's package
+    from engines.cow_baseline.config import CowConfig
+
+# one rewrite of a maintenance plan: (partition path, the file slices it reads, output files)
+Group = tuple[str, list[FileSlice], int]
+
+
+class KindSim:
+    """What every kind's ``sim.py`` shares: built from its planner config and options, and the
+    answers most kinds give (a subclass overrides only where its kind differs). By default a kind
+    writes each batch once as new files (APPEND, rolled at bytes) in record-key order; a maintenance
+    step plans nothing, is a ``compaction`` committed as a ``commit``, rewrites rows by the
+    engine's ``sort_columns``, leaves the replaced files to the cleaner and cleans after it; the
+    cleaner does not run after an ingest."""
+
+    writes_batches_once: ClassVar[bool] = True
+    maintenance_kind: ClassVar[str] = "compaction"
+    maintenance_action: ClassVar[str] = "commit"
+
+    def __init__(self, planner: Any, options: dict[str, Any]) -> None:
+        self.planner = planner
+        self.options = options
+
+    def inserts(self, max_file: int) -> CowConfig | None:
+        return None
+
+    def ingest_order(self) -> list[str]:
+        return []
+
+    def cleans_after_ingest(self) -> bool:
+        return False
+
+    def maintains(self) -> bool:
+        return True
+
+    def plan(self, candidates: list[FileSlice]) -> list[Group]:
+        return []
+
+    def rewrite_sort_columns(self) -> list[str]:
+        return list(self.options.get("sort_columns", ()))
+
+    def deletes_inputs_at_once(self) -> bool:
+        return False
+
+    def cleans_after_maintenance(self) -> bool:
+        return True
