@@ -51,10 +51,11 @@ def test_bulk_insert_reference_makes_new_files(spark, tmp_path) -> None:
     assert len(e.snapshot()) >= 3
 
 
-def test_one_job_merge_writes_the_bytes_of_one_job_per_file_group(spark, tmp_path, monkeypatch) -> None:
-    """Every bucket of a batch in one Spark job: the same files, bytes and commit metadata as one job per
-    bucket (small files topped up and new file groups, over several partitions, Arrow batches of 700 rows
-    so that a file spans several batches, row groups of 500)."""
+def test_one_read_of_the_small_files_writes_the_bytes_of_one_read_per_file(spark, tmp_path, monkeypatch) -> None:
+    """The buckets' Spark job reading all small files at once (pyarrow wrote them, in one schema) and
+    reading each on its own (what it does for small files pyarrow did not write or that differ in schema):
+    the same files, bytes and commit metadata (small files topped up and new file groups, over several
+    partitions, Arrow batches of 700 rows so that a file spans several batches, row groups of 500)."""
     import engines.cow_baseline.insert as cow
     from engines.files.gate import Route
 
@@ -65,10 +66,10 @@ def test_one_job_merge_writes_the_bytes_of_one_job_per_file_group(spark, tmp_pat
                                             record_size_estimate=100), row_group_rows=500, auto_clean=False)
     tables = []
     try:
-        for name in ("one_job", "per_bucket"):
-            if name == "per_bucket":
+        monkeypatch.setattr(cow, "base_inputs", lambda *a: (Route(False, "the Spark job, for the test"), {}))
+        for name in ("one_read", "per_file"):
+            if name == "per_file":
                 monkeypatch.setattr(cow, "inspect_inputs", lambda *a: None)
-                monkeypatch.setattr(cow, "base_inputs", lambda *a: (Route(False, "one job per bucket, for the test"), {}))
             e = CowBaselineEngine(new_table(tmp_path / name), cfg)
             for b in range(ws.num_batches):
                 e.ingest(batch_df(spark, ws, b))

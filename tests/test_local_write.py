@@ -97,31 +97,6 @@ def test_ingest_of_a_cached_batch_is_one_job(spark, tmp_path, counted) -> None:
     assert sum(s.num_rows for s in table.view().snapshot()) == sum(parts.values())
 
 
-def test_groups_written_locally_are_byte_identical_to_the_spark_job(spark, tmp_path) -> None:
-    from engines.spark.arrow_compat import arrow_schema_of
-    from engines.spark.group_write import write_groups
-    from engines.spark.rewrite import NO_ROLL
-
-    ws = spec(num_partitions=2, batch_records=3000)
-    df = batch_df(spark, ws, 1).withColumn("_b", F.expr("pmod(hash(trace_id), 3)")).cache()
-    schema = arrow_schema_of(df.drop("_b"))
-    old = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")  # several batches per group
-    try:
-        stats = {}
-        for local in (False, True):
-            table = new_table(tmp_path / str(local))
-            specs = [write_spec_for(table, "20260101000000000", row_group_rows=900, file_id_override=f"fg-{g}",
-                                    target_file_bytes=NO_ROLL, stats_columns=["ts"]) for g in range(3)]
-            stats[local] = write_groups(df, "_b", specs, [schema] * 3, ["trace_id"], local=local)
-    finally:
-        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", old)
-        df.unpersist()
-    job, here = _files(tmp_path / "False"), _files(tmp_path / "True")
-    assert len(job) == 3 and here == job
-    assert stats[True] == stats[False]
-
-
 def test_insert_buckets_merged_in_the_driver_are_byte_identical_to_the_spark_job(spark, tmp_path, monkeypatch) -> None:
     """The COW top-up of small files (engines.cow_baseline.driver_merge) against the Spark job it replaces:
     same files, names and bytes, commit after commit, over several batches of two partitions."""

@@ -2,15 +2,15 @@
 
 :func:`engines.cow_baseline.insert.write_buckets` ranks the batch's rows by record key within their
 partition, gives bucket ``i`` its range of ranks plus the rows of its small file (HoodieMergeHandle's
-top-up, the old rows with their commit time and seqno), and writes every bucket as one group of
-:func:`engines.spark.group_write.write_groups`. Its
+top-up, the old rows with their commit time and seqno), and writes every bucket with the one bucket
+writer :func:`engines.cow_baseline.bucket_write.write_bucket`, in a Spark task or here. The
 Spark job reads the small files, ranks, unions and sorts: at 1-10 MB per commit that job's fixed cost
 (plan building over Py4J, the Parquet scan and the Arrow collect) is most of the COW baseline's
 ingest. Here the batch's rows are taken as Arrow (the driver's own, or fetched in one job without a
 Python worker: :func:`engines.spark.batch_stats.batch_rows`), the small files are
 read with pyarrow (they were written by pyarrow: their footers hold the Arrow schema), and ranks and
 sorts are pyarrow's stable sorts, which order strings by their UTF-8 bytes, as Spark does. Every
-bucket is then cut and written as the job's task writes its group, so the files, names and bytes
+bucket is then handed to the same writer the job's tasks call, so the files, names and bytes
 are the same. It stands in only where that holds (:func:`base_inputs`, through the one gate
 :func:`engines.files.gate.choose_route`); anything else goes to the Spark job.
 """
@@ -25,18 +25,16 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from engines.cow_baseline.assign import InsertBucket, rank_ranges
+from engines.cow_baseline.bucket_write import KEPT_META, write_bucket
 from engines.files.gate import Route, choose_route
-from engines.files.inputs import Inputs, inspect_inputs, read_run, rebatch, sortable
+from engines.files.inputs import Inputs, inspect_inputs, read_run, sortable
 from engines.files.splits import sort_indices
-from engines.files.writer import WriteSpec, filesystem_for, write_partition_rows
+from engines.files.writer import WriteSpec, filesystem_for
 from engines.spark.arrow_compat import arrow_batch_rows
 from engines.spark.batch_stats import batch_rows
 from engines.spark.writer import run_write_job
 from engines.table.model import FileSlice, WriteStat
 from engines.table.storage import Storage
-
-# what a top-up keeps of a small file's own metadata columns (HoodieMergeHandle copies old records as they are)
-KEPT_META = ("_hoodie_commit_time", "_hoodie_commit_seqno")
 
 
 def _nullable(schema: pa.Schema) -> pa.Schema:
@@ -78,8 +76,10 @@ def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapp
 
     def job() -> list[list[WriteStat]]:
         batch = batch_rows(df)
-        new_schema = batch.schema
-        base_schema = _nullable(new_schema)
+        base_schema = _nullable(batch.schema)
+        # a topped-up bucket's target schema: the kept meta columns, then the batch's columns, nullable (the
+        # Spark job's union of the small files and the batch); a new file group's: the batch's own
+        topped_up = pa.schema([pa.field(c, pa.string()) for c in KEPT_META] + list(base_schema))
         ranked: dict[str, pa.Table] = {}
         out: list[list[WriteStat]] = []
         for i, (b, (lo, n)) in enumerate(zip(buckets, rank_ranges(buckets), strict=True)):
@@ -87,21 +87,13 @@ def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapp
                 value = b.partition[len(partition_prefix):]
                 rows = batch.filter(pc.equal(batch.column(partition_column), value))
                 ranked[b.partition] = rows.take(sort_indices(rows, [record_key]))
-            rows = ranked[b.partition].slice(lo, n)
+            old = None
             if i in inputs:
                 fs, root = filesystem_for(specs[i].base_uri)
                 with_meta = replace(inputs[i], columns=[*KEPT_META, *inputs[i].columns])
                 old = pa.concat_tables(list(read_run(fs, root, with_meta, [(0, 0, inputs[i].row_counts[0])])))
-                schema = pa.schema([pa.field(c, pa.string()) for c in KEPT_META] + list(base_schema))
-                new = rows.cast(base_schema)
-                for c in KEPT_META:  # the new rows get this instant's (the writer's coalesce)
-                    new = new.append_column(c, pa.nulls(new.num_rows, pa.string()))
-                merged = pa.concat_tables([old.select(schema.names).cast(schema), new.select(schema.names)])
-                rows = merged.take(sort_indices(merged, [record_key]))
-            else:  # the job casts a bucket without a small file to the batch's own schema
-                rows = rows.cast(new_schema)
-            chunks = (t.combine_chunks() for t in rebatch([rows], rows_per_batch))
-            out.append(sorted(write_partition_rows(specs[i], chunks, 0, 0), key=lambda s: s.path))
+            out.append(write_bucket(specs[i], ranked[b.partition].slice(lo, n), old,
+                                    topped_up if old is not None else batch.schema, rows_per_batch))
         return out
 
     return run_write_job(specs[0], fault_point, job)

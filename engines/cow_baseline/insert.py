@@ -15,19 +15,23 @@ its small-file limit, Option 2's insert with limit 0 (new buckets only).
 
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size, rank_ranges
+from engines.cow_baseline.bucket_write import KEPT_META, write_bucket
 from engines.cow_baseline.config import CowConfig
-from engines.cow_baseline.driver_merge import KEPT_META, base_inputs, merge_in_driver
-from engines.files.gate import choose_route, record_route
+from engines.cow_baseline.driver_merge import base_inputs, merge_in_driver
+from engines.files.gate import record_route
 from engines.files.inputs import inspect_inputs
-from engines.spark.arrow_compat import arrow_schema_of
+from engines.files.writer import WriteSpec
+from engines.spark.arrow_compat import arrow_batch_rows, arrow_schema_of
 from engines.spark.batch_stats import partition_counts
 from engines.spark.group_write import write_groups
 from engines.spark.insert import write_spec_for
-from engines.spark.rewrite import NO_ROLL, read_files, rewrite
+from engines.spark.rewrite import NO_ROLL, read_files
 from engines.spark.session import get_spark
 from engines.table import faults
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
@@ -78,11 +82,11 @@ def insert_with_buckets(table: HudiTable, df: DataFrame, cfg: CowConfig, row_gro
 def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBucket], df: DataFrame, instant: str,
                   stats_columns: list[str], row_group_rows: int) -> list[WriteStat]:
     """Write every bucket: bucket ``i`` gets the batch rows of its rank range by record key in its partition
-    (:func:`engines.cow_baseline.assign.rank_ranges`), plus the rows of its small file; it is written as
-    one file, sorted by record key, as a one-bucket job would. One gate (:func:`engines.files.gate.choose_route`)
-    picks the route: a small batch merged in the driver (:mod:`engines.cow_baseline.driver_merge`); else
-    every bucket in one Spark job (:func:`engines.spark.group_write.write_groups`, its tasks in the driver
-    for a small job); small files pyarrow did not write, one job per bucket. Every route writes the same bytes."""
+    (:func:`engines.cow_baseline.assign.rank_ranges`), plus the rows of its small file; one function writes
+    it (:func:`engines.cow_baseline.bucket_write.write_bucket`: merged, sorted by record key, one file). One
+    gate (:func:`engines.files.gate.choose_route`) decides where that function runs: in the driver for a
+    small batch whose small files pyarrow reads as Spark does (:mod:`engines.cow_baseline.driver_merge`),
+    else inside the tasks of one Spark job. Both write the same bytes."""
     part_col, key = table.partition_fields[0], table.record_key
     bases = {i: b.base_slice for i, b in enumerate(buckets) if b.base_slice is not None}
     prefix = f"{part_col}=" if table.hive_style else ""
@@ -93,53 +97,50 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
              for i, b in enumerate(buckets)]
     route, inputs = base_inputs(table.storage, bases, arrow_schema_of(df), key, part_col,
                                 sum(b.num_records for b in buckets))
+    record_route("bucket insert", route)
     if route.in_driver:
-        record_route("bucket insert, merged in the driver", route)
         written = merge_in_driver(df, buckets, inputs, specs, part_col, prefix, key, fault_point="ingest.mid_write")
-        return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
-    if bases and inspect_inputs(table.storage, list(bases.values()), True) is None:
-        record_route("bucket insert, one job per bucket", choose_route(blocker="small files pyarrow did not write"))
-        return _write_buckets_one_by_one(spark, table, buckets, df, instant, stats_columns, row_group_rows)
+    else:
+        written = _write_buckets_as_tasks(spark, table, buckets, bases, df, specs)
+    return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
+
+
+def _write_buckets_as_tasks(spark: SparkSession, table: HudiTable, buckets: list[InsertBucket],
+                            bases: dict[int, FileSlice], df: DataFrame, specs: list[WriteSpec]) -> list[list[WriteStat]]:
+    """Every bucket in one Spark job whose tasks call :func:`engines.cow_baseline.bucket_write.write_bucket`.
+
+    Spark ranks the batch's rows, tags each with its bucket (``_b``) and unions in the small files' rows
+    (``_old``), read with their kept meta columns: all in one read when pyarrow wrote them all in one schema,
+    else each file on its own, so each bucket's target schema is Spark's union of its own small file and the
+    batch."""
+    part_col, key = table.partition_fields[0], table.record_key
+    prefix = f"{part_col}=" if table.hive_style else ""
     cases = [f"WHEN {_sql_name(part_col)} = {_sql_string(b.partition[len(prefix):])} "
              f"AND _rk >= {lo} AND _rk < {lo + n} THEN {i}"
              for i, (b, (lo, n)) in enumerate(zip(buckets, rank_ranges(buckets), strict=True))]
     rows = (df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1)
             .withColumn("_b", F.expr(f"CASE {' '.join(cases)} END")).drop("_rk"))
     new_schema = arrow_schema_of(rows.drop("_b"))
-    merged, base_schema = rows, new_schema
-    if bases:
-        files = " ".join(f"WHEN {_sql_string(s.file_name)} THEN {i}" for i, s in bases.items())
-        old = read_files(spark, table.storage, list(bases.values()), keep_meta=True)
+    schemas = [new_schema] * len(buckets)
+    merged = rows.withColumn("_old", F.lit(False))
+    one_read = inspect_inputs(table.storage, list(bases.values()), True) is not None
+    for read in ([list(bases)] if one_read else [[i] for i in bases]) if bases else []:
+        files = " ".join(f"WHEN {_sql_string(bases[i].file_name)} THEN {i}" for i in read)
+        old = read_files(spark, table.storage, [bases[i] for i in read], keep_meta=True)
         old = old.withColumn("_b", F.expr(f"CASE _hoodie_file_name {files} END"))
         old = old.drop(*[c for c in META_COLUMNS if c in old.columns and c not in KEPT_META])
-        merged = old.unionByName(rows, allowMissingColumns=True)
-        base_schema = arrow_schema_of(merged.drop("_b"))
-    schemas = [base_schema if i in bases else new_schema for i in range(len(buckets))]
-    num_rows = sum(b.num_records for b in buckets) + sum(s.num_rows for s in bases.values())
-    job_route = record_route("bucket insert, one job", choose_route(rows=num_rows))
-    written = write_groups(merged, "_b", specs, schemas, [key], fault_point="ingest.mid_write",
-                           local=job_route.in_driver)
-    return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
+        target = arrow_schema_of(old.drop("_b").unionByName(rows.drop("_b"), allowMissingColumns=True))
+        for i in read:
+            schemas[i] = target
+        merged = old.withColumn("_old", F.lit(True)).unionByName(merged, allowMissingColumns=True)
+    batch_rows = arrow_batch_rows(spark)
 
+    def write_group(i: int, group: pa.Table, attempt: int) -> list[WriteStat]:
+        old = group.column("_old")
+        return write_bucket(specs[i], group.filter(pc.invert(old)), group.filter(old) if i in bases else None,
+                            schemas[i], batch_rows, attempt)
 
-def _write_buckets_one_by_one(spark: SparkSession, table: HudiTable, buckets: list[InsertBucket], df: DataFrame,
-                              instant: str, stats_columns: list[str], row_group_rows: int) -> list[WriteStat]:
-    """One Spark job per bucket: small files whose schemas differ, or that pyarrow did not write."""
-    part_col, key = table.partition_fields[0], table.record_key
-    ranked = df.withColumn("_rk", F.row_number().over(Window.partitionBy(part_col).orderBy(key)) - 1).cache()
-    stats: list[WriteStat] = []
-    prefix = f"{part_col}=" if table.hive_style else ""
-    for i, (b, (lo, n)) in enumerate(zip(buckets, rank_ranges(buckets), strict=True)):
-        value = b.partition[len(prefix):]
-        rows = ranked.where((F.col(part_col) == value) & (F.col("_rk") >= lo) & (F.col("_rk") < lo + n)).drop("_rk")
-        spec = write_spec_for(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
-                              file_id_override=b.file_id, file_id_prefix=f"bucket-{i}",
-                              preserve_commit_metadata=b.base_slice is not None)  # as the other routes
-        base = [b.base_slice] if b.base_slice is not None else []
-        stats += _bucket_stats(b, rewrite(spark, table.storage, base, spec, 1, extra=rows,
-                                          fault_point="ingest.mid_write"))
-    ranked.unpersist()
-    return stats
+    return write_groups(merged, "_b", len(buckets), write_group, [key], specs[0], fault_point="ingest.mid_write")
 
 
 def _bucket_stats(bucket: InsertBucket, out: list[WriteStat]) -> list[WriteStat]:

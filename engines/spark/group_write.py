@@ -1,32 +1,31 @@
-"""Many file groups in one Spark job, each written exactly as a one-task job of its rows alone would.
+"""Many file groups in one Spark job: every task gathers each of its groups' rows and hands them to one
+writer function.
 
 The COW baseline rewrites every small file it tops up as a new slice, plus new file groups: one
 Spark job each used to cost a job's fixed cost per touched file group. Here rows carry their group
 number (``group_column``); one job spreads the groups over the tasks, orders each task's rows by
-(group, ``order``), and every task writes each of its groups with that group's :class:`WriteSpec`:
-as task 0 (the index a one-partition job has), in Arrow batches of Spark's
-``spark.sql.execution.arrow.maxRecordsPerBatch`` rows cut from the group's first row (the batches
-``mapInArrow`` hands a one-partition job, which decide the row groups), and in the group's own Arrow
-schema (column order, types and nullability of the DataFrame it used to be written from). So the
-files, names and bytes are those of one job per group.
+(group, ``order``), and every task calls ``write_group(g, rows, attempt)`` on each of its groups, with the
+group's rows as one Arrow table: the same function the driver calls when the job runs there
+(:func:`engines.cow_baseline.bucket_write.write_bucket`), so the files, names and bytes are the same.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
-from engines.files.inputs import rebatch
-from engines.files.writer import WriteSpec, write_partition_rows
-from engines.spark.arrow_compat import arrow_batch_rows, to_arrow
+from engines.files.writer import WriteSpec
 from engines.spark.writer import STATS_SCHEMA, run_write_job
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import WriteStat
+
+# (group, its rows, the task attempt) -> the write stats of its files
+GroupWriter = Callable[[int, pa.Table, int], list[WriteStat]]
 
 
 def _pieces(batches: Iterator[pa.RecordBatch], group_column: str) -> Iterator[tuple[int, pa.Table]]:
@@ -46,47 +45,31 @@ def _pieces(batches: Iterator[pa.RecordBatch], group_column: str) -> Iterator[tu
             start = end
 
 
-def write_groups(df: DataFrame, group_column: str, specs: Sequence[WriteSpec], schemas: Sequence[pa.Schema],
-                 order: Sequence[str], fault_point: str | None = None, local: bool = False) -> list[list[WriteStat]]:
-    """Write group ``g`` of ``df`` (rows whose integer ``group_column`` is ``g``), ordered by ``order``,
-    with ``specs[g]`` in the Arrow schema ``schemas[g]``; the write stats of each group, sorted by path.
-
-    ``local``: a small input, written in the driver (:mod:`engines.spark.local_write`): its rows,
-    ordered in one partition, fetched as Arrow in a job without a Python worker, then each group
-    written exactly as a task writes it (a group's batches are cut from its first row whatever
-    batches arrive, and every group is written as task 0), so the files and bytes are the same.
-    ``fault_point``: the crash point inside the job (:func:`engines.spark.writer.run_write_job`)."""
+def write_groups(df: DataFrame, group_column: str, num_groups: int, write_group: GroupWriter,
+                 order: list[str], spec: WriteSpec, fault_point: str | None = None) -> list[list[WriteStat]]:
+    """Write groups ``0..num_groups-1`` of ``df`` (rows whose integer ``group_column`` is ``g``) in one Spark
+    job: each task calls ``write_group(g, rows, attempt)`` on each of its groups, ``rows`` ordered by
+    ``order``; the write stats of each group. ``spec``: one of the groups' specs (the crash point watches
+    its table and instant); ``fault_point``: the crash point inside the job
+    (:func:`engines.spark.writer.run_write_job`)."""
     from pyspark import TaskContext
 
-    if not specs:
+    if num_groups == 0:
         return []
-    spark = df.sparkSession
-    batch_rows = arrow_batch_rows(spark)
-    tasks = 1 if local else max(1, min(len(specs), spark.sparkContext.defaultParallelism))
-    spread = df.coalesce(1) if local else df.repartition(tasks, group_column)
-    ordered = spread.sortWithinPartitions(group_column, *order)
-    specs, schemas = list(specs), list(schemas)
+    tasks = max(1, min(num_groups, df.sparkSession.sparkContext.defaultParallelism))
+    ordered = df.repartition(tasks, group_column).sortWithinPartitions(group_column, *order)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         ctx = TaskContext.get()
         attempt = ctx.attemptNumber() if ctx else 0
         payload = []
         for g, runs in itertools.groupby(_pieces(batches, group_column), key=lambda p: p[0]):
-            schema = schemas[g]
-            tables = (t.select(schema.names).cast(schema) for _, t in runs)
-            # one chunk per batch, as Spark hands it: chunk boundaries move Parquet page boundaries
-            for s in write_partition_rows(specs[g], (t.combine_chunks() for t in rebatch(tables, batch_rows)),
-                                          0, attempt):
+            for s in write_group(g, pa.concat_tables([t for _, t in runs]), attempt):
                 payload.append(json.dumps({"group": g, "stat": write_stat_to_json(s)}))
         yield pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], names=["stat"])
 
-    def job() -> list[str]:
-        if local:  # run's attempt is 0 outside a task
-            return [p for b in run(iter(to_arrow(ordered).to_batches())) for p in b.column(0).to_pylist()]
-        return [row["stat"] for row in ordered.mapInArrow(run, STATS_SCHEMA).collect()]
-
-    out: list[list[WriteStat]] = [[] for _ in specs]
-    for payload in run_write_job(specs[0], fault_point, job):
-        d = json.loads(payload)
+    out: list[list[WriteStat]] = [[] for _ in range(num_groups)]
+    for row in run_write_job(spec, fault_point, lambda: ordered.mapInArrow(run, STATS_SCHEMA).collect()):
+        d = json.loads(row["stat"])
         out[d["group"]].append(write_stat_from_json(d["stat"], d["stat"].get("partitionPath", "")))
     return [sorted(stats, key=lambda s: s.path) for stats in out]
