@@ -58,13 +58,16 @@ def test_one_read_of_the_small_files_writes_the_bytes_of_one_read_per_file(spark
     partitions, Arrow batches of 700 rows so that a file spans several batches, row groups of 500)."""
     import engines.cow_baseline.insert as cow
     from engines.files.gate import Route
+    from engines.table import faults
 
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")
     ws = spec(num_batches=4, batch_records=3000, num_partitions=3, late_fraction=0.2)
     footer = footer_bytes(1000, BloomConfig(), 32)  # each file's bloom filter (Hudi's), on top of its rows
     cfg = CowEngineConfig(planner=CowConfig(small_file_limit=160_000 + footer, max_file_size=240_000 + footer,
                                             record_size_estimate=100), row_group_rows=500, auto_clean=False)
-    tables = []
+    tables: list = []
+    mid_write: list[str] = []
+    stop = faults.observe(mid_write.append)
     try:
         monkeypatch.setattr(cow, "base_inputs", lambda *a: (Route(False, "the Spark job, for the test"), {}))
         for name in ("one_read", "per_file"):
@@ -74,7 +77,9 @@ def test_one_read_of_the_small_files_writes_the_bytes_of_one_read_per_file(spark
             for b in range(ws.num_batches):
                 e.ingest(batch_df(spark, ws, b))
             tables.append(e.table)
+            assert mid_write.count("ingest.mid_write") == ws.num_batches * len(tables)  # the crash point, per commit
     finally:
+        stop()
         spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     merged = [s for inst in tables[0].refresh().completed(["commit"]) for s in tables[0].commit_metadata(inst).write_stats
               if s.prev_commit not in (None, "null")]

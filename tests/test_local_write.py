@@ -99,10 +99,12 @@ def test_ingest_of_a_cached_batch_is_one_job(spark, tmp_path, counted) -> None:
 
 def test_insert_buckets_merged_in_the_driver_are_byte_identical_to_the_spark_job(spark, tmp_path, monkeypatch) -> None:
     """The COW top-up of small files (engines.cow_baseline.driver_merge) against the Spark job it replaces:
-    same files, names and bytes, commit after commit, over several batches of two partitions."""
+    same files, names and bytes, commit after commit, over several batches of two partitions; the crash
+    point inside the write job is passed once per commit on either route."""
     import engines.cow_baseline.insert as cow_insert
     from engines.cow_baseline.config import CowConfig
     from engines.files.gate import Route
+    from engines.table import faults
 
     ws = spec(num_partitions=2, batch_records=1500, late_fraction=0.3)
     # small enough that every batch tops up a small file per partition and some start new file groups
@@ -121,16 +123,20 @@ def test_insert_buckets_merged_in_the_driver_are_byte_identical_to_the_spark_job
 
     old = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "700")  # several batches per bucket
+    mid_write = {"job": 0, "local": 0}
     try:
         for how in ("job", "local"):
             monkeypatch.setattr(cow_insert, "base_inputs", counted if how == "local" else spark_job)
+            stop = faults.observe(lambda p, how=how: mid_write.__setitem__(how, mid_write[how] + (p == "ingest.mid_write")))
             table = new_table(tmp_path / how)
             for b in range(6):
                 df = batch_df(spark, ws, b).cache()
                 cow_insert.insert_with_buckets(table, df, cfg, row_group_rows=400)
                 df.unpersist()
+            stop()
     finally:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", old)
     job, local = _files(tmp_path / "job"), _files(tmp_path / "local")
     assert sum(merged_in_driver) >= 2  # small files were topped up in the driver
+    assert mid_write == {"job": 6, "local": 6}
     assert len(job) > 8 and local == job
