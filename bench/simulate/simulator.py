@@ -529,7 +529,7 @@ class Simulator:
                                              self._size(e, rows, self._data(e, base) + int(bucket.num_records * bpr)),
                                              None if data is not None else _merge_two(
                                                  base.column_stats, self._estimated_stats(bucket.partition)), data))
-                else:  # the engine writes every bucket as task 0 of its group (engines.spark.group_write)
+                else:  # the engine writes every bucket as task 0 (engines.cow_baseline.bucket_write)
                     file_id = new_file_id(f"bucket-{i}", instant, bucket.partition, 0, 0, 0)
                     written.append(self._add(e, bucket.partition, file_id, instant, bucket.num_records,
                                              self._size(e, bucket.num_records, int(bucket.num_records * bpr)),
