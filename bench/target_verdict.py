@@ -5,9 +5,11 @@ replays every candidate that passed the required gates at the target's sizes, ra
 horizon and store (:func:`bench.simulate.project.project_review`), and the same review rules (ledger,
 margin) choose among them there. The target's choice goes into ``run.json``'s
 ``review.choice.target``, beside the run's own, with how it was made and its seconds
-(``review.projection.phases_s``). The decision map around the target (which parameters, moved how
-far, flip the answer) is ``project_review(..., flip=True)``: it replays ~24 more horizons, so it runs
-on demand (``layoutbench sweep``), not in every run.
+(``review.projection.phases_s``). Around the target, the prices and the query rate that flip the answer come from
+the projected ledgers in closed form (``breakeven``, :mod:`runresults.review.breakeven`). The full
+decision map (batch size, limits, partitions, latency, moved how far) is ``project_review(...,
+flip=True)``: it replays ~24 more horizons (326 s on the small scenario's run at 2026-11-27, against
+18 s for the center), so it runs on demand (``layoutbench sweep``), not in every run.
 """
 
 from __future__ import annotations
@@ -60,11 +62,13 @@ def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
         except Exception as exc:  # a projection that cannot be made is said, not a failed run
             projection = {"design": None, "text": f"not projected: {type(exc).__name__}: {exc}"}
         else:
-            center = review(Results(out["folder"]))["choice"]["run"]
+            projected = review(Results(out["folder"]))
+            center = projected["choice"]["run"]
             run_choice = stored["choice"]["run"]
             differs = center.get("design") != run_choice.get("design")
             projection = {**out, "design": center.get("design"), "candidate": center.get("candidate"),
                           "equivalent": center.get("equivalent"), "differs_from_run": differs,
+                          "breakeven": projected["breakeven"],
                           "text": choice_text(center) + (
                               f", not the run's {run_choice.get('design') or 'none'}: at this scale the ledger's "
                               "parts weigh differently (the projection's own review is in "

@@ -7,12 +7,9 @@ engine's ``sim.py`` is loaded by the kinds registry, and the simulator loads it 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from engines.table.model import FileSlice
-
-if TYPE_CHECKING:  # a type only: the shared base imports no kind's package
-    from engines.cow_baseline.config import CowConfig
 
 # one rewrite of a maintenance plan: (partition path, the file slices it reads, output files)
 Group = tuple[str, list[FileSlice], int]
@@ -34,7 +31,9 @@ class KindSim:
         self.planner = planner
         self.options = options
 
-    def inserts(self, max_file: int) -> CowConfig | None:
+    def inserts(self, max_file: int) -> Any:  # noqa: ANN401 - a kind's insert sizing; the base imports no kind
+        """The UpsertPartitioner sizing (``engines.cow_baseline.config.CowConfig``) the kind's inserts
+        go through, or None: APPEND, rolled at bytes."""
         return None
 
     def ingest_order(self) -> list[str]:

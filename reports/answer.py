@@ -4,6 +4,7 @@ then the cost figure; below them the gates, the ledgers and the criteria."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -93,6 +94,9 @@ def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:
                    + ", ".join(label(g) for g in review["gates_not_measured"]) + ".")
     if review["flips"]:
         out.append("The choice changes " + "; ".join(f["text"] for f in review["flips"]) + ".")
+    nearest = nearest_breakeven(review.get("breakeven", []))
+    if nearest and len(out) + 2 <= MAX_SENTENCES:  # the target's sentence comes last, always
+        out.append(f"The nearest price or rate that changes it: {nearest['text']}.")
     target = review["choice"].get("target")
     t = review["settings"]["target"]
     scale = (f"{t['batch_mb']:g} MB batches, {t['small_file_limit_mb']:g} MB small-file limit, "
@@ -102,6 +106,12 @@ def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:
     else:
         out.append(f"At the target scale ({scale}) the choice is not projected in this report.")
     return out[:MAX_SENTENCES]
+
+
+def nearest_breakeven(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The break-even (``runresults.review.breakeven``) with the smallest move, in either direction."""
+    moving = [b for b in rows if b.get("cheaper_at")]
+    return min(moving, key=lambda b: abs(math.log(b["cheaper_at"])), default=None)
 
 
 def gates_frame(review: dict[str, Any]) -> pd.DataFrame:

@@ -183,8 +183,14 @@ def review_section(results: Results, review: dict[str, Any], summaries: list[Eng
 
 
 def _flip_lines(review: dict[str, Any]) -> list[str]:
-    """The review's flips: each one-gate change of the required set that changes the choice."""
-    return [f"The choice changes {f['text']} (computed from this run's gates and ledgers)." for f in review["flips"]]
+    """The review's flips: each one-gate change of the required set that changes the choice; then each
+    price or rate that would, at the run's scale and at the target's (break-even factors of the ledgers)."""
+    out = [f"The choice changes {f['text']} (computed from this run's gates and ledgers)." for f in review["flips"]]
+    out += [f"At the run's scale, {b['text']} (break-even of the ledgers)." for b in review.get("breakeven", [])]
+    target = review["choice"].get("target") or {}
+    out += [f"At the target scale, {b['text']} (break-even of the projected ledgers)."
+            for b in target.get("breakeven", [])]
+    return out
 
 
 def _prices_text(prices: dict[str, Any]) -> str:

@@ -183,3 +183,35 @@ def test_batch_span_matches_the_workloads() -> None:
     for doc in ({"num_batches": 150, "num_partitions": 3}, {"num_batches": 7, "num_partitions": 5,
                                                             "partition_granularity": "hour"}):
         assert batch_span_s({"scenario": {"workload": doc}}) == pytest.approx(batch_span(WorkloadSpec(**doc)).total_seconds(), abs=1e-5)
+
+
+def test_breakeven_factors_solve_the_ledger_lines(tmp_path: Path) -> None:
+    """Option 2 is 20% faster but keeps ten times the bytes, and queries are rare: the ledger chooses
+    Option 1. A cheaper storage, a dearer core-hour or more queries would choose Option 2; each
+    break-even factor, applied to the ledgers' parts by hand, puts Option 2 at exactly (1 - margin)
+    of Option 1's cost, and at (1 + margin) where it becomes equivalent."""
+    from runresults.review.breakeven import LEVERS, breakeven
+
+    run = make_design_results(tmp_path / "run", speed={"option2": 0.8, "baseline": 1.3}, stored={"option2": 10.0},
+                              review={"queries_per_hour": 0.01})
+    rev = review(Results(run))
+    assert rev["choice"]["run"]["candidate"] == "option1" and rev["choice"]["run"]["decided"]
+    assert rev["breakeven"] == breakeven(rev)
+    rows = {b["lever"]: b for b in rev["breakeven"] if b["candidate"] == "option2"}
+    m = rev["margin"]
+
+    def cost(engine: str, lever: str, f: float) -> float:
+        parts = {p: iv["value"] for p, iv in rev["candidates"][engine]["ledger"]["parts_usd_per_tb"].items() if iv}
+        return sum(v * (f if p in LEVERS[lever] else 1.0) for p, v in parts.items())
+
+    assert rows["storage_gb_month"]["cheaper_at"] < 1 < rows["core_hour"]["cheaper_at"]
+    assert rows["queries_per_hour"]["cheaper_at"] > 1
+    assert rows["requests"]["cheaper_at"] is None  # a local run: no requests to price
+    for lever, row in rows.items():
+        f, g = row["cheaper_at"], row["equivalent_at"]
+        if f is None:
+            continue
+        assert cost("option2", lever, f) == pytest.approx((1 - m) * cost("option1", lever, f)), lever
+        assert cost("option2", lever, g) == pytest.approx((1 + m) * cost("option1", lever, g)), lever
+    md = render_report(run, design_review=True)["report.md"].read_text()
+    assert "(break-even of the ledgers)" in md and rows["core_hour"]["text"] in md

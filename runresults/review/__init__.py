@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runresults import Results
+from runresults.review.breakeven import breakeven
 from runresults.review.choice import Choice, choose
 from runresults.review.compare import compare
 from runresults.review.families import DESIGNS, engine_families
@@ -24,7 +25,7 @@ from runresults.review.ledger import PARTS, RULES, ledger
 from runresults.review.settings import GATE_USERS, GATES, ReviewSpec, review_settings
 from runresults.uncertainty import METHOD
 
-REVIEW_VERSION = 1
+REVIEW_VERSION = 2  # 2: breakeven
 DECISION_RULE = ("a difference decides only when its interval (95% from 10 samples on, else the range with its n) "
                  "lies wholly outside 1 ± margin; otherwise the two are equivalent")
 
@@ -79,7 +80,7 @@ def review(results: Results, crash: Results | None = None, projection: dict[str,
                          "represents": next((d for d, r in base.representatives.items() if r == e), None),
                          "ledger": ledgers[e].as_dict()}
     measured = {g: any(gates[e][g].measured for e in families) for g in GATES}
-    return {
+    out = {
         "version": REVIEW_VERSION, "settings": settings.model_dump(mode="json"), "margin": settings.margin,
         "rules": {"ledger": RULES, "intervals": METHOD, "decision": DECISION_RULE}, "parts": list(PARTS),
         "candidates": candidates, "references": [e for e, f in families.items() if f not in DESIGNS],
@@ -87,8 +88,11 @@ def review(results: Results, crash: Results | None = None, projection: dict[str,
         "decided_by": ({"kind": "gate", "gates": deciding, "without_gates": ungated.design} if deciding else
                        {"kind": "ledger" if base.decided else ("equivalent" if base.design else "none"), "gates": []}),
         "criteria": criteria, "flips": _flips(families, gates, ledgers, settings, base),
+        "breakeven": [],
         "gates_not_measured": [g for g in settings.requires if not measured[g]],
     }
+    out["breakeven"] = breakeven(out)
+    return out
 
 
 def review_of(results: Results, crash: Results | None = None) -> dict[str, Any]:
