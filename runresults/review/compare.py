@@ -55,9 +55,7 @@ class Comparison:
 
 
 def _ingest(results: Results, engine: str) -> pd.Series:
-    c = results.table("commits", all_repeats=True)
-    c = c[(c.engine == engine) & (c.kind == "ingest")]
-    return c.groupby(["repeat", "batch"]).duration_s.sum()
+    return ingest_cost.per_batch(results, engine).duration_s
 
 
 def _ingest_figures(results: Results, engine: str) -> str:

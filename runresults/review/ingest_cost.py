@@ -24,7 +24,8 @@ PHASES = {"plan_s": "planning (view, pending plans, bucket assignment)", "write_
 SAME_BYTES = 0.01  # files count as the same when their count matches and their bytes within 1%
 
 
-def _ingests(results: Results, engine: str) -> pd.DataFrame:
+def per_batch(results: Results, engine: str) -> pd.DataFrame:
+    """An engine's ingest commits summed per (repetition, batch): duration, files, bytes and phases."""
     c = results.table("commits", all_repeats=True)
     c = c[(c.engine == engine) & (c.kind == "ingest")]
     return c.groupby(["repeat", "batch"])[["duration_s", "files_written", "bytes_written", *PHASES]].sum(min_count=1)
@@ -32,7 +33,7 @@ def _ingests(results: Results, engine: str) -> pd.DataFrame:
 
 def explain(results: Results, a: str, b: str) -> str:
     """One sentence on where ``b``'s ingest time differs from ``a``'s ('' without phases)."""
-    ia, ib = _ingests(results, a), _ingests(results, b)
+    ia, ib = per_batch(results, a), per_batch(results, b)
     both = ia.index.intersection(ib.index)
     if not len(both):
         return ""
