@@ -21,7 +21,7 @@ mode but ``none``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -109,17 +109,27 @@ class BatchSteps(Protocol[T]):
 
 
 def run_batches(steps: BatchSteps[T], targets: Sequence[T], schedule: MaintenanceSchedule,
-                num_batches: int, start: int = 0, checkpoints: Iterable[int] = ()) -> None:
+                num_batches: int, start: int = 0, checkpoints: Iterable[int] = (),
+                prefix: Callable[[T], int] | None = None) -> None:
     """Batches ``start`` .. ``num_batches - 1`` through every target: ingest and after-commit, the
     maintenance ``schedule`` makes due, the final maintenance after the last batch, and
-    ``steps.checkpoint`` after each batch in ``checkpoints``."""
+    ``steps.checkpoint`` after each batch in ``checkpoints``. ``prefix(target)``: how many of the
+    batches that target takes (a stated prefix, e.g. a design whose rewrites would not fit the run's
+    time); it gets its final maintenance after its own last batch. ``steps.checkpoint`` decides
+    which targets query at a mark (the runner: those whose own checkpoints include it)."""
     marks = set(checkpoints)
+    upto = {id(t): min(num_batches, prefix(t)) if prefix is not None else num_batches for t in targets}
     for b in range(start, num_batches):
         steps.begin_batch(b)
         for target in targets:
+            if b >= upto[id(target)]:
+                continue
             steps.ingest(target, b)
             for step in schedule.after_commit(b):
                 steps.maintain(target, b, step)
+            if b == upto[id(target)] - 1 < num_batches - 1:  # a prefix ends: its own final maintenance
+                for step in schedule.final_steps(upto[id(target)]):
+                    steps.maintain(target, b, step)
         steps.end_batch(b)
         if b == num_batches - 1:
             steps.before_final(b)

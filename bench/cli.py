@@ -106,17 +106,26 @@ def inspect(
 
 
 @command(app)
-def validate(scenario: str = typer.Argument(..., help="scenario YAML file")) -> None:
-    """Check a scenario file; every problem is explained in one message."""
+def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
+             out: str | None = typer.Option(None, "--out", help="results root the run would write to (default: "
+                                            "the scenario's output): its free space is checked")) -> None:
+    """Check a scenario file, and that its tables would fit the free disk; every problem is explained
+    in one message."""
+    from bench.disk_estimate import GB, check_disk
     from bench.scenario import ScenarioError, load_scenario
 
     try:
         sc = load_scenario(scenario)
+        est = check_disk(sc, out)
     except ScenarioError as exc:
         fail(str(exc))
         return
+    prefixes = [f"{e.name} the first {e.num_batches}" for e in sc.engines
+                if e.num_batches is not None and e.num_batches < sc.workload.num_batches]
     console.print(f"{scenario}: ok — {len(sc.engines)} engines "
-                  f"({', '.join(e.name for e in sc.engines)}), {sc.workload.num_batches} batches")
+                  f"({', '.join(e.name for e in sc.engines)}), {sc.workload.num_batches} batches"
+                  + (f" ({'; '.join(prefixes)})" if prefixes else "")
+                  + (f", tables about {est.peak_bytes / GB:.1f} GB at their peak" if est is not None else ""))
 
 
 @command(app)
@@ -127,7 +136,10 @@ def run(
     master: str | None = typer.Option(None, "--master", help="Spark master URL (local[*], spark://host:7077, ...)"),
     engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of the scenario's engines"),
     seed: int | None = typer.Option(None, "--seed", help="override the workload seed"),
-    keep_tables: bool = typer.Option(True, "--keep-tables/--no-keep-tables", help="keep the tables after the run"),
+    keep_tables: bool | None = typer.Option(None, "--keep-tables/--no-keep-tables",
+                                            help="keep the tables after the run (default: the scenario's "
+                                            "keep_tables; without, each engine's tables are removed once its "
+                                            "figures are taken)"),
     report: bool = typer.Option(False, "--report", help="render the reports after the run"),
     repeat: int | None = typer.Option(None, "--repeat", help="run the timed parts N times on fresh tables "
                                       "(default: the scenario's repeat); timings get 95% intervals"),
@@ -162,7 +174,7 @@ def run(
     except RunStepError as exc:
         fail(str(exc), EXIT_FAILED)
         return
-    except SparkMasterUnreachable as exc:
+    except (SparkMasterUnreachable, ScenarioError) as exc:  # ScenarioError: the disk cannot hold the tables
         fail(str(exc))
         return
     from runresults import Results

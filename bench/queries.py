@@ -29,11 +29,20 @@ from engines.table.storage import Storage
 
 @dataclass
 class Query:
+    """One suite query: its pruning predicates, its Spark plan (``frame``: the DataFrame whose rows
+    answer it, so that planning can be timed apart from execution), ``canon`` (those rows as the
+    canonical, comparable value) and its pyarrow ``reference``."""
+
     name: str
     predicates: Callable[[QueryParams], list[Predicate]]
-    spark: Callable[[DataFrame, QueryParams], Any]
+    frame: Callable[[DataFrame, QueryParams], DataFrame]
+    canon: Callable[[list[Any]], Any]
     reference: Callable[[pa.Table, QueryParams], Any]
     description: str = ""
+
+    def spark(self, df: DataFrame, params: QueryParams) -> Any:
+        """The query's canonical answer on ``df`` (planned and executed in one go)."""
+        return self.canon(self.frame(df, params).collect())
 
 
 @dataclass
@@ -50,6 +59,10 @@ class QueryRun:
     result_rows: int = 0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # latency_s split as LHBench does: planning (our file pruning, Spark's file index over the kept
+    # files, analysis, optimisation and the physical plan) and execution (the jobs, the rows collected)
+    planning_s: float | None = None
+    execution_s: float | None = None
 
 
 def _canon_counts(pairs: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
@@ -57,19 +70,26 @@ def _canon_counts(pairs: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
 
 
 # -- the five queries ---------------------------------------------------------------------------
-def _full_scan_spark(df: DataFrame, p: QueryParams) -> Any:
-    return _canon_counts([(r["level"], r["n"]) for r in df.groupBy("level").agg(F.count("*").alias("n")).collect()])
+def _full_scan_frame(df: DataFrame, p: QueryParams) -> DataFrame:
+    return df.groupBy("level").agg(F.count("*").alias("n"))
+
+
+def _full_scan_canon(rows: list[Any]) -> Any:
+    return _canon_counts([(r["level"], r["n"]) for r in rows])
 
 
 def _full_scan_ref(t: pa.Table, p: QueryParams) -> Any:
     return _canon_counts([(d["values"], d["counts"]) for d in pc.value_counts(t.column("level")).to_pylist()])
 
 
-def _service_hours_spark(df: DataFrame, p: QueryParams) -> Any:
-    row = df.where((F.col("service") == p.service) & (F.col("ts") >= F.lit(p.ts_from))
-                   & (F.col("ts") <= F.lit(p.ts_to))).agg(
-        F.count("*").alias("n"), F.round(F.sum("latency_ms"), 3).alias("s")).collect()[0]
-    return (int(row["n"]), float(row["s"] or 0.0))
+def _service_hours_frame(df: DataFrame, p: QueryParams) -> DataFrame:
+    return df.where((F.col("service") == p.service) & (F.col("ts") >= F.lit(p.ts_from))
+                    & (F.col("ts") <= F.lit(p.ts_to))).agg(
+        F.count("*").alias("n"), F.round(F.sum("latency_ms"), 3).alias("s"))
+
+
+def _service_hours_canon(rows: list[Any]) -> Any:
+    return (int(rows[0]["n"]), float(rows[0]["s"] or 0.0))
 
 
 def _service_hours_ref(t: pa.Table, p: QueryParams) -> Any:
@@ -81,8 +101,11 @@ def _service_hours_ref(t: pa.Table, p: QueryParams) -> Any:
     return (sel.num_rows, round(float(total), 3))
 
 
-def _point_spark(df: DataFrame, p: QueryParams) -> Any:
-    rows = df.where(F.col("trace_id") == p.trace_id).select("trace_id", "service", "latency_ms").collect()
+def _point_frame(df: DataFrame, p: QueryParams) -> DataFrame:
+    return df.where(F.col("trace_id") == p.trace_id).select("trace_id", "service", "latency_ms")
+
+
+def _point_canon(rows: list[Any]) -> Any:
     return sorted((r["trace_id"], r["service"], float(r["latency_ms"])) for r in rows)
 
 
@@ -92,18 +115,25 @@ def _point_ref(t: pa.Table, p: QueryParams) -> Any:
                       [float(x) for x in sel.column("latency_ms").to_pylist()], strict=True))
 
 
-def _recent_spark(df: DataFrame, p: QueryParams) -> Any:
-    return int(df.where(F.col("ts") >= F.lit(p.recent_from)).count())
+def _recent_frame(df: DataFrame, p: QueryParams) -> DataFrame:
+    return df.where(F.col("ts") >= F.lit(p.recent_from)).agg(F.count("*").alias("n"))
+
+
+def _recent_canon(rows: list[Any]) -> Any:
+    return int(rows[0]["n"])
 
 
 def _recent_ref(t: pa.Table, p: QueryParams) -> Any:
     return t.filter(pc.greater_equal(t.column("ts"), pa.scalar(p.recent_from, t.schema.field("ts").type))).num_rows
 
 
-def _topn_spark(df: DataFrame, p: QueryParams) -> Any:
+def _topn_frame(df: DataFrame, p: QueryParams) -> DataFrame:
     w = Window.partitionBy("service").orderBy(F.col("latency_ms").desc(), F.col("trace_id"))
-    rows = (df.where(F.col(p.partition_column) == p.day).withColumn("rk", F.row_number().over(w))
-            .where(F.col("rk") <= TOP_N).select("service", "trace_id").collect())
+    return (df.where(F.col(p.partition_column) == p.day).withColumn("rk", F.row_number().over(w))
+            .where(F.col("rk") <= TOP_N).select("service", "trace_id"))
+
+
+def _topn_canon(rows: list[Any]) -> Any:
     return sorted((r["service"], r["trace_id"]) for r in rows)
 
 
@@ -120,13 +150,16 @@ def _topn_ref(t: pa.Table, p: QueryParams) -> Any:
 
 SUITE: dict[str, Query] = {
     q.name: q for q in [
-        Query("full_scan_by_level", PREDICATES["full_scan_by_level"], _full_scan_spark, _full_scan_ref,
-              DESCRIPTIONS["full_scan_by_level"]),
-        Query("service_hours", PREDICATES["service_hours"], _service_hours_spark, _service_hours_ref,
-              DESCRIPTIONS["service_hours"]),
-        Query("point_lookup", PREDICATES["point_lookup"], _point_spark, _point_ref, DESCRIPTIONS["point_lookup"]),
-        Query("recent_hour", PREDICATES["recent_hour"], _recent_spark, _recent_ref, DESCRIPTIONS["recent_hour"]),
-        Query("topn_latency", PREDICATES["topn_latency"], _topn_spark, _topn_ref, DESCRIPTIONS["topn_latency"]),
+        Query("full_scan_by_level", PREDICATES["full_scan_by_level"], _full_scan_frame, _full_scan_canon,
+              _full_scan_ref, DESCRIPTIONS["full_scan_by_level"]),
+        Query("service_hours", PREDICATES["service_hours"], _service_hours_frame, _service_hours_canon,
+              _service_hours_ref, DESCRIPTIONS["service_hours"]),
+        Query("point_lookup", PREDICATES["point_lookup"], _point_frame, _point_canon, _point_ref,
+              DESCRIPTIONS["point_lookup"]),
+        Query("recent_hour", PREDICATES["recent_hour"], _recent_frame, _recent_canon, _recent_ref,
+              DESCRIPTIONS["recent_hour"]),
+        Query("topn_latency", PREDICATES["topn_latency"], _topn_frame, _topn_canon, _topn_ref,
+              DESCRIPTIONS["topn_latency"]),
     ]
 }
 
@@ -137,18 +170,23 @@ def result_size(value: Any) -> int:
 
 def run_query(spark: Any, storage: Storage, slices: list[FileSlice], query: Query, params: QueryParams,
               count_row_groups_too: bool = True) -> QueryRun:
-    """Plan (prune) and execute one query on a snapshot; errors are captured, not raised."""
+    """Plan (prune, Spark's plan) and execute one query on a snapshot, timed apart; errors are
+    captured, not raised."""
     preds = query.predicates(params)
     t0 = time.perf_counter()
     try:
         scan = read_snapshot(spark, storage, slices, preds)
-        result = query.spark(scan.df, params)
+        frame = query.frame(scan.df, params)
+        frame._jdf.queryExecution().executedPlan()  # planned now; the collect below reuses this plan
+        t1 = time.perf_counter()
+        result = query.canon(frame.collect())
     except Exception as exc:  # a reader failing under concurrent maintenance is a measured outcome
         return QueryRun(query.name, time.perf_counter() - t0, len(slices), 0, 0,
                         error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
-    latency = time.perf_counter() - t0
-    run = QueryRun(query.name, latency, scan.files_total, scan.files_scanned, scan.files_pruned,
-                   result=result, result_rows=result_size(result), extra={"scanned": scan.scanned})
+    t2 = time.perf_counter()
+    run = QueryRun(query.name, t2 - t0, scan.files_total, scan.files_scanned, scan.files_pruned,
+                   result=result, result_rows=result_size(result), extra={"scanned": scan.scanned},
+                   planning_s=t1 - t0, execution_s=t2 - t1)
     if count_row_groups_too:
         add_row_groups(run, storage, query, params)
     return run

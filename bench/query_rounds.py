@@ -65,5 +65,5 @@ def run_query_rounds(spark: Any, engines: Sequence[Engine], checkpoint: int, que
             if add_row is not None:
                 add_row(engine=slot.engine, checkpoint=checkpoint, query=slot.query, round=r, position=pos,
                         latency_s=res.latency_s, result_rows=res.result_rows if res.error is None else None,
-                        verified=ok)
+                        verified=ok, planning_s=res.planning_s, execution_s=res.execution_s)
     return failures

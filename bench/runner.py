@@ -30,8 +30,10 @@ from bench.gates.history_gates import needs_apache_hudi
 from bench.gates.in_run import final_query_rounds, measure_gates
 from bench.ingest_phases import ingest_phases
 from bench.isolation import IsolationProbe
+from bench.machine_load import LoadSampler
 from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
+from bench.scale_projection import prefix_projections
 from bench.scenario import Scenario, ScenarioError, fingerprint
 from bench.store.run_store import run_store
 from bench.target_verdict import project_run
@@ -97,6 +99,9 @@ class EngineState:
     # warm runs per query at a checkpoint (None: the scenario's); an engine capped below the run's
     # repetitions runs as many more, so its warm medians have as many samples as the designs'
     warm_runs: int | None = None
+    batches: int = 0  # how many of the workload's batches it takes (a stated prefix, else all)
+    table_dir: Path | None = None  # its table on local disk (None on an object store)
+    removed: bool = False  # its table removed once its figures were taken (keep_tables off)
 
 
 @dataclass
@@ -277,7 +282,8 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
                            files_pruned=res.files_pruned, row_groups_total=res.row_groups_total if run == 0 else None,
                            row_groups_scanned=res.row_groups_scanned if run == 0 else None,
                            rows_scanned=res.rows_scanned if run == 0 else None, result_rows=res.result_rows,
-                           verified=verified, error=res.error)
+                           verified=verified, error=res.error, planning_s=res.planning_s,
+                           execution_s=res.execution_s)
 
 
 def warm_runs_of(warm_runs: int, engine_repeat: int | None, repeats: int) -> int:
@@ -339,9 +345,9 @@ class _RunSteps:
     into every engine, maintenance recorded, queries at checkpoints."""
 
     def __init__(self, ctx: RunContext, engines: list[EngineState], bar: ProgressBar,
-                 reference: EngineState | None, repeats: int) -> None:
+                 reference: EngineState | None, repeats: int, keep_tables: bool = True) -> None:
         self.ctx, self.engines, self.bar = ctx, engines, bar
-        self.reference, self.repeats = reference, repeats
+        self.reference, self.repeats, self.keep_tables = reference, repeats, keep_tables
         self.spec = ctx.scenario.workload
         self.truth_parts: list[pa.Table] = []
         self.df: Any = None
@@ -421,23 +427,48 @@ class _RunSteps:
         params = choose_params(truth, self.spec.partition_column, ctx.scenario.queries.service_window_hours)
         with ctx.timed("expected_results"):  # the same answers for every engine: computed once
             expected = expected_results(ctx, truth, params)
-        self.last_checkpoint = (b, params, expected)
+        if b == self.spec.num_batches - 1:
+            self.last_checkpoint = (b, params, expected)
+        every = ctx.scenario.queries.checkpoint_every
         for st in self.engines:
+            if b not in checkpoints_of(st.batches, every):
+                continue
             self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
             with ctx.timed(f"queries/{st.engine.name}"):
                 run_checkpoint(ctx, st, b, truth, params, expected)
+            if b == st.batches - 1 < self.spec.num_batches - 1 and not self.keep_tables:
+                remove_table(st)  # a prefix done: its figures are taken, its disk is given back
+
+
+def checkpoints_of(batches: int, every: int) -> set[int]:
+    """The checkpoints of an engine that takes ``batches`` batches: every ``every``-th, and its last."""
+    return {b for b in range(batches) if (b + 1) % every == 0} | {batches - 1}
+
+
+def remove_table(st: EngineState) -> None:
+    """Close ``st``'s engine and remove its table from local disk (its figures are in the results)."""
+    st.engine.close()
+    st.removed = True
+    if st.table_dir is not None:
+        shutil.rmtree(st.table_dir, ignore_errors=True)
 
 
 def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str | None = None,
-                 keep_tables: bool = True, progress: bool = True, run_id: str | None = None,
+                 keep_tables: bool | None = None, progress: bool = True, run_id: str | None = None,
                  scenario_path: str | Path | None = None, repeat: int | None = None) -> Path:
     """Run a scenario end to end and return its results folder (``scenario_path``: the YAML it was
     loaded from, recorded in ``run.json``; ``repeat``: repetitions of the timed parts, default the
-    scenario's ``repeat``)."""
+    scenario's ``repeat``; ``keep_tables``: default the scenario's, and without it each engine's
+    tables are removed once its figures are taken). A scenario whose tables would not fit the
+    output folder's free disk is refused before Spark starts (:mod:`bench.disk_estimate`)."""
+    from bench.disk_estimate import check_disk
+
     repeats = scenario.repeat if repeat is None else repeat
     if not isinstance(repeats, int) or repeats < 1:
         raise ScenarioError(f"repeat must be a whole number of at least 1, got {repeats!r}")
+    keep_tables = scenario.keep_tables if keep_tables is None else keep_tables
+    check_disk(scenario, out, repeats)
     wall0 = time.perf_counter()
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
     writer = ResultsWriter(run_dir)
@@ -469,23 +500,30 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
                               else str(_table_dir(run_dir, es.name, r).resolve()))
                 with ctx.label("setup"):
                     engines.append(EngineState(build_engine(es, scenario, table_path), repeat=r,
-                                               warm_runs=warm_runs_of(scenario.queries.warm_runs, es.repeat, repeats)))
-    reference_engine = next((e for e in engines if e.repeat == 0 and e.engine.writes_batches_once), None)
+                                               warm_runs=warm_runs_of(scenario.queries.warm_runs, es.repeat, repeats),
+                                               batches=scenario.batches_of(es.name),
+                                               table_dir=None if store is not None else _table_dir(run_dir, es.name, r)))
+    n = spec.num_batches
+    # the batches' bytes from an engine that writes each batch once and takes every batch
+    reference_engine = next((e for e in engines if e.repeat == 0 and e.engine.writes_batches_once
+                             and e.batches == n), None)
     schedule = MaintenanceSchedule.of(scenario)
     if schedule.runs_async:
         for st in engines:
             st.service = _start_async(ctx, st)
-    n = spec.num_batches
-    checkpoints = {b for b in range(n) if (b + 1) % scenario.queries.checkpoint_every == 0} | {n - 1}
+    checkpoints = set().union(*(checkpoints_of(st.batches, scenario.queries.checkpoint_every) for st in engines))
+    load = LoadSampler([st.table_dir for st in engines if st.table_dir is not None])
     # engine, repetition, batch and phase on a terminal's stderr; silent on a pipe and under tests
     bar = ProgressBar(scenario.name, total=n, unit="batches", enabled=None if progress else False)
-    with bar, _steps_named(ctx):
-        steps = _RunSteps(ctx, engines, bar, reference_engine, repeats)
-        run_batches(steps, engines, schedule, n, checkpoints=checkpoints)
-        if scenario.review.measure:  # T17's interleaved rounds and gates (the default and small scenarios)
+    with bar, _steps_named(ctx), load:
+        steps = _RunSteps(ctx, engines, bar, reference_engine, repeats, keep_tables)
+        run_batches(steps, engines, schedule, n, checkpoints=checkpoints, prefix=lambda st: st.batches)
+        if scenario.review.measure or scenario.queries.interleaved:  # T17's interleaved rounds
             ctx.step = "the final checkpoint's interleaved query rounds"
             bar.describe(f"{scenario.name} · interleaved query rounds")
-            final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0], steps.last_checkpoint)
+            final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0 and st.batches == n],
+                               steps.last_checkpoint)
+        if scenario.review.measure:  # T17's gates (the default and small scenarios)
             ctx.step = "gates"
             bar.describe(f"{scenario.name} · gates")
             measure_gates(ctx, git_info(str(Path(__file__).resolve().parents[1])).get("sha"))
@@ -496,7 +534,8 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         for st in engines:
             if st.service is not None:
                 st.service.close()
-            st.engine.close()
+            if not st.removed:
+                st.engine.close()
         if reference_engine is None:
             ctx.batch_bytes.update(_measure_batch_bytes(ctx, spec))
         derive_cumulative(writer, ctx.batch_bytes, frozenset(st.engine.name for st in engines if st.engine.own_batch_bytes))
@@ -523,7 +562,8 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         **_generation_figures(ctx.generation_s, [d for st in engines for d in st.ingest_latencies]),
         ground_truth={"rows": total_rows, "batches": n,
                       "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
-        tables_kept=keep_tables)
+        tables_kept=keep_tables, load=load.summary(),
+        scale_wa=prefix_projections(scenario, writer.rows["commits"]))
     writer.write_run(run)
     store_review(run_dir)  # the answer as data, from the folder just written (its seconds: review.elapsed_s)
     if scenario.review.project:  # the verdict at the user's scale (its seconds: review.choice.target.elapsed_s)

@@ -37,6 +37,10 @@ class EngineSpec(_Strict):
     # at most this many of the run's repetitions (``repeat``): a reference peer, outside the verdict's
     # tally, can run once while the designs it is set beside repeat; None: every repetition
     repeat: int | None = Field(None, ge=1, le=20)
+    # a stated prefix: this engine takes the workload's first ``num_batches`` batches only (a design
+    # whose rewrites would not fit the run's time); the report marks the rest as the simulator's
+    # projection. None: every batch
+    num_batches: int | None = Field(None, ge=1)
 
     @field_validator("kind")
     @classmethod
@@ -89,6 +93,9 @@ class QuerySpec(_Strict):
     verify: bool = True
     # the selective query's time window (service_hours): its selectivity, a decision-map axis
     service_window_hours: float = Field(3.0, gt=0, le=24 * 366)
+    # run the final checkpoint's interleaved rounds also when the review does not measure its gates
+    # (review.measure runs them anyway): a scale run's query intervals without the gates' cost
+    interleaved: bool = False
 
     @field_validator("suite")
     @classmethod
@@ -196,6 +203,9 @@ class Scenario(_Strict):
     deterministic_instants: bool = True
     # timed parts run this many times on fresh tables from the same batches (run --repeat overrides)
     repeat: int = Field(1, ge=1, le=20)
+    # keep every engine's table after the run; False: each engine's tables are removed once its
+    # figures are taken (a scale run's disk peak; run --keep-tables overrides)
+    keep_tables: bool = True
 
     @field_validator("engines")
     @classmethod
@@ -207,6 +217,32 @@ class Scenario(_Strict):
         if dupes:
             raise ValueError(f"engine names must be unique; repeated: {dupes}")
         return v
+
+    @model_validator(mode="after")
+    def _prefixes(self) -> Scenario:
+        """An engine's ``num_batches`` is a prefix of the workload's batches, under a schedule the loop
+        can end early for one engine (not ``async``: its service thread runs beside every engine)."""
+        n = self.workload.num_batches
+        for e in self.engines:
+            if e.num_batches is None:
+                continue
+            if e.num_batches > n:
+                raise ValueError(f"engines.{e.name}.num_batches is {e.num_batches}, more than the workload's "
+                                 f"{n} batches (a prefix takes at most all of them)")
+            if self.maintenance.mode == "async":
+                raise ValueError(f"engines.{e.name}.num_batches: a prefix needs a synchronous maintenance mode; "
+                                 "maintenance.mode is 'async'")
+        if self.review.measure and any(e.num_batches is not None and e.num_batches < n for e in self.engines):
+            raise ValueError("review.measure reads every candidate's table over all the batches; "
+                             "an engine with a prefix (num_batches) cannot be gated")
+        if all(e.num_batches is not None and e.num_batches < n for e in self.engines):
+            raise ValueError(f"every engine runs a prefix of the {n} batches: at least one must run them all")
+        return self
+
+    def batches_of(self, engine: str) -> int:
+        """How many of the workload's batches engine ``engine`` takes (its prefix, else all)."""
+        spec = next(e for e in self.engines if e.name == engine)
+        return min(spec.num_batches or self.workload.num_batches, self.workload.num_batches)
 
     @model_validator(mode="after")
     def _async_gate(self) -> Scenario:

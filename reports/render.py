@@ -18,6 +18,7 @@ from reports.design_review import conditions, findings
 from reports.hudi_fidelity import attachment_note, fidelity_rows, find_fidelity_run
 from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import ledger_plot, render_plots
+from reports.scale import scale_section
 from reports.store_requests import requests_section
 from reports.stream import stream_section
 from reports.summary import EngineSummary, summarize, summary_frame
@@ -220,6 +221,9 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
              "WA = data bytes written / batch bytes; space amplification = bytes on storage / live bytes; query "
              "cells are the warm-run median at the final checkpoint and, in parentheses, files scanned.\n",
              md_table(summary_frame(summaries))]
+    scale = scale_section(results, md_table)
+    if scale is not None:
+        parts += ["\n## At scale: Apache Hudi's default sizes\n", scale]
     if design_review and review is not None:
         parts += review_section(results, review, summaries)
         parts += ["\n### Findings\n", "\n".join(f"- {f}" for f in findings(results, summaries)) + "\n",

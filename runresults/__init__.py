@@ -20,7 +20,8 @@ Tables (one row per …):
   files_out, bytes_read, bytes_written, records, files_deleted, details (JSON).
 - ``queries``: query execution — engine, checkpoint, query, run (0 = cold, 1.. warm), latency_s,
   files_total, files_scanned, files_pruned, row_groups_total, row_groups_scanned, rows_scanned,
-  result_rows, verified, error.
+  result_rows, verified, error, planning_s and execution_s (latency_s split as LHBench does: our file
+  pruning, Spark's file index, analysis, optimisation and physical plan, then the jobs).
 - ``isolation``: reader query during maintenance — engine, maintenance_instant, reader, seq,
   query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
 - ``stream`` (``layoutbench stream``): micro-batch — engine, run (``fixed`` or ``rate:<r>``),
@@ -49,7 +50,7 @@ Tables (one row per …):
   figure_unit, detail (one sentence: what failed where, or why n/a).
 - ``query_rounds``: the final checkpoint's queries run interleaved across engines (round robin),
   warm — engine, checkpoint, query, round (0..), position (order within the round), latency_s,
-  result_rows, verified.
+  result_rows, verified, planning_s, execution_s.
 
 Repetitions (``run --repeat N``): ``commits``, ``maintenance`` and ``queries`` carry ``repeat``
 (0 .. N-1); every repetition runs the engines on fresh tables from the same batches. Deterministic
@@ -87,8 +88,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 # 2: repeat column in commits, maintenance and queries (--repeat); 3: requests, stream tables; 4: gates,
-# query_rounds (T17); 5: an ingest's plan_s, write_s, commit_s in commits (null in older folders)
-FORMAT_VERSION = 5
+# query_rounds (T17); 5: an ingest's plan_s, write_s, commit_s in commits (null in older folders); 6: a query's
+# planning_s and execution_s in queries and query_rounds (T18; null in older folders)
+FORMAT_VERSION = 6
 REPEATED = ("commits", "maintenance", "queries", "requests")  # tables with a row per repetition
 
 TABLES: dict[str, pa.Schema] = {
@@ -119,7 +121,7 @@ TABLES: dict[str, pa.Schema] = {
         ("latency_s", pa.float64()), ("files_total", pa.int64()), ("files_scanned", pa.int64()),
         ("files_pruned", pa.int64()), ("row_groups_total", pa.int64()), ("row_groups_scanned", pa.int64()),
         ("rows_scanned", pa.int64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
-        ("error", pa.string()), ("repeat", pa.int64()),
+        ("error", pa.string()), ("repeat", pa.int64()), ("planning_s", pa.float64()), ("execution_s", pa.float64()),
     ]),
     "isolation": pa.schema([
         ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),
@@ -162,6 +164,7 @@ TABLES: dict[str, pa.Schema] = {
     "query_rounds": pa.schema([
         ("engine", pa.string()), ("checkpoint", pa.int64()), ("query", pa.string()), ("round", pa.int64()),
         ("position", pa.int64()), ("latency_s", pa.float64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
+        ("planning_s", pa.float64()), ("execution_s", pa.float64()),
     ]),
 }
 

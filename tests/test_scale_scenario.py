@@ -1,0 +1,143 @@
+"""The scale run's wiring (T18, ``make bench-scale``) at a size that runs in seconds: an engine's
+stated prefix, tables removed once an engine's figures are taken, planning timed apart from
+execution, the scale report section; and the refusal of a scenario the disk cannot hold, before
+Spark starts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from bench.batch_loop import MAINTAIN, MaintenanceSchedule, run_batches
+from bench.cli import EXIT_BAD_INPUT, app
+from bench.disk_estimate import GB, DiskEstimateError, check_disk, estimate
+from bench.scenario import ScenarioError, load_scenario, parse_scenario
+from runresults import Results
+
+RFC_SCALE = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "rfc_scale.yaml"
+runner = CliRunner()
+
+
+def small_scale_doc() -> dict:
+    """rfc_scale.yaml through the same code paths at a few batches: small sizes, a baseline prefix."""
+    doc = yaml.safe_load(RFC_SCALE.read_text())
+    doc["workload"].update(num_batches=6, batch_mb=None, batch_records=1500)
+    doc["sizing"].update(small_file_limit_mb=0.1, target_file_mb=0.15, max_file_mb=0.15, row_group_rows=2000)
+    doc["maintenance"]["every_commits"] = 2
+    doc["queries"].update(rounds=2, checkpoint_every=6)
+    doc["engines"] = [
+        {"name": "baseline", "kind": "cow_baseline", "num_batches": 3,
+         "config": {"hoodie.parquet.bloom.filter.enabled": False}},
+        {"name": "option2_sorted", "kind": "clustering",
+         "config": {"sort_columns": ["service", "ts"], "small_file_limit_mb": 0.3, "target_file_mb": 1.0,
+                    "hoodie.parquet.bloom.filter.enabled": False}},
+        {"name": "append_only", "kind": "append_only", "config": {"hoodie.parquet.bloom.filter.enabled": False}},
+    ]
+    return doc
+
+
+def test_rfc_scale_is_hudis_defaults_at_a_gigabyte() -> None:
+    sc = load_scenario(RFC_SCALE)
+    assert sc.workload.num_batches >= 1000 and sc.workload.batch_mb == 1.0 and sc.workload.num_partitions >= 2
+    assert (sc.sizing.small_file_limit_mb, sc.sizing.max_file_mb) == (100, 120)
+    assert sc.maintenance.mode == "inline" and sc.maintenance.every_commits == 4
+    assert {e.name for e in sc.engines} == {"baseline", "option1_cbd", "option2", "option2_sorted", "append_only",
+                                            "delta_optimize"}
+    assert not sc.keep_tables and sc.queries.interleaved and sc.queries.rounds >= 10
+    from bench.engine_factory import resolve_planner
+
+    o2 = resolve_planner(next(e for e in sc.engines if e.name == "option2"), sc)[0]
+    assert (o2.small_file_limit, o2.target_file_size) == (300 << 20, 1 << 30)
+    assert estimate(sc).peak_bytes < 30 * GB  # the 30 GB budget, by the same estimate validate prints
+
+
+@pytest.mark.parametrize(("change", "needle"), [
+    (lambda d: d["engines"][0].update(num_batches=7), "more than the workload's 6 batches"),
+    (lambda d: [e.update(num_batches=2) for e in d["engines"]], "at least one must run them all"),
+    (lambda d: d["maintenance"].update(mode="async"), "needs a synchronous maintenance mode"),
+    (lambda d: d.update(review={"measure": True}), "cannot be gated"),
+])
+def test_a_prefix_is_validated(change, needle: str) -> None:
+    doc = small_scale_doc()
+    change(doc)
+    with pytest.raises(ScenarioError, match=needle):
+        parse_scenario(doc)
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def begin_batch(self, b: int) -> None: ...
+    def end_batch(self, b: int) -> None: ...
+    def before_final(self, b: int) -> None: ...
+    def checkpoint(self, b: int) -> None: ...
+
+    def ingest(self, t: str, b: int) -> None:
+        self.calls.append(("ingest", t, b))
+
+    def maintain(self, t: str, b: int, step: str) -> None:
+        self.calls.append((step, t, b))
+
+
+def test_a_prefix_stops_its_target_and_maintains_it_at_its_own_end() -> None:
+    rec = _Recorder()
+    schedule = MaintenanceSchedule("inline", 2, True)
+    run_batches(rec, ["full", "prefix"], schedule, 6, prefix=lambda t: 3 if t == "prefix" else 6)
+    assert [b for op, t, b in rec.calls if t == "prefix" and op == "ingest"] == [0, 1, 2]
+    assert [b for op, t, b in rec.calls if t == "full" and op == "ingest"] == list(range(6))
+    # every 2 commits (after batch 1), then the prefix's own final maintenance after batch 2
+    assert [b for op, t, b in rec.calls if t == "prefix" and op == MAINTAIN] == [1, 2]
+    assert [b for op, t, b in rec.calls if t == "full" and op == MAINTAIN] == [1, 3, 5]
+
+
+def test_a_scenario_the_disk_cannot_hold_is_refused_before_spark(tmp_path: Path) -> None:
+    doc = small_scale_doc()
+    free = shutil.disk_usage(tmp_path).free
+    # every engine's batches alone exceed the free space twice over
+    doc["workload"].update(batch_records=None, batch_mb=64.0, num_batches=int(2 * free / (64 << 20)) + 1)
+    doc["engines"][0]["num_batches"] = 3
+    path = tmp_path / "huge.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    result = runner.invoke(app, ["validate", str(path), "--out", str(tmp_path)])
+    assert result.exit_code == EXIT_BAD_INPUT
+    out = " ".join(result.output.split())
+    assert "GB at their peak" in out and "GB free on" in out and "batches of 64 MB" in out
+    result = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "results")])
+    assert result.exit_code == EXIT_BAD_INPUT and "GB at their peak" in " ".join(result.output.split())
+    assert not (tmp_path / "results").exists()  # nothing half-written: refused before the folder and Spark
+    with pytest.raises(DiskEstimateError, match="more than the"):
+        check_disk(parse_scenario(doc), tmp_path)
+
+
+def test_small_scale_run_wiring(spark, tmp_path: Path) -> None:
+    from bench.runner import run_scenario
+    from reports.render import render_report
+
+    sc = parse_scenario(small_scale_doc())
+    run_dir = run_scenario(sc, out=tmp_path, progress=False, run_id="scale")
+    res = Results(run_dir)
+    assert res.run["verification"]["ok"], res.run["verification"]["failures"]
+    c = res.table("commits")
+    assert c[c.engine == "baseline"].batch.max() == 2 and c[c.engine == "append_only"].batch.max() == 5
+    assert not (run_dir / "tables").exists()  # keep_tables: false; the prefix's table went at its end
+    q = res.table("queries")
+    assert set(q[q.engine == "baseline"].checkpoint) == {2} and set(q[q.engine != "baseline"].checkpoint) == {5}
+    assert (q.planning_s > 0).all() and (q.execution_s > 0).all()
+    assert ((q.planning_s + q.execution_s - q.latency_s).abs() < 1e-6).all()
+    qr = res.table("query_rounds")
+    assert set(qr.engine) == {"option2_sorted", "append_only"} and qr.planning_s.notna().all() and len(qr) == 8
+    wa = res.run["scale_wa"]
+    assert wa["baseline"]["batches_measured"] == 3 and wa["baseline"]["simulated_wa_total"] is not None
+    assert wa["baseline"]["simulated_wa_at_prefix"] == pytest.approx(wa["baseline"]["measured_wa"], rel=0.25)
+    assert wa["append_only"]["simulated_wa_total"] is None and wa["append_only"]["closed_form_wa"] == 1.0
+    load = res.run["load"]
+    assert load["samples"] and load["tables_peak_bytes"] > 0 and load["load1_max"] >= load["load1_min"]
+    render_report(run_dir)
+    md = (run_dir / "report.md").read_text()
+    assert "## At scale: Apache Hudi's default sizes" in md and "(projected: simulator)" in md
+    assert "gain over append_only" in md and "rows per second" in md and "Planning apart from execution" in md
