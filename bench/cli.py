@@ -143,6 +143,8 @@ def run(
     report: bool = typer.Option(False, "--report", help="render the reports after the run"),
     repeat: int | None = typer.Option(None, "--repeat", help="run the timed parts N times on fresh tables "
                                       "(default: the scenario's repeat); timings get 95% intervals"),
+    batches: int | None = typer.Option(None, "--batches", help="run only the scenario's first N batches (a "
+                                       "stated prefix; the simulator projects the rest, reported as such)"),
 ) -> None:
     """Run a scenario; the results folder is printed as the last line."""
     from bench.runner import RunStepError, run_scenario
@@ -156,6 +158,8 @@ def run(
             sc = sc.model_copy(update={"workload": sc.workload.model_copy(update={"seed": seed})})
         if repeat is not None and repeat < 1:
             raise ScenarioError(f"--repeat must be at least 1, got {repeat}")
+        if batches is not None:
+            sc = sc.first_batches(batches)
     except ScenarioError as exc:
         fail(str(exc))
         return

@@ -1,12 +1,15 @@
 """The batches an engine with a stated prefix did not take, as the simulator's projection.
 
 A design whose rewrites would not fit a scale run's time takes the workload's first
-``engines.<name>.num_batches`` batches (:mod:`bench.scenario`). After the run, the simulator
-(:mod:`bench.simulate`, the planners the engines use, metadata only) replays that engine over every
-batch; ``run.json``'s ``prefixes`` block keeps, per such engine, the measured WA at the end of its
-prefix, the simulator's WA at the same batch (how far to trust the rest) and at the last batch,
-and the closed form (:func:`bench.disk_estimate.wa_bound`, ``limit / (2 x batch)`` for the
-copy-on-write baseline). The report marks the projected part as such.
+``engines.<name>.num_batches`` batches (:mod:`bench.scenario`), and ``run --batches N`` takes the
+first N of the whole scenario (``Scenario.full_batches`` keeps its own count). After the run, the
+simulator (:mod:`bench.simulate`, the planners the engines use, metadata only) replays each engine
+that took fewer batches than the scenario's over all of them; ``run.json``'s ``scale_wa`` block
+keeps, per engine, its batches, small-file limit and closed-form WA
+(:func:`runresults.closed_form.closed_form_wa`, ``limit / (2 x batch)`` for the copy-on-write
+baseline), and for such an engine the measured WA at the end of its prefix, the simulator's WA at
+the same batch (how far to trust the rest) and over every batch. The report marks the projected
+part as such. Kinds the simulator does not model (delta-rs, Apache Hudi's) get no projection.
 """
 
 from __future__ import annotations
@@ -29,15 +32,15 @@ def _last_wa(rows: Sequence[dict[str, Any]], engine: str, upto: int) -> float | 
     return next((r["wa"] for r in reversed(mine) if r.get("wa") is not None), None)
 
 
-def simulated_wa(scenario: Any, engine: str) -> tuple[list[dict[str, Any]], float]:
-    """The simulator's commits rows (WA derived) for ``engine`` over all the workload's batches, and
-    its elapsed seconds."""
+def simulated_wa(scenario: Any, engine: str, n: int) -> tuple[list[dict[str, Any]], float]:
+    """The simulator's commits rows (WA derived) for ``engine`` over the first ``n`` batches of the
+    workload, and its elapsed seconds."""
     from bench.simulate.costmodel import CostModel
     from bench.simulate.simulator import RowSink, run_simulation
 
     spec = next(e for e in scenario.engines if e.name == engine)
-    n = scenario.workload.num_batches
     sc = scenario.model_copy(update={
+        "workload": scenario.workload.model_copy(update={"num_batches": n}),
         "engines": [spec.model_copy(update={"num_batches": None})],
         "queries": scenario.queries.model_copy(update={"checkpoint_every": n})})
     t0 = time.perf_counter()
@@ -55,7 +58,7 @@ def prefix_projections(scenario: Any, commits: Sequence[dict[str, Any]]) -> dict
     """Per engine: its batches, small-file limit and closed-form WA; for an engine that ran a prefix
     also the measured WA at its end and the simulator's WA at the prefix and over every batch
     (module docstring)."""
-    n = scenario.workload.num_batches
+    n = scenario.full_batches or scenario.workload.num_batches  # the scenario's own, when the run took fewer
     every = scenario.maintenance.every_commits
     b = batch_bytes(scenario.workload)
     out: dict[str, dict[str, Any]] = {}
@@ -69,7 +72,7 @@ def prefix_projections(scenario: Any, commits: Sequence[dict[str, Any]]) -> dict
             "closed_form_wa": closed_form_wa(spec.kind, limit, b, every), "closed_form": closed_form_text(spec.kind),
             "simulated_wa_at_prefix": None, "simulated_wa_total": None, "simulation_s": None}
         if upto < n and kind_of(spec.kind).simulated:
-            rows, elapsed = simulated_wa(scenario, spec.name)
+            rows, elapsed = simulated_wa(scenario, spec.name, n)
             row.update(simulated_wa_at_prefix=_last_wa(rows, spec.name, upto - 1),
                        simulated_wa_total=_last_wa(rows, spec.name, n - 1), simulation_s=round(elapsed, 2))
         out[spec.name] = row

@@ -206,6 +206,9 @@ class Scenario(_Strict):
     # keep every engine's table after the run; False: each engine's tables are removed once its
     # figures are taken (a scale run's disk peak; run --keep-tables overrides)
     keep_tables: bool = True
+    # the scenario's own batches when a run takes only the first ``workload.num_batches`` of them
+    # (``run --batches``): the simulator projects every engine to these (bench.scale_projection)
+    full_batches: int | None = Field(None, ge=1)
 
     @field_validator("engines")
     @classmethod
@@ -238,6 +241,18 @@ class Scenario(_Strict):
         if all(e.num_batches is not None and e.num_batches < n for e in self.engines):
             raise ValueError(f"every engine runs a prefix of the {n} batches: at least one must run them all")
         return self
+
+    def first_batches(self, n: int) -> Scenario:
+        """This scenario cut to its first ``n`` batches (``run --batches``): every engine's prefix capped
+        at ``n``, the scenario's own count kept as ``full_batches`` for the projection of the rest."""
+        total = self.full_batches or self.workload.num_batches
+        if not 1 <= n <= self.workload.num_batches:
+            raise ScenarioError(f"--batches must be between 1 and the scenario's {self.workload.num_batches} "
+                                f"batches, got {n}")
+        engines = [e.model_copy(update={"num_batches": e.num_batches if e.num_batches and e.num_batches < n else None})
+                   for e in self.engines]
+        return self.model_copy(update={"workload": self.workload.model_copy(update={"num_batches": n}),
+                                       "engines": engines, "full_batches": total})
 
     def batches_of(self, engine: str) -> int:
         """How many of the workload's batches engine ``engine`` takes (its prefix, else all)."""

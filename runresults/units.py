@@ -32,7 +32,7 @@ UNITS: dict[str, str] = {
     "metadata_bytes": B, "micro_batch": "Spark micro-batch id", "mode": TEXT, "object": TEXT,
     "oldest_freshness_s": S, "op": "request type (GET, PUT, LIST, HEAD, ...)", "operation": TEXT,
     "outcome": "ok / failed / wrong", "partition": "partition path", "passed": "true / false / null (n/a)",
-    "path": "path relative to the table", "phase": TEXT, "plan_s": S, "write_s": S, "commit_s": S, "physical_bytes": B, "physical_files": "files",
+    "path": "path relative to the table", "phase": TEXT, "plan_s": S, "planning_s": S, "execution_s": S, "write_s": S, "commit_s": S, "physical_bytes": B, "physical_files": "files",
     "point": "fault-injection point name", "position": "order within the round (0-based)",
     "processed_per_s": "batches per second", "quarantined": "landing file names", "query": ID,
     "query_failures": "queries", "rate": "batches per second", "reader": ID, "records": "rows",
@@ -82,10 +82,14 @@ def results_doc() -> str:
              "table paths, the verification, the harness's overhead, the run's profile (wall seconds per phase "
              "and engine, `profile.phases_s`; the write jobs run in the driver or as Spark tasks, with the gate's "
              "reason, `profile.routes`) and, for a design review, `review` (T17: per candidate its gates, "
-             "its cost ledger and the choice). Spark's own output (Ivy's package resolution, warnings and "
+             "its cost ledger and the choice), `load` (the 1-minute load average and the tables' bytes sampled "
+             "during the run, their min / mean / max and peak) and `scale_wa` (per engine its batches, small-file "
+             "limit and closed-form WA; for an engine that ran a stated prefix, the simulator's WA at the prefix and "
+             "over every batch). Spark's own output (Ivy's package resolution, warnings and "
              "errors, Python workers' stderr) goes to `spark.log` in the same folder; a failed step's traceback "
              "to `error.log`. Tables are kept under `results/<run-id>/tables/<engine>` for `layoutbench inspect`, "
-             "hudi-rs or Spark unless `--no-keep-tables`.\n"]
+             "hudi-rs or Spark unless `--no-keep-tables` or the scenario's `keep_tables: false` (then each "
+             "engine's tables are removed once its figures are taken).\n"]
     for table, schema in TABLES.items():
         parts.append(f"## `{table}`\n")
         if table in notes:

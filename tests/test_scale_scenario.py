@@ -68,6 +68,15 @@ def test_a_prefix_is_validated(change, needle: str) -> None:
         parse_scenario(doc)
 
 
+def test_run_batches_takes_a_stated_prefix_of_the_whole_scenario() -> None:
+    sc = parse_scenario(small_scale_doc())
+    cut = sc.first_batches(2)
+    assert (cut.workload.num_batches, cut.full_batches, cut.batches_of("baseline")) == (2, 6, 2)
+    assert cut.first_batches(1).full_batches == 6
+    with pytest.raises(ScenarioError, match="between 1 and the scenario's 6 batches"):
+        sc.first_batches(7)
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple] = []
@@ -116,9 +125,13 @@ def test_a_scenario_the_disk_cannot_hold_is_refused_before_spark(tmp_path: Path)
 
 def test_small_scale_run_wiring(spark, tmp_path: Path) -> None:
     from bench.runner import run_scenario
-    from reports.render import render_report
+    from reports.render import md_table
+    from reports.scale import scale_section
 
-    sc = parse_scenario(small_scale_doc())
+    doc = small_scale_doc()
+    doc["workload"]["num_batches"] = 8
+    sc = parse_scenario(doc).first_batches(6)  # run --batches 6: the simulator projects every engine to 8
+    assert sc.full_batches == 8 and sc.batches_of("baseline") == 3 and sc.batches_of("append_only") == 6
     run_dir = run_scenario(sc, out=tmp_path, progress=False, run_id="scale")
     res = Results(run_dir)
     assert res.run["verification"]["ok"], res.run["verification"]["failures"]
@@ -134,10 +147,10 @@ def test_small_scale_run_wiring(spark, tmp_path: Path) -> None:
     wa = res.run["scale_wa"]
     assert wa["baseline"]["batches_measured"] == 3 and wa["baseline"]["simulated_wa_total"] is not None
     assert wa["baseline"]["simulated_wa_at_prefix"] == pytest.approx(wa["baseline"]["measured_wa"], rel=0.25)
-    assert wa["append_only"]["simulated_wa_total"] is None and wa["append_only"]["closed_form_wa"] == 1.0
+    assert wa["append_only"]["batches_total"] == 8 and wa["append_only"]["simulated_wa_total"] == 1.0
+    assert wa["append_only"]["closed_form_wa"] == 1.0 and wa["append_only"]["measured_wa"] == 1.0
     load = res.run["load"]
     assert load["samples"] and load["tables_peak_bytes"] > 0 and load["load1_max"] >= load["load1_min"]
-    render_report(run_dir)
-    md = (run_dir / "report.md").read_text()
+    md = scale_section(res, md_table)  # the section the report renders (tests/test_reports.py renders reports)
     assert "## At scale: Apache Hudi's default sizes" in md and "(projected: simulator)" in md
     assert "gain over append_only" in md and "rows per second" in md and "Planning apart from execution" in md
