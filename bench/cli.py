@@ -108,7 +108,9 @@ def inspect(
 @command(app)
 def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
              out: str | None = typer.Option(None, "--out", help="results root the run would write to (default: "
-                                            "the scenario's output): its free space is checked")) -> None:
+                                            "the scenario's output): its free space is checked"),
+             batches: int | None = typer.Option(None, "--batches", help="check a run of the first N batches "
+                                                "(run --batches)")) -> None:
     """Check a scenario file, and that its tables would fit the free disk; every problem is explained
     in one message."""
     from bench.disk_estimate import GB, check_disk
@@ -116,14 +118,18 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
 
     try:
         sc = load_scenario(scenario)
+        if batches is not None:
+            sc = sc.first_batches(batches)
         est = check_disk(sc, out)
     except ScenarioError as exc:
         fail(str(exc))
         return
-    prefixes = [f"{e.name} the first {e.num_batches}" for e in sc.engines
-                if e.num_batches is not None and e.num_batches < sc.workload.num_batches]
+    prefixes = [f"{e.name} the first {sc.batches_of(e.name)}" for e in sc.engines
+                if sc.batches_of(e.name) < sc.batches_run]
     console.print(f"{scenario}: ok — {len(sc.engines)} engines "
                   f"({', '.join(e.name for e in sc.engines)}), {sc.workload.num_batches} batches"
+                  + (f", the run stops after the first {sc.batches_run}" if sc.batches_run < sc.workload.num_batches
+                     else "")
                   + (f" ({'; '.join(prefixes)})" if prefixes else "")
                   + (f", tables about {est.peak_bytes / GB:.1f} GB at their peak" if est is not None else ""))
 

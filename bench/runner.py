@@ -381,7 +381,7 @@ class _RunSteps:
         ctx.generation_s.append(time.perf_counter() - t0)
 
     def ingest(self, st: EngineState, b: int) -> None:
-        ctx, n = self.ctx, self.spec.num_batches
+        ctx, n = self.ctx, self.ctx.scenario.batches_run
         rep = f" (repetition {st.repeat + 1}/{self.repeats})" if self.repeats > 1 else ""
         self.bar.describe(f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep} · ingest")
         ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
@@ -427,7 +427,7 @@ class _RunSteps:
         params = choose_params(truth, self.spec.partition_column, ctx.scenario.queries.service_window_hours)
         with ctx.timed("expected_results"):  # the same answers for every engine: computed once
             expected = expected_results(ctx, truth, params)
-        if b == self.spec.num_batches - 1:
+        if b == ctx.scenario.batches_run - 1:
             self.last_checkpoint = (b, params, expected)
         every = ctx.scenario.queries.checkpoint_every
         for st in self.engines:
@@ -437,7 +437,7 @@ class _RunSteps:
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
             with ctx.timed(f"queries/{st.engine.name}"):
                 run_checkpoint(ctx, st, b, truth, params, expected)
-            if b == st.batches - 1 < self.spec.num_batches - 1 and not self.keep_tables:
+            if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables:
                 remove_table(st)  # a prefix done: its figures are taken, its disk is given back
 
 
@@ -503,7 +503,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
                                                warm_runs=warm_runs_of(scenario.queries.warm_runs, es.repeat, repeats),
                                                batches=scenario.batches_of(es.name),
                                                table_dir=None if store is not None else _table_dir(run_dir, es.name, r)))
-    n = spec.num_batches
+    n = scenario.batches_run  # the workload's batches, or the first of them (run --batches)
     # the batches' bytes from an engine that writes each batch once and takes every batch
     reference_engine = next((e for e in engines if e.repeat == 0 and e.engine.writes_batches_once
                              and e.batches == n), None)
@@ -642,7 +642,7 @@ def _measure_batch_bytes(ctx: RunContext, spec: Any) -> dict[int, int]:
                              clock=logical_clock(datetime(2026, 1, 1, tzinfo=UTC)))
     table.bloom = engine_bloom(ctx.scenario.engines[0], ctx.scenario)  # as the simulator's reference write
     out = {}
-    for b in range(spec.num_batches):
+    for b in range(ctx.scenario.batches_run):
         out[b] = insert_new_file_groups(table, batch_df(ctx.spark, spec, b)).bytes_written
     shutil.rmtree(scratch, ignore_errors=True)
     return out

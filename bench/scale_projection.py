@@ -2,7 +2,7 @@
 
 A design whose rewrites would not fit a scale run's time takes the workload's first
 ``engines.<name>.num_batches`` batches (:mod:`bench.scenario`), and ``run --batches N`` takes the
-first N of the whole scenario (``Scenario.full_batches`` keeps its own count). After the run, the
+first N of the whole scenario's (``Scenario.stop_after``, the same batches). After the run, the
 simulator (:mod:`bench.simulate`, the planners the engines use, metadata only) replays each engine
 that took fewer batches than the scenario's over all of them; ``run.json``'s ``scale_wa`` block
 keeps, per engine, its batches, small-file limit and closed-form WA
@@ -41,7 +41,7 @@ def simulated_wa(scenario: Any, engine: str, n: int) -> tuple[list[dict[str, Any
     spec = next(e for e in scenario.engines if e.name == engine)
     sc = scenario.model_copy(update={
         "workload": scenario.workload.model_copy(update={"num_batches": n}),
-        "engines": [spec.model_copy(update={"num_batches": None})],
+        "engines": [spec.model_copy(update={"num_batches": None})], "stop_after": None,
         "queries": scenario.queries.model_copy(update={"checkpoint_every": n})})
     t0 = time.perf_counter()
     sink = RowSink()
@@ -58,7 +58,7 @@ def prefix_projections(scenario: Any, commits: Sequence[dict[str, Any]]) -> dict
     """Per engine: its batches, small-file limit and closed-form WA; for an engine that ran a prefix
     also the measured WA at its end and the simulator's WA at the prefix and over every batch
     (module docstring)."""
-    n = scenario.full_batches or scenario.workload.num_batches  # the scenario's own, when the run took fewer
+    n = scenario.workload.num_batches  # the scenario's own, also when the run took fewer (stop_after)
     every = scenario.maintenance.every_commits
     b = batch_bytes(scenario.workload)
     out: dict[str, dict[str, Any]] = {}

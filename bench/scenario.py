@@ -206,9 +206,9 @@ class Scenario(_Strict):
     # keep every engine's table after the run; False: each engine's tables are removed once its
     # figures are taken (a scale run's disk peak; run --keep-tables overrides)
     keep_tables: bool = True
-    # the scenario's own batches when a run takes only the first ``workload.num_batches`` of them
-    # (``run --batches``): the simulator projects every engine to these (bench.scale_projection)
-    full_batches: int | None = Field(None, ge=1)
+    # run only the workload's first ``stop_after`` batches (``run --batches``): the same batches as the
+    # whole scenario's; the simulator projects every engine to all of them (bench.scale_projection)
+    stop_after: int | None = Field(None, ge=1)
 
     @field_validator("engines")
     @classmethod
@@ -238,26 +238,30 @@ class Scenario(_Strict):
         if self.review.measure and any(e.num_batches is not None and e.num_batches < n for e in self.engines):
             raise ValueError("review.measure reads every candidate's table over all the batches; "
                              "an engine with a prefix (num_batches) cannot be gated")
+        if self.stop_after is not None and self.stop_after > n:
+            raise ValueError(f"stop_after is {self.stop_after}, more than the workload's {n} batches")
         if all(e.num_batches is not None and e.num_batches < n for e in self.engines):
             raise ValueError(f"every engine runs a prefix of the {n} batches: at least one must run them all")
         return self
 
     def first_batches(self, n: int) -> Scenario:
-        """This scenario cut to its first ``n`` batches (``run --batches``): every engine's prefix capped
-        at ``n``, the scenario's own count kept as ``full_batches`` for the projection of the rest."""
-        total = self.full_batches or self.workload.num_batches
+        """This scenario stopped after its first ``n`` batches (``run --batches``): the same batches as the
+        whole run's (the workload is unchanged), every engine's prefix capped at ``n``."""
         if not 1 <= n <= self.workload.num_batches:
             raise ScenarioError(f"--batches must be between 1 and the scenario's {self.workload.num_batches} "
                                 f"batches, got {n}")
-        engines = [e.model_copy(update={"num_batches": e.num_batches if e.num_batches and e.num_batches < n else None})
-                   for e in self.engines]
-        return self.model_copy(update={"workload": self.workload.model_copy(update={"num_batches": n}),
-                                       "engines": engines, "full_batches": total})
+        return self.model_copy(update={"stop_after": n})
+
+    @property
+    def batches_run(self) -> int:
+        """How many batches the run's loop takes: ``stop_after`` (``run --batches``), else all."""
+        n = self.workload.num_batches
+        return min(self.stop_after or n, n)
 
     def batches_of(self, engine: str) -> int:
-        """How many of the workload's batches engine ``engine`` takes (its prefix, else all)."""
+        """How many of the workload's batches engine ``engine`` takes (its prefix, else all the run takes)."""
         spec = next(e for e in self.engines if e.name == engine)
-        return min(spec.num_batches or self.workload.num_batches, self.workload.num_batches)
+        return min(spec.num_batches or self.workload.num_batches, self.batches_run)
 
     @model_validator(mode="after")
     def _async_gate(self) -> Scenario:

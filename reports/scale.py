@@ -35,7 +35,7 @@ SELECTIVE, FULL_SCAN, CONTROL = "service_hours", "full_scan_by_level", "append_o
 def is_scale_run(results: Results) -> bool:
     """True when the run carries the scale figures and its scenario is a scale scenario."""
     sc = results.run.get("scenario") or {}
-    prefixed = any(e.get("num_batches") for e in sc.get("engines", []))
+    prefixed = bool(sc.get("stop_after")) or any(e.get("num_batches") for e in sc.get("engines", []))
     return bool(results.run.get("scale_wa")) and (prefixed or bool((sc.get("queries") or {}).get("interleaved")))
 
 
