@@ -154,3 +154,81 @@ def test_small_scale_run_wiring(spark, tmp_path: Path) -> None:
     md = scale_section(res, md_table)  # the section the report renders (tests/test_reports.py renders reports)
     assert "## At scale: Apache Hudi's default sizes" in md and "(projected: simulator)" in md
     assert "gain over append_only" in md and "rows per second" in md and "Planning apart from execution" in md
+
+
+def _scale_folder(tmp_path: Path, rounds: int = 10) -> Path:
+    """A results folder of a scale run written without Spark: two layouts, their rounds, the blocks
+    the runner adds (``scale_wa``, ``load``)."""
+    import random
+
+    from runresults import ResultsWriter, commit_row, derive_cumulative
+
+    folder = tmp_path / "scale-run"
+    w = ResultsWriter(folder)
+    for seq, (engine, written) in enumerate([("append_only", 100), ("option2_sorted", 100),
+                                             ("option2_sorted", 400), ("baseline", 100), ("baseline", 4000)]):
+        w.add("commits", **commit_row(engine=engine, seq=seq + 1, batch=0, instant=f"{seq:017d}", action="commit",
+                                      operation="insert", kind="ingest" if written == 100 else "clustering",
+                                      duration_s=1.0, records_written=10, bytes_written=written, files_written=1,
+                                      files_replaced=0, live_files=1, physical_files=1, live_bytes=100,
+                                      physical_bytes=100, small_files=1, metadata_bytes=0))
+    derive_cumulative(w, {0: 100})
+    rng = random.Random(7)
+    for r in range(rounds):
+        for engine, slow in (("append_only", 3.0), ("option2_sorted", 1.0)):
+            for query in ("service_hours", "full_scan_by_level"):
+                plan = 0.2 * slow + rng.random() * 0.01
+                exe = slow + rng.random() * 0.1
+                w.add("query_rounds", engine=engine, checkpoint=0, query=query, round=r, position=0,
+                      latency_s=plan + exe, planning_s=plan, execution_s=exe, result_rows=1, verified=True)
+    for engine, files in (("append_only", 300), ("option2_sorted", 2)):
+        w.add("queries", engine=engine, checkpoint=0, query="service_hours", run=0, latency_s=1.0,
+              files_scanned=files, verified=True)
+    scale_wa = {e: {"kind": k, "batches_measured": m, "batches_total": 1000, "every_commits": 4, "measured_wa": None,
+                    "small_file_limit_mb": lim, "batch_mb": 1.0, "closed_form_wa": cf, "closed_form": "f",
+                    "simulated_wa_at_prefix": 39.0 if m < 1000 else None,
+                    "simulated_wa_total": 40.0 if m < 1000 else None}
+                for e, k, m, lim, cf in (("append_only", "append_only", 1000, 100, 1.0),
+                                         ("option2_sorted", "clustering", 1000, 300, 38.5),
+                                         ("baseline", "cow_baseline", 200, 100, 50.0))}
+    w.write_run({"run_id": "scale-run", "scenario": {"name": "rfc_scale", "queries": {"interleaved": True},
+                                                      "engines": [{"name": "baseline", "num_batches": 200}]},
+                 "engines": {}, "wall_time_s": 600.0, "git": {"sha": "abc"}, "tables_kept": False,
+                 "ground_truth": {"rows": 1_000_000}, "scale_wa": scale_wa,
+                 "load": {"interval_s": 10, "cpus": 2, "load1_min": 1.0, "load1_mean": 2.0, "load1_max": 3.0,
+                          "tables_peak_bytes": 3 << 30, "samples": [[0, 1.0, 0], [10, 3.0, 3 << 30]]},
+                 "verification": {"ok": True, "failures": []}})
+    return folder
+
+
+def test_scale_section_renders_from_results(tmp_path: Path) -> None:
+    from reports.render import md_table
+    from reports.scale import planning_frame, scale_section, selective_frame
+
+    res = Results(_scale_folder(tmp_path))
+    md = scale_section(res, md_table)
+    assert md is not None and "wall time 10.0 min" in md and "max 3" in md and "3.00 GB" in md
+    assert "200 of 1000" in md and "40 (projected: simulator)" in md and "50 (limit" not in md
+    sel = selective_frame(res).set_index("engine")
+    gain = sel.loc["option2_sorted", "gain over append_only (its latency / this one's)"]
+    assert gain.startswith("2.") and "(95%, n=10)" in gain  # ~3.6 s / ~1.25 s, paired over ten rounds
+    assert sel.loc["append_only", "files scanned"] == 300
+    plan = planning_frame(res)
+    assert set(plan.engine) == {"append_only", "option2_sorted"} and plan["planning s"].str.contains("n=10").all()
+
+
+def test_a_folder_written_before_the_planning_split_still_reads(tmp_path: Path) -> None:
+    import json
+
+    import pyarrow.parquet as pq
+
+    from reports.scale import planning_frame
+
+    folder = _scale_folder(tmp_path)
+    for table in ("queries", "query_rounds"):  # as format 5 wrote them: no planning_s / execution_s
+        t = pq.read_table(folder / f"{table}.parquet")
+        pq.write_table(t.drop_columns(["planning_s", "execution_s"]), folder / f"{table}.parquet")
+    run = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**run, "format_version": 5}))
+    res = Results(folder)
+    assert res.table("query_rounds")["planning_s"].isna().all() and planning_frame(res).empty
