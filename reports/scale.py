@@ -83,7 +83,8 @@ def wa_frame(results: Results) -> pd.DataFrame:
             if mean_batch else "n/a",
             "mean batch written (MB)": _f(mean_batch / MB if mean_batch else None),
             "simulator at the prefix": _f(s.get("simulated_wa_at_prefix")) if prefix else "",
-            "all batches": (f"{_f(s.get('simulated_wa_total'))} (projected: simulator)" if prefix
+            "all batches": ((f"{_f(s.get('simulated_wa_total'))} (projected: simulator)"
+                             if s.get("simulated_wa_total") is not None else "not simulated") if prefix
                             else _f(float(wa.iloc[-1]) if len(wa) else None) + " (measured)"),
         })
     return pd.DataFrame(rows)
