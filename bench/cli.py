@@ -484,6 +484,11 @@ def sweep(
     except SweepError as exc:
         fail(str(exc))
         return
+    if validate_corners and grid.fast:
+        fail(f"{sweep_file}: --validate-corners: a fast map's corners are production sizes no test machine "
+             "runs; its fast path is held to the full simulator by tests/test_production_map.py, and the toy "
+             "map (bench/sweeps/rfc19_map.yaml) validates its corners in full")
+        return
     rows, wall = run_grid(grid, workers)
     console.print(f"sweep {grid.spec.name}: {len(grid.points())} points in {wall:.1f} s")
     folder = write_sweep(grid, rows, wall, out)
