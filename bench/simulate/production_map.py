@@ -155,7 +155,7 @@ class EngineReplay:
     checkpoints: np.ndarray  # checkpoint batches
     suite_s: np.ndarray  # the suite's seconds at each checkpoint, no first-byte latency
     suite_requests: np.ndarray  # the suite's requests per run at each checkpoint (the latency term)
-    suite_files: np.ndarray  # files the suite scanned at each checkpoint
+    suite_files: np.ndarray  # files each query of the suite scanned at each checkpoint (checkpoints x queries)
     # requests: (phase, op, object) -> count per batch (writes) / per checkpoint (queries)
     write_requests: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
     query_requests: dict[tuple[str, str, str, str], np.ndarray] = field(default_factory=dict)
@@ -207,7 +207,7 @@ def _engine_replay(sink: RowSink, name: str, kind: str, r: int, model: CostModel
     for cp in cps:
         at = [q for q in queries if q["checkpoint"] == cp]
         suite_s.append(sum(q["latency_s"] for q in at))
-        suite_files.append(sum(q["files_scanned"] for q in at))
+        suite_files.append([q["files_scanned"] for q in sorted(at, key=lambda q: q["query"])])
         suite_req.append(sum(reqmodel.per_run(model.requests, kind, "query_scan",
                                               {"files_scanned": q["files_scanned"],
                                                "row_groups_scanned": q["row_groups_scanned"]}) for q in at))
@@ -306,7 +306,7 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
         keep = e.checkpoints <= h - 1
         cps, vals, files = e.checkpoints[keep], suite[keep], e.suite_files[keep]
         q_int = _trapezoids(cps, vals, h - 1)
-        end_s, end_files = (float(vals[-1]), float(files[-1])) if len(vals) else (math.nan, math.nan)
+        end_s, end_files = (float(vals[-1]), float(files[-1].sum())) if len(vals) else (math.nan, math.nan)
         rows = e.commit_batch < h
         live_end = float(e.live_files[h - 1])
         amps = e.commit_physical[rows] / np.where(e.commit_live[rows] > 0, e.commit_live[rows], np.nan)
@@ -329,9 +329,9 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
         prev = float(suite[-2]) if len(suite) > 1 else last
         steps_end = (horizon - r) / w
         end_s = last + (last - prev) * steps_end
-        f_last = float(e.suite_files[-1])
-        f_prev = float(e.suite_files[-2]) if len(suite) > 1 else f_last
-        end_files = f_last + (f_last - f_prev) * steps_end
+        f_last = e.suite_files[-1]
+        f_prev = e.suite_files[-2] if len(suite) > 1 else f_last
+        end_files = float(np.round(f_last + (f_last - f_prev) * steps_end).sum())  # per query, as the rows round
         q_int = _trapezoids(e.checkpoints, suite, r - 1) + (horizon - r) * (last + end_s) / 2
         g_live_bytes = _window_growth(e, e.commit_live, lo, w)
         in_win = (e.commit_batch >= lo) & (e.commit_batch < r)
@@ -353,7 +353,7 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
         "live_files": round(live_end),
         "space_amp_peak": float(finite.max()) if len(finite) else math.nan,
         "write_s": float(compute),
-        "query_files": float(round(end_files)) if end_files == end_files else math.nan,
+        "query_files": end_files,
         "query_s": float(end_s),
         "bytes_written": float(written),
         "requests_usd": float(req_usd),
