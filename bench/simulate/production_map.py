@@ -171,6 +171,7 @@ class Replay:
     off: list[str]
     elapsed_s: float
     first_byte_share: float
+    start: int = 0  # the horizon's batch the replay started at (:func:`replay_start`)
 
 
 def _per_batch(batches: Iterable[int], values: Iterable[float], n: int, carry: bool) -> np.ndarray:
@@ -243,12 +244,28 @@ def run_replay(scenario: Any, target: Target, model: CostModel, cap: int) -> Rep
     sc = scenario.model_copy(update={"queries": scenario.queries.model_copy(
         update={"checkpoint_every": plan.window})})
     sink = RowSink()
-    done = run_simulation(sc, model, sink=sink, stop_after=plan.replay)
+    start = replay_start(scenario, target, plan)
+    done = run_simulation(sc, model, sink=sink, stop_after=plan.replay, start_at=start)
     engines = [_engine_replay(sink, e.name, e.kind, plan.replay, model, e.events) for e in done.engines]
     periodic, off = True, []
     if plan.extrapolated:
         periodic, off = _periodic(engines, plan)
-    return Replay(plan, engines, periodic, off, time.perf_counter() - t0, model.first_byte_share)
+    return Replay(plan, engines, periodic, off, time.perf_counter() - t0, model.first_byte_share, start)
+
+
+def replay_start(scenario: Any, target: Target, plan: Plan) -> int:
+    """The horizon's batch the replay starts at: 0, unless the replay is shorter than the partitions
+    its late rows reach back over (``max_lateness_partitions + 1`` spans), then the first batch of the
+    partition after those: the first partition has none before it for its late rows to land in, so
+    from batch 0 a short replay would see no late row leave its partition (and no extra file per batch)."""
+    lateness = int(scenario.workload.max_lateness_partitions)
+    if not plan.extrapolated or not scenario.workload.late_fraction or lateness < 1:
+        return 0
+    span = target.batches_per_partition
+    if plan.replay >= (lateness + 1) * span:
+        return 0
+    start = int(math.ceil(lateness * span))
+    return start if start + plan.replay <= plan.horizon else 0
 
 
 def _periodic(engines: list[EngineReplay], plan: Plan, tolerance: float = 0.05) -> tuple[bool, list[str]]:
@@ -442,7 +459,7 @@ def priced_rows(rep: Replay, points: list[dict[str, Any]], settings: Settings) -
             figs = horizon_figures(e, rep.plan, horizon, hpb, float(p["queries_per_hour"]), p["store"],
                                    settings.latency_ms, rep.first_byte_share)
             rows.append({**point, "engine": e.name, "kind": e.kind, **figs, "replayed_batches": rep.plan.replay,
-                         "window_batches": rep.plan.window, "horizon_batches": horizon,
+                         "window_batches": rep.plan.window, "replay_start": rep.start, "horizon_batches": horizon,
                          "periodic": rep.periodic, "replay_s": rep.elapsed_s})
     return rows
 

@@ -158,13 +158,15 @@ def _frames(sink: RowSink) -> dict[str, pd.DataFrame]:
     return {name: pd.DataFrame(rows, columns=TABLES[name].names) for name, rows in sink.rows.items()}
 
 
-def replay(scenario: Any, model: CostModel, plan: Plan) -> tuple[dict[str, pd.DataFrame], dict[str, Any], float]:
-    """Simulate the target scenario's first ``plan.replay`` batches (checkpoints every window):
-    its tables, the simulator's statement and its elapsed seconds."""
+def replay(scenario: Any, model: CostModel, plan: Plan, start_at: int = 0
+           ) -> tuple[dict[str, pd.DataFrame], dict[str, Any], float]:
+    """Simulate the target scenario's first ``plan.replay`` batches (checkpoints every window; from
+    the horizon's batch ``start_at`` on, with it): its tables, the simulator's statement and its
+    elapsed seconds."""
     sc = scenario.model_copy(update={"queries": scenario.queries.model_copy(
         update={"checkpoint_every": plan.window})})
     sink = RowSink()
-    done = run_simulation(sc, model, sink=sink, stop_after=plan.replay)
+    done = run_simulation(sc, model, sink=sink, stop_after=plan.replay, start_at=start_at)
     batch_bytes: dict[int, int] = {}
     for row in sink.rows["commits"]:
         if row["kind"] == "ingest" and row["batch"] not in batch_bytes:
