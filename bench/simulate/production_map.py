@@ -224,16 +224,35 @@ def _engine_replay(sink: RowSink, name: str, kind: str, r: int, model: CostModel
         checkpoints=np.array(cps), suite_s=np.array(suite_s), suite_requests=np.array(suite_req),
         suite_files=np.array(suite_files, dtype=float))
     if model.requests:
-        for row in reqmodel.predict(model.requests, kind, archived(events)):
-            n = _context_number(row["context"])
-            if row["context"].startswith("batch "):
-                key = (row["phase"], row["op"], row["object"])
-                out.write_requests.setdefault(key, np.zeros(r))[n] += row["count"]
+        for (phase, op, obj, context), count in _predicted(model.requests, kind, archived(events)):
+            n = _context_number(context)
+            if context.startswith("batch "):
+                out.write_requests.setdefault((phase, op, obj), np.zeros(r))[n] += count
             else:
-                label = row["context"][: len(row["context"]) - len(str(n))]
-                qkey = (row["phase"], row["op"], row["object"], label)
-                arr = out.query_requests.setdefault(qkey, np.zeros(len(cps)))
-                arr[cps.index(n)] += row["count"]
+                qkey = (phase, op, obj, context[: len(context) - len(str(n))])
+                out.query_requests.setdefault(qkey, np.zeros(len(cps)))[cps.index(n)] += count
+    return out
+
+
+def _predicted(coef: dict[str, list[float]], kind: str, events: Any) -> list[tuple[tuple[str, str, str, str], int]]:
+    """:func:`bench.simulate.requests.predict`'s counts (``round(max(0, coef . features))`` per event and
+    request kind), a phase's events as one matrix product (a replay has thousands of events)."""
+    keys: dict[str, list[tuple[str, str, list[float]]]] = defaultdict(list)
+    for key, c in coef.items():
+        k, phase, op, obj = key.split("|")
+        if k == kind:
+            keys[phase].append((op, obj, c))
+    by_phase: dict[str, list[tuple[str, dict[str, float]]]] = defaultdict(list)
+    for (phase, context), figures in events.items():
+        if phase in keys:
+            by_phase[phase].append((context, figures))
+    out = []
+    for phase, evs in by_phase.items():
+        x = np.array([reqmodel.vector(phase, f) for _, f in evs])
+        c = np.array([k[2] for k in keys[phase]])
+        counts = np.round(np.maximum(0.0, x @ c.T)).astype(np.int64)
+        for i, j in zip(*np.nonzero(counts), strict=True):
+            out.append(((phase, keys[phase][j][0], keys[phase][j][1], evs[i][0]), int(counts[i, j])))
     return out
 
 
