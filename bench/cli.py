@@ -429,7 +429,7 @@ def simulate(
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
     from bench.simulate import simulate as run_simulation
-    from bench.simulate.validate import render, validate, validate_store
+    from bench.simulate.validate import render, validate, validate_store, validate_timings
     from runresults import Results, ResultsError
 
     try:
@@ -449,7 +449,8 @@ def simulate(
             at = sc.model_copy(update={"store": sc.store.model_copy(update={"first_byte_ms": fb})})
             sim_dir = run_simulation(at, out, calibration_path=calibration, horizon_batches=horizon,
                                      run_id=f"{run_dir.name}-fb{fb:g}")
-        checks = validate(real, Results(sim_dir)) + validate_store(real, Results(sim_dir))
+        checks = (validate(real, Results(sim_dir)) + validate_timings(real, Results(sim_dir))
+                  + validate_store(real, Results(sim_dir)))
         ok = ok and all(c.ok for c in checks)
         texts.append(f"#### Against {real.folder}\n\n" + render(checks))
     if reals:
