@@ -618,11 +618,13 @@ def _scenario_qph(run: dict[str, Any]) -> float:
 
 def project_review(run_results: Results | str | Path, scenario: Any, target: Any, choose: Chooser,
                    engines: list[str] | None = None, out_dir: str | Path | None = None,
-                   flip: bool = True, workers: int | None = None) -> dict[str, Any]:
+                   flip: bool = True, workers: int | None = None, production: bool = True) -> dict[str, Any]:
     """The verdict at the target as data for the review (``run.json`` → ``review.choice.target``):
     the target, its choice, how the projection was made, the decision map around it and the wall
     seconds of each step (``phases_s``: ``review/projection``, ``review/flip_map``). ``engines``:
-    the candidates that passed the run's required gates."""
+    the candidates that passed the run's required gates. With ``production``, also the production
+    decision map's answer at its point nearest the target (``production_map``,
+    :func:`bench.simulate.production_map.verdict_at`; ``review/production_map`` in ``phases_s``)."""
     run = run_results if isinstance(run_results, Results) else Results(run_results)
     tgt = _checked(target)
     folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
@@ -641,6 +643,13 @@ def project_review(run_results: Results | str | Path, scenario: Any, target: Any
         "candidates": list(center.engines), "method": proj["method"], "periodic": proj["periodic"],
         "model": proj["model"], "horizon_batches": proj["horizon_batches"],
         "replayed_batches": proj["replayed_batches"], "phases_s": timings}
+    if production:
+        from bench.simulate.production_map import verdict_at
+
+        t0 = time.perf_counter()
+        qph = float(proj.get("queries_per_hour") or _scenario_qph(center.run))
+        out["production_map"] = verdict_at(tgt, qph, engines)
+        timings["review/production_map"] = time.perf_counter() - t0
     if flip:
         out["flip_map"] = [{k: p[k] for k in ("param", "factor", "value", "choice", "flips", "note")} for p in points]
         out["flips"] = [f"{MAP_PARAMS[p['param']]} x{p['factor']:g} ({p['value']:g}): {p['choice']}"
