@@ -210,3 +210,25 @@ def test_the_verdict_at_a_target_is_the_maps_nearest_point_on_the_fast_path() ->
     assert out["point"]["batch_mb"] == 1 and out["point"]["store"] == "local"
     cheaper = min(out["usd_per_tb"], key=out["usd_per_tb"].get)
     assert out["choice"].startswith({"baseline": "Baseline", "option2": "Option 2"}[cheaper])
+
+
+def test_a_fast_sweep_runs_through_the_cli_and_refuses_real_corners(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from bench.cli import EXIT_BAD_INPUT, app
+
+    sweeps = REPO / "bench" / "sweeps"
+    path = tmp_path / "fast.yaml"
+    path.write_text(f"name: fast_slice\nbase: {BASE}\nmethod: fast\ncalibration: {sweeps / 'sweep_base_calibration.json'}\n"
+                    f"store_calibration: {sweeps / 's3_calibration.json'}\nreplay_cap: 48\nparameters:\n"
+                    "  small_file_limit_mb: [32, 100]\n  store: [local, s3]\naxes: [small_file_limit_mb, store]\n")
+    refused = CliRunner().invoke(app, ["sweep", str(path), "--validate-corners", "--out", str(tmp_path)])
+    assert refused.exit_code == EXIT_BAD_INPUT and "toy map" in refused.output
+    res = CliRunner().invoke(app, ["sweep", str(path), "--out", str(tmp_path), "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    folder = Path(res.output.strip().splitlines()[-1])
+    import json
+
+    run = json.loads((folder / "sweep.json").read_text())
+    assert run["points"] == 4 and run["fast_path"]["replays"] == 2
+    assert "store=s3" in (folder / "map.md").read_text()

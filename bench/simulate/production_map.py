@@ -154,8 +154,8 @@ class EngineReplay:
     commit_physical: np.ndarray
     commit_live: np.ndarray
     checkpoints: np.ndarray  # checkpoint batches
-    suite_s: np.ndarray  # the suite's seconds at each checkpoint, no first-byte latency
-    suite_requests: np.ndarray  # the suite's requests per run at each checkpoint (the latency term)
+    suite_s: np.ndarray  # each query's seconds at each checkpoint, no first-byte latency (checkpoints x queries)
+    suite_requests: np.ndarray  # each query's requests per run at each checkpoint (the latency term)
     suite_files: np.ndarray  # files each query of the suite scanned at each checkpoint (checkpoints x queries)
     # requests: (phase, op, object) -> count per batch (writes) / per checkpoint (queries)
     write_requests: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
@@ -207,12 +207,12 @@ def _engine_replay(sink: RowSink, name: str, kind: str, r: int, model: CostModel
     cps = sorted({q["checkpoint"] for q in queries})
     suite_s, suite_req, suite_files = [], [], []
     for cp in cps:
-        at = [q for q in queries if q["checkpoint"] == cp]
-        suite_s.append(sum(q["latency_s"] for q in at))
-        suite_files.append([q["files_scanned"] for q in sorted(at, key=lambda q: q["query"])])
-        suite_req.append(sum(reqmodel.per_run(model.requests, kind, "query_scan",
-                                              {"files_scanned": q["files_scanned"],
-                                               "row_groups_scanned": q["row_groups_scanned"]}) for q in at))
+        at = sorted([q for q in queries if q["checkpoint"] == cp], key=lambda q: q["query"])
+        suite_s.append([q["latency_s"] for q in at])
+        suite_files.append([q["files_scanned"] for q in at])
+        suite_req.append([reqmodel.per_run(model.requests, kind, "query_scan",
+                                           {"files_scanned": q["files_scanned"],
+                                            "row_groups_scanned": q["row_groups_scanned"]}) for q in at])
     out = EngineReplay(
         name, kind,
         written=_per_batch(batches, [c["bytes_written"] for c in commits], r, False),
@@ -222,7 +222,8 @@ def _engine_replay(sink: RowSink, name: str, kind: str, r: int, model: CostModel
         live_files=_per_batch(batches, [c["live_files"] for c in commits], r, True),
         commit_batch=np.array(batches), commit_physical=np.array([c["physical_bytes"] for c in commits], dtype=float),
         commit_live=np.array([c["live_bytes"] for c in commits], dtype=float),
-        checkpoints=np.array(cps), suite_s=np.array(suite_s), suite_requests=np.array(suite_req),
+        checkpoints=np.array(cps), suite_s=np.array(suite_s, dtype=float),
+        suite_requests=np.array(suite_req, dtype=float),
         suite_files=np.array(suite_files, dtype=float))
     if model.requests:
         for (phase, op, obj, context), count in _predicted(model.requests, kind, archived(events)):
@@ -335,7 +336,8 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
     r, w = plan.replay, plan.window
     s3 = store == "s3"
     fb = first_byte_share * latency_ms / 1000 if s3 else 0.0
-    suite = e.suite_s + fb * e.suite_requests
+    per_query = e.suite_s + fb * e.suite_requests  # checkpoints x queries
+    suite = per_query.sum(axis=1) if per_query.size else np.zeros(len(e.checkpoints))
     if horizon <= r:  # a prefix of the replay (the horizon ends before the replay does)
         h = horizon
         written, ingested, compute = e.written[:h].sum(), e.ingested[:h].sum(), e.compute_s[:h].sum()
@@ -363,12 +365,9 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
         k_end = j // w + 1
         live_end = float(e.live_files[lo + j % w] + k_end * g_live)
         last = float(suite[-1])
-        prev = float(suite[-2]) if len(suite) > 1 else last
         steps_end = (horizon - r) / w
-        end_s = last + (last - prev) * steps_end
-        f_last = e.suite_files[-1]
-        f_prev = e.suite_files[-2] if len(suite) > 1 else f_last
-        end_files = float(np.round(f_last + (f_last - f_prev) * steps_end).sum())  # per query, as the rows round
+        end_s = last + float(_growth(per_query).sum()) * steps_end
+        end_files = float(np.round(e.suite_files[-1] + _growth(e.suite_files) * steps_end).sum())  # per query
         q_int = _trapezoids(e.checkpoints, suite, r - 1) + (horizon - r) * (last + end_s) / 2
         g_live_bytes = _window_growth(e, e.commit_live, lo, w)
         in_win = (e.commit_batch >= lo) & (e.commit_batch < r)
@@ -395,6 +394,16 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
         "bytes_written": float(written),
         "requests_usd": float(req_usd),
     }
+
+
+def _growth(per_checkpoint: np.ndarray) -> np.ndarray:
+    """Each query's growth per window, as :func:`bench.simulate.project._extrapolate_queries` takes it:
+    the mean over the last two windows' checkpoints (one window's with two checkpoints), at least 0."""
+    n = len(per_checkpoint)
+    if n < 2:
+        return np.zeros(per_checkpoint.shape[1:])
+    span = 2 if n > 2 else 1
+    return np.maximum(0.0, (per_checkpoint[-1] - per_checkpoint[-1 - span]) / span)
 
 
 def _window_growth(e: EngineReplay, per_commit: np.ndarray, lo: int, w: int) -> float:

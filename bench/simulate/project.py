@@ -326,12 +326,15 @@ def _checkpoints_after(last_cp: int, w: int, h: int) -> list[int]:
 
 
 def _extrapolate_queries(q: pd.DataFrame, last_cp: int, w: int, h: int) -> pd.DataFrame:
-    """The checkpoints after the replay: the last checkpoint's rows advanced linearly by the growth
-    between the last two (per engine, query and run)."""
+    """The checkpoints after the replay: the last checkpoint's rows advanced linearly by their growth
+    per window (per engine, query and run): the mean over the last two windows' checkpoints (one
+    window's when only two checkpoints exist), and never below 0 (the table only grows: a falling
+    figure between two checkpoints is the maintenance phase they fell at, not a trend)."""
     if q.empty:
         return q
     last = q[q.checkpoint == last_cp].reset_index(drop=True)
-    prev = q[q.checkpoint == last_cp - w].set_index(["engine", "query", "run"])
+    span = 2 if (q.checkpoint == last_cp - 2 * w).any() else 1
+    prev = q[q.checkpoint == last_cp - span * w].set_index(["engine", "query", "run"])
     key = pd.MultiIndex.from_frame(last[["engine", "query", "run"]])
     cps = np.array(_checkpoints_after(last_cp, w, h))
     steps = np.repeat((cps - last_cp) / w, len(last))
@@ -339,7 +342,8 @@ def _extrapolate_queries(q: pd.DataFrame, last_cp: int, w: int, h: int) -> pd.Da
     cols["checkpoint"] = np.repeat(cps, len(last))
     for col in QUERY_GROWTH:
         now = last[col].to_numpy(dtype=float)
-        growth = np.zeros(len(last)) if prev.empty else np.nan_to_num(now - prev[col].reindex(key).to_numpy(dtype=float))
+        growth = np.zeros(len(last)) if prev.empty else np.maximum(
+            0.0, np.nan_to_num(now - prev[col].reindex(key).to_numpy(dtype=float)) / span)
         v = np.tile(now, len(cps)) + steps * np.tile(growth, len(cps))
         cols[col] = v if col == "latency_s" else np.round(v).astype("int64")
     cols["result_rows"] = np.full(len(steps), None)
