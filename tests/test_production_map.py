@@ -232,3 +232,13 @@ def test_a_fast_sweep_runs_through_the_cli_and_refuses_real_corners(tmp_path: Pa
     run = json.loads((folder / "sweep.json").read_text())
     assert run["points"] == 4 and run["fast_path"]["replays"] == 2
     assert "store=s3" in (folder / "map.md").read_text()
+
+
+@pytest.mark.parametrize("args", [(0.2, 1.0, 1, 2, 2), (1.0, 2.0, 1, 2, 5)])
+def test_periodic_points_hold_to_the_full_simulator(args: tuple) -> None:
+    """Two points whose replays are periodic (measured: within 1.2% on every figure)."""
+    rep, fast, full = fast_against_full(*args)
+    assert rep.periodic and rep.plan.extrapolated > 0
+    for engine, want in full.items():
+        for name, tol in pm.FULL_TOLERANCE.items():
+            assert abs(float(fast[engine][name]) - want[name]) <= tol * max(want[name], 1.0), (engine, name)
