@@ -16,7 +16,8 @@ rest is extrapolated, only where the simulated state is periodic:
   state is periodic up to a linear growth (closed partitions accumulate, each like the last);
 - the horizon's remaining batches repeat the last window's rows: durations and bytes as they were,
   the state columns (live/physical files and bytes, small files, cumulative bytes) advanced by the
-  window's growth, each checkpoint's queries by the growth between the last two checkpoints;
+  window's growth, each checkpoint's queries by their growth per window (the mean over the last two
+  windows, at least 0: a fall between two checkpoints is the maintenance phase they fell at);
 - object-store requests: the request model reads the timeline on each commit; over a table's life
   Hudi's archival bounds it (:func:`archived`), so requests are periodic like the rest. Whatever
   growth remains is extrapolated linearly: the extrapolated writes are summed per engine, phase, operation and object in one row, each window's
