@@ -79,7 +79,7 @@ def _visible_blocks(table: HudiTable, slice_: MergeSlice, committed: set[str],
         result = read_log_bytes(table.storage.read_bytes(log.path), log.path)
         corrupt += result.corrupt
         blocks += result.blocks
-    rolled_back = {b.rollback_target for b in blocks if b.rollback_target and b.instant in committed}
+    rolled_back = {b.rollback_target for b in blocks if b.rollback_target}
     return [b for b in blocks if b.instant in committed and b.instant not in rolled_back
             and b.rollback_target is None]
 
