@@ -103,6 +103,12 @@ def inspect(
         f"{info['small_files']} · mean {info['mean_file_bytes']:,} B · space amplification "
         f"{info['space_amplification']} · snapshot rows {info['snapshot_rows']:,}"
     )
+    if "live_log_files" in info:
+        console.print(f"merge-on-read: live log files {info['live_log_files']} ({info['live_log_bytes']:,} B) · "
+                      f"log blocks merged {info['log_blocks_merged']} · read-optimized rows "
+                      f"{info['read_optimized_rows']:,}")
+        for problem in info["corrupt_log_blocks"]:
+            console.print(f"[yellow]warning:[/] {problem}; the read stopped there and resumed at the next block")
 
 
 @command(app)

@@ -389,13 +389,33 @@ class FileSystemView:
                 out.append(LogFile(partition, entry.path, entry.size, parsed))
         return out
 
+    @cached_property
+    def _base_instants(self) -> dict[tuple[str, str], list[str]]:
+        """(partition, fileId) -> its base files' instants, oldest first."""
+        return {group: [f.instant for f in files] for group, files in self.file_groups().items()}
+
+    def _slice_of(self, log: LogFile, as_of: str | None) -> tuple[str, str, str] | None:
+        """(partition, fileId, base instant) of the slice ``log`` belongs to.
+
+        Table version 6 names it in the log file's name. From version 8 the name carries the
+        deltacommit that wrote the log instead: the log belongs to the newest slice whose base
+        instant is not after it, and only once that deltacommit is committed (as of ``as_of``)."""
+        group = log.file_group
+        if self.timeline.layout == 1:
+            return (*group, log.name.base_instant)
+        if not self.is_committed(log.name.base_instant, as_of):
+            return None
+        bases = [b for b in self._base_instants.get(group, ()) if b <= log.name.base_instant]
+        return (*group, bases[-1] if bases else log.name.base_instant)
+
     def merge_slices(self, as_of: str | None = None) -> list[MergeSlice]:
         """The latest committed slice of every visible file group with the log files of that slice,
         sorted by (partition, fileId). A group of log files only (no base file yet) is visible when
         the instant its logs name is committed as of ``as_of``."""
         by_slice: dict[tuple[str, str, str], list[LogFile]] = {}
         for log in self.log_files:
-            by_slice.setdefault((log.partition, log.name.file_id, log.name.base_instant), []).append(log)
+            if (key := self._slice_of(log, as_of)) is not None:  # None: not committed as of as_of
+                by_slice.setdefault(key, []).append(log)
         out = []
         for s in self.snapshot(as_of):
             logs = sorted(by_slice.get((s.partition, s.file_id, s.instant), ()), key=attrgetter("name"))
