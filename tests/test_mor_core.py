@@ -1,0 +1,344 @@
+"""MERGE_ON_READ in the table core: Hudi's log format, deltacommits, merged reads, rollback and the
+cleaner over file slices, checked against ground truth and read by real readers (hudi-rs, and
+Apache Hudi's Spark datasource), and MOR tables written by Apache Hudi read by ``inspect``."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zipfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import hudi
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import app
+from engines.files.writer import WriteSpec, write_empty_file, write_partition_rows
+from engines.table.logfile import (
+    MAGIC,
+    BlockType,
+    LogFileName,
+    avro_data_block,
+    delete_block,
+    read_log_bytes,
+    rollback_block,
+)
+from engines.table.mor import read_optimized_read, snapshot_read, write_deltacommit
+from engines.table.properties import UnsupportedTableError
+from engines.table.rollback import recover
+from engines.table.cleaner import run_clean
+from engines.table.schema import avro_schema_string
+from engines.table.table import HudiTable, TableConfig, logical_clock
+from engines.table.timeline import COMMIT, DELTACOMMIT
+from engines.table.transaction import commit_write
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hudi_mor"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+COLUMNS = ["trace_id", "dt", "ts", "v"]
+
+
+# -- ground truth ---------------------------------------------------------------------------------
+def batch(ids: list[int], ts: int, tag: str) -> pa.Table:
+    return pa.table({
+        "trace_id": [f"k{i:03d}" for i in ids],
+        "dt": [f"2026-01-0{1 + i % 3}" for i in ids],
+        "ts": pa.array([ts] * len(ids), pa.int64()),
+        "v": [f"{tag}{i}" for i in ids],
+        "event_time": pa.array([T0 + timedelta(minutes=i + 60 * ts) for i in ids], pa.timestamp("us", tz="UTC")),
+    })
+
+
+def rows_of(table: pa.Table) -> list[tuple]:
+    return sorted(tuple(r[c] for c in COLUMNS) for r in table.select(COLUMNS).to_pylist())
+
+
+class Truth:
+    """The rows a reader must see after each instant (and the base files' rows, read-optimized)."""
+
+    def __init__(self) -> None:
+        self.live: dict[str, tuple] = {}
+        self.in_base: dict[str, tuple] = {}
+        self.at: dict[str, list[tuple]] = {}
+
+    def apply(self, instant: str, upserts: pa.Table | None, deletes: list[tuple[str, str]] = ()) -> None:
+        for row in rows_of(upserts) if upserts is not None else []:
+            if row[0] not in self.live:
+                self.in_base[row[0]] = row
+            self.live[row[0]] = row
+        for key, _ in deletes:
+            self.live.pop(key, None)
+        self.at[instant] = sorted(self.live.values())
+
+
+def new_table(tmp_path: Path, name: str = "mor") -> HudiTable:
+    return HudiTable.create(str(tmp_path / name), TableConfig(name, "dt", "trace_id", table_type="MERGE_ON_READ",
+                                                              ordering_field="ts"),
+                            clock=logical_clock(datetime(2026, 1, 1, tzinfo=UTC)))
+
+
+def write_history(table: HudiTable) -> Truth:
+    """Inserts to base files, upserts of earlier keys to log blocks, a delete, a late upsert."""
+    truth = Truth()
+    steps = [(batch(list(range(12)), 1, "a"), []),
+             (batch([0, 1, 2, 3, 12, 13], 2, "b"), []),  # 4 updates (logs) and 2 new keys (base files)
+             (batch([0, 4], 3, "c"), [("k005", "2026-01-03"), ("k012", "2026-01-01")]),
+             (None, [("k001", "2026-01-02")])]
+    for upserts, deletes in steps:
+        result = write_deltacommit(table, upserts, deletes)
+        truth.apply(result.instant, upserts, deletes)
+    return truth
+
+
+@pytest.fixture()
+def history(tmp_path) -> tuple[HudiTable, Truth]:
+    table = new_table(tmp_path)
+    return table, write_history(table)
+
+
+def hudi_rs_rows(base: str, as_of: str | None = None, read_optimized: bool = False) -> list[tuple]:
+    t = hudi.HudiTableBuilder.from_base_uri(base).build()
+    opts = hudi.HudiReadOptions()
+    if as_of:
+        opts = opts.with_as_of_timestamp(as_of)
+    if read_optimized:
+        opts = opts.with_hudi_option("hoodie.read.use.read_optimized.mode", "true")
+    batches = t.read(opts)
+    return rows_of(pa.Table.from_batches(batches)) if batches else []
+
+
+# -- the log format -------------------------------------------------------------------------------
+SCHEMA = avro_schema_string(batch([0], 1, "a").schema)
+
+
+def records(ids: list[int], instant: str) -> list[dict]:
+    return [{"_hoodie_commit_time": instant, "_hoodie_commit_seqno": f"{instant}_0_{i}",
+             "_hoodie_record_key": r["trace_id"], "_hoodie_partition_path": f"dt={r['dt']}",
+             "_hoodie_file_name": "f-0", **r} for i, r in enumerate(batch(ids, 1, "x").to_pylist())]
+
+
+def test_block_frame_is_hudis() -> None:
+    data = avro_data_block("20260101000000000", SCHEMA, records([1, 2], "20260101000000000"))
+    assert data[:6] == MAGIC
+    (size,) = struct.unpack(">q", data[6:14])
+    assert len(data) == 6 + 8 + size  # the size counts everything after itself
+    assert struct.unpack(">ii", data[14:22]) == (1, int(BlockType.AVRO_DATA))  # format version 1
+    assert struct.unpack(">q", data[-8:])[0] == size + 6  # reverse pointer: the block before it, magic included
+    assert LogFileName.parse(".f-0_20260101000000000.log.3_0-0-0") == LogFileName("f-0", "20260101000000000", 3, "0-0-0")
+    assert LogFileName.parse("f-0_0-0-0_20260101000000000.parquet") is None
+
+
+def test_blocks_read_back() -> None:
+    data = (avro_data_block("20260101000000001", SCHEMA, records([1, 2], "20260101000000001"))
+            + delete_block("20260101000000002", SCHEMA, [("k001", "dt=2026-01-02")])
+            + rollback_block("20260101000000003", "20260101000000001"))
+    result = read_log_bytes(data, "p/.f-0_20260101000000000.log.1_0-0-0")
+    assert result.corrupt == []
+    avro, deletes, command = result.blocks
+    assert [r["trace_id"] for r in avro.records] == ["k001", "k002"] and avro.instant == "20260101000000001"
+    assert avro.records[0]["event_time"] == T0 + timedelta(minutes=61)
+    assert deletes.deleted_keys == [("k001", "dt=2026-01-02")]
+    assert command.rollback_target == "20260101000000001"
+
+
+def test_truncated_block_stops_at_the_last_good_block() -> None:
+    good = avro_data_block("20260101000000001", SCHEMA, records([1], "20260101000000001"))
+    second = avro_data_block("20260101000000002", SCHEMA, records([2], "20260101000000002"))
+    for cut in (1, 7, len(second) // 2, len(second) - 1):
+        result = read_log_bytes(good + second[:cut], "p/x.log")
+        assert [b.instant for b in result.blocks] == ["20260101000000001"]
+        assert [(c.path, c.offset) for c in result.corrupt] == [("p/x.log", len(good))]
+
+
+def test_garbled_block_is_reported_and_the_next_one_read() -> None:
+    blocks = [avro_data_block(f"2026010100000000{i}", SCHEMA, records([i], f"2026010100000000{i}")) for i in (1, 2, 3)]
+    middle = bytearray(blocks[1])
+    middle[len(middle) // 2: len(middle) // 2 + 16] = b"\xff" * 16  # inside the content: the frame is intact
+    result = read_log_bytes(blocks[0] + bytes(middle) + blocks[2], "p/x.log")
+    assert [b.instant for b in result.blocks] == ["20260101000000001", "20260101000000003"]
+    assert len(result.corrupt) == 1 and result.corrupt[0].offset == len(blocks[0])
+    assert "p/x.log" in str(result.corrupt[0]) and f"byte {len(blocks[0])}" in str(result.corrupt[0])
+
+
+def test_no_prefix_of_a_log_raises() -> None:
+    data = (avro_data_block("20260101000000001", SCHEMA, records([1, 2], "20260101000000001"))
+            + delete_block("20260101000000002", SCHEMA, [("k001", "")]))
+    for cut in range(len(data)):
+        result = read_log_bytes(data[:cut], "x")
+        assert len(result.blocks) + len(result.corrupt) >= (1 if cut else 0)
+
+
+# -- the table core -------------------------------------------------------------------------------
+def test_snapshot_and_time_travel_match_ground_truth(history) -> None:
+    table, truth = history
+    for instant, expected in truth.at.items():
+        assert rows_of(snapshot_read(table, instant).rows) == expected, instant
+    assert rows_of(snapshot_read(table).rows) == list(truth.at.values())[-1]
+    assert rows_of(read_optimized_read(table).rows) == sorted(truth.in_base.values())
+    timeline = table.refresh()
+    assert [i.action for i in timeline.completed()] == [DELTACOMMIT] * 4
+    view = table.view()
+    slices = view.merge_slices()
+    assert all(s.base is not None for s in slices) and sum(len(s.logs) for s in slices) == 3 + 4 + 1
+    meta = json.loads(timeline.read(timeline.completed()[1]))
+    stat = next(s for stats in meta["partitionToWriteStats"].values() for s in stats if s["path"].split("/")[-1][0] == ".")
+    assert stat["logFiles"] == [stat["path"].split("/")[-1]] and stat["baseFile"].endswith(".parquet")
+    assert stat["numUpdateWrites"] == stat["numWrites"] > 0 and stat["prevCommit"] == timeline.completed()[0].timestamp
+
+
+def test_hudi_rs_reads_our_mor_table(history) -> None:
+    table, truth = history
+    assert hudi_rs_rows(table.base_uri) == list(truth.at.values())[-1]
+    for instant, expected in truth.at.items():
+        assert hudi_rs_rows(table.base_uri, instant) == expected, instant
+    assert hudi_rs_rows(table.base_uri, read_optimized=True) == sorted(truth.in_base.values())
+
+
+@pytest.mark.interop
+def test_apache_hudi_reads_our_mor_table(spark, history) -> None:
+    table, truth = history
+
+    def read(**opts: str) -> list[tuple]:
+        df = spark.read.format("hudi").options(**opts).load(table.base_uri)
+        return rows_of(pa.Table.from_pylist([r.asDict() for r in df.select(*COLUMNS).collect()]))
+
+    assert read() == list(truth.at.values())[-1]
+    assert read(**{"hoodie.datasource.query.type": "read_optimized"}) == sorted(truth.in_base.values())
+    for instant, expected in truth.at.items():
+        assert read(**{"as.of.instant": instant}) == expected, instant
+
+
+def test_writers_refuse_the_other_table_type(tmp_path) -> None:
+    mor = new_table(tmp_path, "m")
+    with pytest.raises(UnsupportedTableError, match="MERGE_ON_READ table; this writer writes only COPY_ON_WRITE"):
+        mor.check_writable()
+    cow = HudiTable.create(str(tmp_path / "c"), TableConfig("c", "dt", "trace_id"))
+    with pytest.raises(UnsupportedTableError, match="COPY_ON_WRITE table; this writer writes only MERGE_ON_READ"):
+        write_deltacommit(cow, batch([1], 1, "a"))
+    with pytest.raises(UnsupportedTableError, match="ordering"):
+        HudiTable.create(str(tmp_path / "x"), TableConfig("x", "dt", "trace_id", table_type="MERGE_ON_READ"))
+    assert not (tmp_path / "c" / ".hoodie" / "20260101000000000.deltacommit.requested").exists()
+
+
+def _files(table: HudiTable) -> dict[str, bytes]:
+    return {e.path: table.storage.read_bytes(e.path) for e in table.storage.list("", recursive=True)}
+
+
+def test_corrupt_log_block_is_reported_and_the_table_unchanged(history) -> None:
+    table, truth = history
+    last = table.view().merge_slices()
+    slice_ = next(s for s in last if len(s.logs) >= 2)
+    victim = slice_.logs[-1]
+    data = table.storage.read_bytes(victim.path)
+    table.storage.write_atomic(victim.path, data[: len(data) - 9])  # a torn last block
+    before = _files(table)
+    read = snapshot_read(table)
+    assert [(c.path, c.offset) for c in read.corrupt] == [(victim.path, 0)]
+    # the reader stopped at the last good block: the rows are the table's without the torn block
+    torn_keys = {r["trace_id"] for b in read_log_bytes(data, victim.path).blocks for r in b.records}
+    assert torn_keys and len(rows_of(read.rows)) >= 1
+    result = CliRunner().invoke(app, ["inspect", table.base_uri, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["corrupt_log_blocks"] == [str(read.corrupt[0])]
+    assert _files(table) == before
+
+
+def test_rollback_of_an_inflight_deltacommit(history) -> None:
+    table, truth = history
+    expected = list(truth.at.values())[-1]
+    inflight = table.start(DELTACOMMIT)
+    victim = next(s for s in table.view().merge_slices() if s.logs)
+    partial = LogFileName(victim.file_id, victim.base_instant, max(x.name.version for x in victim.logs) + 1, "0-0-0")
+    path = f"{victim.partition}/{partial.name}"
+    table.storage.write_atomic(path, avro_data_block(inflight.timestamp, SCHEMA, records([0, 1], inflight.timestamp)))
+    # a log file Hudi appended to: a committed block, then one of the failed instant
+    mixed_slice = next(s for s in table.view().merge_slices() if s.logs and s.file_group != victim.file_group)
+    mixed = mixed_slice.logs[-1]
+    committed_bytes = table.storage.read_bytes(mixed.path)
+    table.storage.write_atomic(mixed.path, committed_bytes + avro_data_block(
+        inflight.timestamp, SCHEMA, records([7], inflight.timestamp)))
+    assert rows_of(snapshot_read(table).rows) == expected  # pending blocks are never applied
+    results = recover(table)
+    assert [r.rolled_back for r in results] == [inflight.timestamp]
+    assert not table.storage.exists(path)
+    assert table.refresh().get(inflight.timestamp) is None
+    markers = [log for log in table.view().log_files if log.file_group == mixed.file_group
+               and read_log_bytes(table.storage.read_bytes(log.path), log.path).blocks[0].rollback_target]
+    assert len(markers) == 1
+    assert rows_of(snapshot_read(table).rows) == expected
+    assert hudi_rs_rows(table.base_uri) == expected
+
+
+def _compact_stand_in(table: HudiTable) -> str:
+    """A new base file for every slice (its merged rows), completed as a commit: what a compaction
+    leaves behind, so the cleaner has older slices to delete (compaction plans come later)."""
+    from engines.table.mor import merge_slice
+
+    committed = {i.timestamp for i in table.refresh().completed_data_instants()}
+    inst = table.start(COMMIT)
+    stats = []
+    for s in table.view().merge_slices():
+        base, logs, _ = merge_slice(table, s, committed, [])
+        merged = pa.concat_tables([base, pa.Table.from_pylist(logs, schema=base.schema)]) if logs else base
+        merged = merged.select(["trace_id", "dt", "ts", "v", "event_time"])
+        spec = WriteSpec(table.base_uri, inst.timestamp, "dt", "trace_id", file_id_override=s.file_id)
+        if merged.num_rows:
+            stats += write_partition_rows(spec, [merged], task=0, attempt=0)
+        else:  # every row of the slice deleted
+            stats.append(write_empty_file(spec, s.partition.split("=", 1)[1], merged.schema))
+    commit_write(table, inst, stats, "COMPACT", table.latest_schema())
+    return inst.timestamp
+
+
+def test_cleaner_deletes_old_slices_with_their_logs(history) -> None:
+    table, truth = history
+    expected = list(truth.at.values())[-1]
+    compacted = _compact_stand_in(table)
+    old_logs = {log.path for log in table.view().log_files}
+    assert old_logs and all(not s.logs for s in table.view().merge_slices())
+    assert rows_of(snapshot_read(table).rows) == expected
+    result = run_clean(table, versions_retained=1)
+    assert result.files_deleted == len(old_logs) + len(table.view().merge_slices())
+    assert not any(table.storage.exists(p) for p in old_logs)
+    assert rows_of(snapshot_read(table).rows) == expected == hudi_rs_rows(table.base_uri)
+    assert result.earliest_commit_to_retain == compacted
+
+
+# -- tables written by Apache Hudi ----------------------------------------------------------------
+FIXTURE_ZIPS = sorted(FIXTURES.glob("*.zip"))
+
+
+def _extract(zip_path: Path, tmp_path: Path) -> str:
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(tmp_path)
+    return str(tmp_path / zip_path.stem)
+
+
+@pytest.mark.parametrize("zip_path", FIXTURE_ZIPS, ids=[p.stem for p in FIXTURE_ZIPS])
+def test_inspect_reports_hudi_rs_rows_on_apache_hudi_mor_tables(zip_path: Path, tmp_path: Path) -> None:
+    base = _extract(zip_path, tmp_path)
+    t = hudi.HudiTableBuilder.from_base_uri(base).build()
+
+    def count(opts: hudi.HudiReadOptions) -> int:
+        return sum(b.num_rows for b in t.read(opts))
+
+    runner = CliRunner()
+    info = json.loads(runner.invoke(app, ["inspect", base, "--json"]).output)
+    assert info["table_type"] == "MERGE_ON_READ" and info["corrupt_log_blocks"] == []
+    assert info["live_log_files"] > 0 and info["log_blocks_merged"] > 0
+    assert info["snapshot_rows"] == count(hudi.HudiReadOptions())
+    assert info["read_optimized_rows"] == count(
+        hudi.HudiReadOptions().with_hudi_option("hoodie.read.use.read_optimized.mode", "true"))
+    instants = [i["instant"] for i in info["timeline"] if i["state"] == "COMPLETED" and i["action"] == DELTACOMMIT]
+    assert len(instants) == 4
+    for instant in instants:
+        ours = json.loads(runner.invoke(app, ["inspect", base, "--json", "--as-of", instant]).output)
+        assert ours["snapshot_rows"] == count(hudi.HudiReadOptions().with_as_of_timestamp(instant)), instant
+    # the data read, not only counted: the same rows as hudi-rs
+    table = HudiTable.open(base)
+    theirs = pa.Table.from_batches(t.read(hudi.HudiReadOptions()))
+    cols = ["uuid", "ts", "rider"]
+    assert sorted(snapshot_read(table).rows.select(cols).to_pylist(), key=str) == sorted(
+        theirs.select(cols).to_pylist(), key=str)
