@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from engines.files.writer import WriteSpec, write_empty_file, write_partition_rows
+from engines.table.cleaner import run_clean
 from engines.table.logfile import (
     MAGIC,
     BlockType,
@@ -29,7 +30,6 @@ from engines.table.logfile import (
 from engines.table.mor import read_optimized_read, snapshot_read, write_deltacommit
 from engines.table.properties import UnsupportedTableError
 from engines.table.rollback import recover
-from engines.table.cleaner import run_clean
 from engines.table.schema import avro_schema_string
 from engines.table.table import HudiTable, TableConfig, logical_clock
 from engines.table.timeline import COMMIT, DELTACOMMIT

@@ -27,9 +27,9 @@ from typing import Protocol, TypeVar
 
 from engines.table import faults, plans
 from engines.table.avro import CLEAN_METADATA, encode_plan
+from engines.table.logfile import LogFile
 from engines.table.table import HudiTable
 from engines.table.timeline import CLEAN
-from engines.table.logfile import LogFile
 from engines.table.view import BaseFile, FileSystemView
 
 CLEAN_STEPS = tuple(p for p in faults.POINTS["clean"] if p.startswith("clean."))
