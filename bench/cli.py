@@ -69,7 +69,7 @@ def inspect(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
     small_file_limit_mb: float = typer.Option(100.0, help="small-file threshold for the count"),
 ) -> None:
-    """Print a Hudi table's timeline, partitions, file groups, file sizes and row count."""
+    """Print a Hudi table's timeline, partitions, file groups, file sizes and row count (merged: MERGE_ON_READ logs over their base files)."""
     from bench.inspect_table import inspect_table
     from engines.config.registry import MB
 
