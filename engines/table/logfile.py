@@ -28,9 +28,11 @@ the writer's Avro schema, meta fields first), 3 ``COMMAND_BLOCK_TYPE`` (``0`` = 
 | command (0)   | empty                                                                                       |
 | Parquet (5)   | a whole Parquet file (read here; this module writes Avro data blocks only)                  |
 
-Delete records are written with a null ``orderingVal`` (Hudi's natural-order delete: it wins
-over any earlier write of the key), whose bytes are the same under the ``HoodieDeleteRecordList``
-schema of Hudi 0.x/1.0 (a union of value wrappers) and of Hudi 1.2 (an array of them); both
+Delete records are written as Apache Hudi 1.2.0 writes them: ``orderingVal`` = ``IntWrapper(0)``
+in the ``HoodieDeleteRecordList`` schema whose ``orderingVal`` is a union of value wrappers
+(Hudi's natural-order delete, 0 being its default ordering value: it wins over every earlier
+write of the key; a null ``orderingVal`` makes Hudi 1.2's merger fail with a
+NullPointerException). Hudi's newer source declares ``orderingVal`` an array of wrappers; both
 forms are read.
 
 **Corrupt blocks.** The reader follows Hudi's ``HoodieLogFileReader``: a block whose size runs
@@ -167,7 +169,7 @@ class LogReadResult:
 # -- writing ------------------------------------------------------------------------------------
 def _metadata_bytes(metadata: Mapping[int, str]) -> bytes:
     out = [_INT.pack(len(metadata))]
-    for key in sorted(metadata):
+    for key in metadata:  # in the mapping's order (Hudi's HashMap order varies from JVM to JVM)
         value = metadata[key].encode("utf-8")
         out += [_INT.pack(int(key)), _INT.pack(len(value)), value]
     return b"".join(out)
@@ -201,7 +203,7 @@ def avro_data_block(instant: str, schema_json: str, records: Sequence[Mapping[st
     return encode_block(BlockType.AVRO_DATA, header, b"".join(out))
 
 
-# HoodieDeleteRecordList with orderingVal reduced to what is written (null) or read (below)
+# HoodieDeleteRecordList, its value wrappers spelt out (the schema is not in the block)
 _WRAPPERS = [{"type": "record", "name": f"{n}Wrapper", "fields": [{"name": "value", "type": t}]}
              for n, t in (("Boolean", "boolean"), ("Int", "int"), ("Long", "long"), ("Float", "float"),
                           ("Double", "double"), ("Bytes", "bytes"), ("String", "string"), ("Date", "int"),
@@ -218,15 +220,16 @@ def _delete_list_schema(ordering: Any) -> Any:
                                   "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": item}}]})
 
 
-_DELETE_SCHEMAS = (_delete_list_schema(["null", *_WRAPPERS]),  # Hudi 0.x / 1.0
-                   _delete_list_schema(["null", {"type": "array", "items": ["null", *_WRAPPERS]}]))  # Hudi 1.2
+_NATURAL_ORDER = ("org.apache.hudi.avro.model.IntWrapper", {"value": 0})  # fastavro's (branch, value) union form
+_DELETE_SCHEMAS = (_delete_list_schema(["null", *_WRAPPERS]),  # Hudi 0.x to 1.2.0
+                   _delete_list_schema(["null", {"type": "array", "items": ["null", *_WRAPPERS]}]))  # newer source
 
 
 def delete_block(instant: str, schema_json: str, keys: Iterable[tuple[str, str]]) -> bytes:
     """A delete block (``HoodieDeleteBlock``, version 3) of (recordKey, partitionPath) pairs."""
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, _DELETE_SCHEMAS[0], {"deleteRecordList": [
-        {"recordKey": k, "partitionPath": p, "orderingVal": None} for k, p in keys]})
+        {"recordKey": k, "partitionPath": p, "orderingVal": _NATURAL_ORDER} for k, p in keys]})
     data = buf.getvalue()
     header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: schema_json}
     return encode_block(BlockType.DELETE, header, _INT.pack(LOG_BLOCK_VERSION) + _INT.pack(len(data)) + data)
