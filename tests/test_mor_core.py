@@ -199,16 +199,25 @@ def test_hudi_rs_reads_our_mor_table(history) -> None:
 
 @pytest.mark.interop
 def test_apache_hudi_reads_our_mor_table(spark, history) -> None:
+    """Snapshot, read-optimized and time travel at every instant; then after a rolled-back
+    deltacommit (a deleted log file and a rollback command block), and after the cleaner."""
     table, truth = history
+    latest = list(truth.at.values())[-1]
 
     def read(**opts: str) -> list[tuple]:
         df = spark.read.format("hudi").options(**opts).load(table.base_uri)
         return rows_of(pa.Table.from_pylist([r.asDict() for r in df.select(*COLUMNS).collect()]))
 
-    assert read() == list(truth.at.values())[-1]
+    assert read() == latest
     assert read(**{"hoodie.datasource.query.type": "read_optimized"}) == sorted(truth.in_base.values())
     for instant, expected in truth.at.items():
         assert read(**{"as.of.instant": instant}) == expected, instant
+    _fail_a_deltacommit(table)
+    recover(table)
+    assert read() == latest
+    _compact_stand_in(table)
+    run_clean(table, versions_retained=1)
+    assert read() == latest == rows_of(snapshot_read(table).rows)
 
 
 def test_writers_refuse_the_other_table_type(tmp_path) -> None:
@@ -246,27 +255,31 @@ def test_corrupt_log_block_is_reported_and_the_table_unchanged(history) -> None:
     assert _files(table) == before
 
 
-def test_rollback_of_an_inflight_deltacommit(history) -> None:
-    table, truth = history
-    expected = list(truth.at.values())[-1]
+def _fail_a_deltacommit(table: HudiTable) -> tuple[str, str, HudiTable]:
+    """An inflight deltacommit that wrote a log file of its own and appended a block to another
+    (as a Hudi writing to append-capable storage does); returns (instant, its own log, the other)."""
     inflight = table.start(DELTACOMMIT)
     victim = next(s for s in table.view().merge_slices() if s.logs)
     partial = LogFileName(victim.file_id, victim.base_instant, max(x.name.version for x in victim.logs) + 1, "0-0-0")
     path = f"{victim.partition}/{partial.name}"
     table.storage.write_atomic(path, avro_data_block(inflight.timestamp, SCHEMA, records([0, 1], inflight.timestamp)))
-    # a log file Hudi appended to: a committed block, then one of the failed instant
-    mixed_slice = next(s for s in table.view().merge_slices() if s.logs and s.file_group != victim.file_group)
-    mixed = mixed_slice.logs[-1]
-    committed_bytes = table.storage.read_bytes(mixed.path)
-    table.storage.write_atomic(mixed.path, committed_bytes + avro_data_block(
+    mixed = next(s for s in table.view().merge_slices() if s.logs and s.file_group != victim.file_group).logs[-1]
+    table.storage.write_atomic(mixed.path, table.storage.read_bytes(mixed.path) + avro_data_block(
         inflight.timestamp, SCHEMA, records([7], inflight.timestamp)))
+    return inflight.timestamp, path, mixed
+
+
+def test_rollback_of_an_inflight_deltacommit(history) -> None:
+    table, truth = history
+    expected = list(truth.at.values())[-1]
+    failed, own_log, mixed = _fail_a_deltacommit(table)
     assert rows_of(snapshot_read(table).rows) == expected  # pending blocks are never applied
     results = recover(table)
-    assert [r.rolled_back for r in results] == [inflight.timestamp]
-    assert not table.storage.exists(path)
-    assert table.refresh().get(inflight.timestamp) is None
+    assert [r.rolled_back for r in results] == [failed]
+    assert not table.storage.exists(own_log) and table.storage.exists(mixed.path)
+    assert table.refresh().get(failed) is None
     markers = [log for log in table.view().log_files if log.file_group == mixed.file_group
-               and read_log_bytes(table.storage.read_bytes(log.path), log.path).blocks[0].rollback_target]
+               and read_log_bytes(table.storage.read_bytes(log.path), log.path).blocks[0].rollback_target == failed]
     assert len(markers) == 1
     assert rows_of(snapshot_read(table).rows) == expected
     assert hudi_rs_rows(table.base_uri) == expected
