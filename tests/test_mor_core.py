@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.cli import app
+from engines.files.deltacommit import write_deltacommit
 from engines.files.writer import WriteSpec, write_empty_file, write_partition_rows
 from engines.table.cleaner import run_clean
 from engines.table.logfile import (
@@ -28,7 +29,7 @@ from engines.table.logfile import (
     read_log_bytes,
     rollback_block,
 )
-from engines.table.mor import read_optimized_read, snapshot_read, write_deltacommit
+from engines.table.mor import read_optimized_read, snapshot_read
 from engines.table.properties import UnsupportedTableError
 from engines.table.rollback import recover
 from engines.table.schema import avro_schema_string
