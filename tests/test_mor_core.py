@@ -69,6 +69,8 @@ class Truth:
         for row in rows_of(upserts) if upserts is not None else []:
             if row[0] not in self.live:
                 self.in_base[row[0]] = row
+            elif row[2] < self.live[row[0]][2]:
+                continue  # an older event time loses (event-time ordering by ts; a tie goes to the later write)
             self.live[row[0]] = row
         for key, _ in deletes:
             self.live.pop(key, None)
@@ -82,11 +84,13 @@ def new_table(tmp_path: Path, name: str = "mor") -> HudiTable:
 
 
 def write_history(table: HudiTable) -> Truth:
-    """Inserts to base files, upserts of earlier keys to log blocks, a delete, a late upsert."""
+    """Inserts to base files, upserts of earlier keys to log blocks, deletes, late arrivals, a tie."""
     truth = Truth()
     steps = [(batch(list(range(12)), 1, "a"), []),
              (batch([0, 1, 2, 3, 12, 13], 2, "b"), []),  # 4 updates (logs) and 2 new keys (base files)
              (batch([0, 4], 3, "c"), [("k005", "2026-01-03"), ("k012", "2026-01-01")]),
+             (batch([2, 3, 6], 0, "late"), []),  # late arrivals, older than the log's (k002, k003) or base's rows
+             (batch([4], 3, "tie"), []),  # the same ts as the log's row: the later write wins
              (None, [("k001", "2026-01-02")])]
     for upserts, deletes in steps:
         result = write_deltacommit(table, upserts, deletes)
@@ -180,10 +184,10 @@ def test_snapshot_and_time_travel_match_ground_truth(history) -> None:
     assert rows_of(snapshot_read(table).rows) == list(truth.at.values())[-1]
     assert rows_of(read_optimized_read(table).rows) == sorted(truth.in_base.values())
     timeline = table.refresh()
-    assert [i.action for i in timeline.completed()] == [DELTACOMMIT] * 4
+    assert [i.action for i in timeline.completed()] == [DELTACOMMIT] * 6
     view = table.view()
     slices = view.merge_slices()
-    assert all(s.base is not None for s in slices) and sum(len(s.logs) for s in slices) == 3 + 4 + 1
+    assert all(s.base is not None for s in slices) and sum(len(s.logs) for s in slices) == 3 + 4 + 2 + 1 + 1
     meta = json.loads(timeline.read(timeline.completed()[1]))
     stat = next(s for stats in meta["partitionToWriteStats"].values() for s in stats if s["path"].split("/")[-1][0] == ".")
     assert stat["logFiles"] == [stat["path"].split("/")[-1]] and stat["baseFile"].endswith(".parquet")

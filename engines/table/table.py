@@ -108,7 +108,11 @@ class HudiTable:
 
     @property
     def ordering_field(self) -> str | None:
-        return self.properties.get("hoodie.table.precombine.field") or None
+        """The field a MERGE_ON_READ read merges by: ``hoodie.table.precombine.field`` (ours, and
+        Hudi 0.x), else the first of ``hoodie.table.ordering.fields`` (Apache Hudi 1.x)."""
+        fields = self.properties.get("hoodie.table.precombine.field") or self.properties.get(
+            "hoodie.table.ordering.fields", "")
+        return fields.split(",")[0].strip() or None
 
     def check_writable(self, merge_on_read: bool = False) -> None:
         """Refuse a table this writer cannot write: another version, or another table type (a
