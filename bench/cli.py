@@ -69,7 +69,7 @@ def inspect(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
     small_file_limit_mb: float = typer.Option(100.0, help="small-file threshold for the count"),
 ) -> None:
-    """Print a Hudi table's timeline, partitions, file groups, file sizes and row count."""
+    """Print a Hudi table's timeline, partitions, file groups, file sizes and row count (merged: MERGE_ON_READ logs over their base files)."""
     from bench.inspect_table import inspect_table
     from engines.config.registry import MB
 
@@ -103,6 +103,12 @@ def inspect(
         f"{info['small_files']} · mean {info['mean_file_bytes']:,} B · space amplification "
         f"{info['space_amplification']} · snapshot rows {info['snapshot_rows']:,}"
     )
+    if "live_log_files" in info:
+        console.print(f"merge-on-read: live log files {info['live_log_files']} ({info['live_log_bytes']:,} B) · "
+                      f"log blocks merged {info['log_blocks_merged']} · read-optimized rows "
+                      f"{info['read_optimized_rows']:,}")
+        for problem in info["corrupt_log_blocks"]:
+            console.print(f"[yellow]warning:[/] {problem}; the read stopped there and resumed at the next block")
 
 
 @command(app)
