@@ -35,7 +35,15 @@ def choice_text(choice: dict[str, Any]) -> str:
 
 def choose_at(results: Results) -> str:
     """The review's choice on a (projected) results folder, in words."""
-    return choice_text(review(results)["choice"]["run"])
+    return choice_text(review(results, criteria=False)["choice"]["run"])
+
+
+def _production_clause(prod: dict[str, Any] | None) -> str:
+    """The production map's answer at its point nearest the target, as a clause of the target's sentence."""
+    if not prod:
+        return ""
+    where = ", ".join(f"{k} {v:g}" if isinstance(v, int | float) else f"{k} {v}" for k, v in prod["point"].items())
+    return f"; the production map ({prod['sweep']}) at its nearest point ({where}) chooses {prod['choice']}"
 
 
 def passing_candidates(stored: dict[str, Any]) -> list[str]:
@@ -62,7 +70,7 @@ def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
         except Exception as exc:  # a projection that cannot be made is said, not a failed run
             projection = {"design": None, "text": f"not projected: {type(exc).__name__}: {exc}"}
         else:
-            projected = review(Results(out["folder"]))
+            projected = review(Results(out["folder"]), criteria=False)  # the choice and its break-even only
             center = projected["choice"]["run"]
             run_choice = stored["choice"]["run"]
             differs = center.get("design") != run_choice.get("design")
@@ -73,7 +81,7 @@ def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
                               f", not the run's {run_choice.get('design') or 'none'}: at this scale the ledger's "
                               "parts weigh differently (the projection's own review is in "
                               f"`{Path(out['folder']).name}/`)" if differs else ", as at the run's scale")
-                          + f" ({out['method']})"}
+                          + f" ({out['method']})" + _production_clause(out.get("production_map"))}
     projection["elapsed_s"] = time.perf_counter() - t0
     full = review(results, projection=projection)
     full["elapsed_s"] = stored.get("elapsed_s")
