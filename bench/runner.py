@@ -522,7 +522,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
             ctx.step = "the final checkpoint's interleaved query rounds"
             bar.describe(f"{scenario.name} · interleaved query rounds")
             final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0 and st.batches == n],
-                               steps.last_checkpoint)
+                               steps.last_checkpoint, every_engine=scenario.queries.interleaved)
         if scenario.review.measure:  # T17's gates (the default and small scenarios)
             ctx.step = "gates"
             bar.describe(f"{scenario.name} · gates")

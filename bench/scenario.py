@@ -93,8 +93,9 @@ class QuerySpec(_Strict):
     verify: bool = True
     # the selective query's time window (service_hours): its selectivity, a decision-map axis
     service_window_hours: float = Field(3.0, gt=0, le=24 * 366)
-    # run the final checkpoint's interleaved rounds also when the review does not measure its gates
-    # (review.measure runs them anyway): a scale run's query intervals without the gates' cost
+    # run the final checkpoint's interleaved rounds over every engine (the append_only control and the
+    # peers included: a scale run's gains over append_only), also when the review does not measure its
+    # gates (review.measure runs them over the design candidates)
     interleaved: bool = False
 
     @field_validator("suite")

@@ -35,14 +35,17 @@ def round_engines(engines: Sequence[Engine], kinds: Mapping[str, str]) -> list[E
 
 
 def final_query_rounds(ctx: Any, engines: Sequence[Engine],
-                       last_checkpoint: tuple[int, QueryParams, Mapping[str, Any]] | None) -> None:
+                       last_checkpoint: tuple[int, QueryParams, Mapping[str, Any]] | None,
+                       every_engine: bool = False) -> None:
     """``queries.rounds`` interleaved rounds over the design candidates of ``engines``
-    (:func:`round_engines`) at the final checkpoint (``last_checkpoint``: its batch, query parameters and expected answers; phase ``query_rounds``)."""
+    (:func:`round_engines`; ``every_engine``: all of them, the control and peers included, as a scale
+    run's gains over ``append_only`` need) at the final checkpoint (``last_checkpoint``: its batch,
+    query parameters and expected answers; phase ``query_rounds``)."""
     if last_checkpoint is None:  # a run without a checkpoint ran no queries to interleave
         return
     checkpoint, params, expected = last_checkpoint
     qs = ctx.scenario.queries
-    designs = round_engines(engines, {e.name: e.kind for e in ctx.scenario.engines})
+    designs = list(engines) if every_engine else round_engines(engines, {e.name: e.kind for e in ctx.scenario.engines})
     with ctx.timed("query_rounds"):
         ctx.failures += run_query_rounds(ctx.spark, designs, checkpoint, qs.suite, params, expected, qs.rounds,
                                          qs.verify, lambda **row: ctx.writer.add("query_rounds", **row))
