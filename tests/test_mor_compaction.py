@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -162,28 +163,39 @@ _WRITES = st.lists(st.tuples(st.lists(st.integers(0, 15), max_size=5, unique=Tru
                              st.lists(st.integers(0, 11), max_size=2, unique=True)), min_size=1, max_size=3)
 
 
-@settings(deadline=None, max_examples=6, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(writes=_WRITES, compaction_first=st.booleans(), execute_first=st.booleans(), n=st.integers(0, 10**6))
-def test_no_group_is_in_both_plans_and_no_update_is_lost(tmp_path, writes, compaction_first, execute_first, n) -> None:
-    table, truth = _random_table(tmp_path, f"t{n}", writes)
+_PARTITIONS = ["dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-03"]
+
+
+@settings(deadline=None, max_examples=8, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writes=_WRITES, compaction_first=st.booleans(), execute_first=st.booleans(),
+       clustered=st.sets(st.sampled_from(_PARTITIONS), min_size=1))
+def test_no_group_is_in_both_plans_and_no_update_is_lost(tmp_path, writes, compaction_first, execute_first,
+                                                         clustered) -> None:
+    """Both services scheduled in either order (clustering over some partitions), executed in either
+    order, then each once more after new updates: no group in both plans, the second plan names the
+    groups it skipped, and every reader sees the ground truth by key."""
+    table, truth = _random_table(Path(tempfile.mkdtemp(dir=tmp_path)), "t", writes)
+    config = ClusteringConfig(partitions=tuple(sorted(clustered)))
+    with_logs = {s.file_group for s in table.view().merge_slices() if s.logs}
     steps = [("compaction", lambda: compaction.schedule(table, FORCE, force=True)),
-             ("clustering", lambda: clustering.schedule(table, ClusteringConfig()))]
+             ("clustering", lambda: clustering.schedule(table, config))]
     scheduled = {name: run() for name, run in (steps if compaction_first else steps[::-1])}
-    groups = {}
-    if scheduled["compaction"]:
-        groups["compaction"] = set(compaction.load_plan(table, scheduled["compaction"]).file_groups)
-    if scheduled["clustering"]:
-        groups["clustering"] = clustering.load_plan(table, scheduled["clustering"]).file_groups
-    if len(groups) == 2:
-        assert not groups["compaction"] & groups["clustering"]
-        second = "clustering" if compaction_first else "compaction"
-        if second == "clustering":
-            extra = clustering.load_plan(table, scheduled["clustering"]).extra_metadata
-            skipped = {(p, f) for p, f, why, _ in json.loads(extra.get(SKIPPED_KEY, "[]"))
-                       if why == "pending_compaction"}
-        else:
-            skipped = {s.file_group for s in compaction.load_plan(table, scheduled["compaction"]).skipped}
-        assert skipped <= groups["compaction" if second == "clustering" else "clustering"]
+    compacting = set(compaction.load_plan(table, scheduled["compaction"]).file_groups) if scheduled["compaction"] else set()
+    clustering_plan = clustering.load_plan(table, scheduled["clustering"]) if scheduled["clustering"] else None
+    clustered_groups = clustering_plan.file_groups if clustering_plan else set()
+    assert not compacting & clustered_groups
+    if compaction_first:
+        assert compacting == with_logs
+        if clustering_plan is not None:
+            skipped = {(p, f) for p, f, why, at in json.loads(clustering_plan.extra_metadata.get(SKIPPED_KEY, "[]"))
+                       if why == "pending_compaction" and at == scheduled["compaction"]}
+            assert skipped == {g for g in compacting if g[0] in clustered}
+    else:
+        assert compacting == with_logs - clustered_groups
+        if scheduled["compaction"]:
+            plan = compaction.load_plan(table, scheduled["compaction"])
+            assert {s.file_group for s in plan.skipped} == with_logs & clustered_groups
+            assert {s.instant for s in plan.skipped} <= {scheduled["clustering"]}
     runs = [("compaction", lambda ts: compaction.execute(table, ts)), ("clustering", lambda ts: execute_merged(table, ts))]
     for name, run in runs if execute_first else runs[::-1]:
         if scheduled[name]:
@@ -194,7 +206,7 @@ def test_no_group_is_in_both_plans_and_no_update_is_lost(tmp_path, writes, compa
     truth.apply(write_deltacommit(table, more).instant, more)
     if (ts := compaction.schedule(table, FORCE, force=True)) is not None:
         compaction.execute(table, ts)
-    if (ts := clustering.schedule(table, ClusteringConfig())) is not None:
+    if (ts := clustering.schedule(table, config)) is not None:
         execute_merged(table, ts)
     assert rows_of(snapshot_read(table).rows) == latest(truth) == hudi_rs_rows(table.base_uri)
 
