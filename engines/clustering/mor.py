@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from engines.clustering import executor
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
-from engines.files.writer import write_partition_rows
+from engines.files.writer import ROW_GROUP_ROWS, write_partition_rows
 from engines.spark.insert import write_spec_for
 from engines.table import faults
 from engines.table.model import WriteStat
@@ -81,7 +81,7 @@ def execute_merged(table: HudiTable, instant: str, preserve_commit_metadata: boo
         faults.step("clustering.after_inflight", on_step)
         stats: list[WriteStat] = []
         for i, group in enumerate(plan.groups):
-            stats += cluster_merged_group(table, group, plan, instant, i, 1 << 20, preserve_commit_metadata)
+            stats += cluster_merged_group(table, group, plan, instant, i, ROW_GROUP_ROWS, preserve_commit_metadata)
             faults.step("clustering.after_group_written", on_step)
         faults.step("clustering.after_all_groups", on_step)
         ordering = plan.extra_metadata.get("ordering", "none")

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from engines.config.registry import MB, O2, default
 from engines.mor_compaction.plan import CompactionOperation, CompactionPlan, SkippedGroup
 
-MAX_DELTA_COMMITS = 5  # hoodie.compact.inline.max.delta.commits's default
+MAX_DELTA_COMMITS: int = default("compact_max_delta_commits", O2)  # hoodie.compact.inline.max.delta.commits
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def plan_compaction(slices: Iterable[SliceLogs], config: CompactionConfig,
             skipped.append(SkippedGroup(*s.file_group, "pending_clustering", pending_clustering[s.file_group]))
             continue
         metrics = {"TOTAL_LOG_FILES": float(len(s.log_files)), "TOTAL_LOG_FILES_SIZE": float(s.log_bytes),
-                   "TOTAL_IO_READ_MB": float((s.base_bytes + s.log_bytes) // (1 << 20))}
+                   "TOTAL_IO_READ_MB": float((s.base_bytes + s.log_bytes) // MB)}
         ops.append(CompactionOperation(s.partition, s.file_id, s.base_instant, s.base_file, s.log_files, metrics))
     if not ops:
         return None
