@@ -21,9 +21,11 @@ from engines.clustering.mor import execute_merged
 from engines.clustering.plan import RequestedReplace
 from engines.clustering.planner import SKIPPED_KEY
 from engines.files.deltacommit import PendingServiceConflictError, write_deltacommit
+from engines.maintenance_round import MaintenanceRound
 from engines.mor_compaction import executor as compaction
 from engines.mor_compaction.plan import CompactionOperation, CompactionPlan
 from engines.mor_compaction.planner import CompactionConfig, SliceLogs, plan_compaction
+from engines.mor_compaction.service import MorCompactionService
 from engines.table import faults, plans
 from engines.table.avro import COMPACTION_PLAN, decode_plan, encode_plan
 from engines.table.instants import InstantClock
@@ -316,3 +318,18 @@ def test_apache_hudi_reads_our_compacted_table(spark, tmp_path) -> None:
     assert read() == latest(truth) == hudi_rs_rows(table.base_uri)
     assert table.refresh().get(cts).is_completed
     assert table.refresh().file_name(table.refresh().get(ts)) == f"{ts}.{COMMIT}"
+
+
+def test_one_maintenance_round_schedules_executes_and_cleans(history) -> None:
+    table, truth = history
+    old_logs = {log.path for log in table.view().log_files}
+    service = MorCompactionService(table, CompactionConfig(max_delta_commits=5), commits_retained=1)
+    results = MaintenanceRound(service).run()
+    # the compaction is the latest instant: its old slices still serve a reader just before it
+    assert [r.kind for r in results] == ["compaction"] and service.pending_plan() is None
+    assert results[0].details["log_files_merged"] == len(old_logs)
+    upserts = batch([40, 41], 9, "new")  # new keys: new file groups
+    truth.apply(write_deltacommit(table, upserts).instant, upserts)
+    assert MaintenanceRound(service).run()[0].kind == "clean"  # not due (one deltacommit): cleans only
+    assert not any(table.storage.exists(p) for p in old_logs)
+    assert rows_of(snapshot_read(table).rows) == latest(truth) == hudi_rs_rows(table.base_uri)
