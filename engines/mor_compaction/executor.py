@@ -2,7 +2,7 @@
 
 | step     | timeline                                           | files                                  | fault point                       |
 | -------- | -------------------------------------------------- | -------------------------------------- | --------------------------------- |
-| schedule | ``<T>.compaction.requested`` (the plan, Avro)      | none                                   | ``timeline.compaction.after_requested`` is not hit (no ``start``); ``compaction.after_plan_saved`` |
+| schedule | ``<T>.compaction.requested`` (the plan, Avro)      | none                                   | ``compaction.after_plan_saved``   |
 | start    | ``<T>.compaction.inflight`` (empty, as Hudi)       | none                                   | ``compaction.after_inflight``     |
 | merge    | inflight                                           | per operation one new base file ``<fileId>_0-0-0_<T>.parquet``: the plan's logs merged over its base (:func:`engines.table.mor.merge_slice`) | ``compaction.after_group_written`` (each), ``compaction.before_commit`` |
 | commit   | ``<T>.commit`` (operationType ``COMPACT``)         | leftovers of ``T`` removed first       | ``compaction.after_commit``       |
@@ -42,7 +42,7 @@ from engines.table.avro import COMPACTION_PLAN, encode_plan
 from engines.table.model import META_COLUMNS, WriteStat
 from engines.table.mor import committed_instants, merge_slice
 from engines.table.table import HudiTable
-from engines.table.timeline import DELTACOMMIT, MOR_COMPACTION, REPLACE, State, Timeline, TimelineError
+from engines.table.timeline import DELTACOMMIT, MOR_COMPACTION, REPLACE, Instant, State, Timeline, TimelineError
 from engines.table.transaction import commit_write
 from engines.table.view import FileSystemView, MergeSlice
 
@@ -181,8 +181,8 @@ def execute(table: HudiTable, instant: str | None = None, on_step: faults.StepHo
         plan = load_plan(table, target.timestamp)
         slices = check_plan(table, target.timestamp, plan)
         committed = committed_instants(table, None)
-        inflight = table.refresh().transition_to_inflight(target.__class__(target.timestamp, MOR_COMPACTION,
-                                                                           State.REQUESTED))
+        requested = Instant(target.timestamp, MOR_COMPACTION, State.REQUESTED)
+        inflight = table.refresh().transition_to_inflight(requested)
         faults.step("compaction.after_inflight", on_step)
         stats: list[WriteStat] = []
         for op in plan.operations:
