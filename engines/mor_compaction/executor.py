@@ -42,7 +42,15 @@ from engines.table.avro import COMPACTION_PLAN, encode_plan
 from engines.table.model import META_COLUMNS, WriteStat
 from engines.table.mor import committed_instants, merge_slice
 from engines.table.table import HudiTable
-from engines.table.timeline import DELTACOMMIT, MOR_COMPACTION, REPLACE, Instant, State, Timeline, TimelineError
+from engines.table.timeline import (
+    DELTACOMMIT,
+    MOR_COMPACTION,
+    REPLACE,
+    Instant,
+    State,
+    Timeline,
+    TimelineError,
+)
 from engines.table.transaction import commit_write
 from engines.table.view import FileSystemView, MergeSlice
 
