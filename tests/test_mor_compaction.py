@@ -169,7 +169,7 @@ _WRITES = st.lists(st.tuples(st.lists(st.integers(0, 15), max_size=5, unique=Tru
 _PARTITIONS = ["dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-03"]
 
 
-@settings(deadline=None, max_examples=8, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(writes=_WRITES, compaction_first=st.booleans(), execute_first=st.booleans(),
        clustered=st.sets(st.sampled_from(_PARTITIONS), min_size=1))
 def test_no_group_is_in_both_plans_and_no_update_is_lost(tmp_path, writes, compaction_first, execute_first,
