@@ -154,11 +154,13 @@ def _random_table(tmp_path: Path, name: str, writes: list[tuple[list[int], list[
     first = batch(list(range(12)), 1, "a")
     truth.apply(write_deltacommit(table, first).instant, first)
     for n, (ids, deleted) in enumerate(writes, start=2):
-        upserts = batch(ids, n, f"w{n}-") if ids else None
-        deletes = [(f"k{i:03d}", f"2026-01-0{1 + i % 3}") for i in deleted]
-        if upserts is None and not deletes:
-            continue
-        truth.apply(write_deltacommit(table, upserts, deletes).instant, upserts, deletes)
+        # upserts, then deletes as a write of their own (Hudi's upsert and delete are two operations)
+        if ids:
+            upserts = batch(ids, n, f"w{n}-")
+            truth.apply(write_deltacommit(table, upserts).instant, upserts)
+        if deleted:
+            deletes = [(f"k{i:03d}", f"2026-01-0{1 + i % 3}") for i in deleted]
+            truth.apply(write_deltacommit(table, None, deletes, operation="delete").instant, None, deletes)
     return table, truth
 
 
