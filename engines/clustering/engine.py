@@ -46,7 +46,7 @@ from engines.table.bloom import BloomFields
 from engines.table.cleaner import run_clean
 from engines.table.model import FileSlice, WriteStat
 from engines.table.table import HudiTable
-from engines.table.timeline import REPLACE, Instant, State
+from engines.table.timeline import MOR_COMPACTION, REPLACE, Instant, State
 from engines.table.transaction import CommitResult
 
 __all__ = ["ClusteringEngine", "ClusteringUpdateConflictError", "Option2Config"]
@@ -170,7 +170,8 @@ class ClusteringEngine(TableEngine, PlanExecutor):
     def plan(self) -> ClusteringPlan | None:
         """The plan a schedule would save now (nothing written)."""
         view = self.table.view()
-        return plan_clustering(view.snapshot(), self.config.clustering, plans.pending_file_groups(view.timeline, REPLACE))
+        return plan_clustering(view.snapshot(), self.config.clustering, plans.pending_file_groups(view.timeline, REPLACE),
+                               plans.pending_file_groups(view.timeline, MOR_COMPACTION))
 
     def schedule(self) -> str | None:
         with self._mutex:

@@ -38,7 +38,7 @@ from engines.spark.session import get_spark
 from engines.table import faults, plans
 from engines.table.model import WriteStat
 from engines.table.table import HudiTable
-from engines.table.timeline import REPLACE, Instant
+from engines.table.timeline import MOR_COMPACTION, REPLACE, Instant
 from engines.table.transaction import commit_write
 
 POINTS = tuple(p for p in faults.POINTS["clustering"] if not p.endswith(".mid_group"))
@@ -57,7 +57,8 @@ def schedule(table: HudiTable, config: ClusteringConfig, ordering: str | None = 
     """Plan from the current snapshot and save it as requested; None (no instant) when nothing qualifies."""
     with table.lock:
         view = table.view()
-        plan = plan_clustering(view.snapshot(), config, plans.pending_file_groups(view.timeline, REPLACE))
+        plan = plan_clustering(view.snapshot(), config, plans.pending_file_groups(view.timeline, REPLACE),
+                               plans.pending_file_groups(view.timeline, MOR_COMPACTION))
         if plan is None:
             return None
         plan.extra_metadata["ordering"] = effective_ordering(ordering, plan.sort_columns)
@@ -79,7 +80,12 @@ def cluster_group(table: HudiTable, group: ClusteringGroup, plan: ClusteringPlan
                   ordering: str, row_group_rows: int, preserve_commit_metadata: bool,
                   split: str = "even") -> list[WriteStat]:
     """One Spark job: read the group's files, order, write ``numOutputFiles`` new file groups (evenly
-    sized, or with ``split`` hudi and no sort, whole input files each)."""
+    sized, or with ``split`` hudi and no sort, whole input files each). On a MERGE_ON_READ table
+    the slices' logs are merged over their bases first (:mod:`engines.clustering.mor`)."""
+    if table.merge_on_read:
+        from engines.clustering.mor import cluster_merged_group
+
+        return cluster_merged_group(table, group, plan, instant, index, row_group_rows, preserve_commit_metadata)
     spec = write_spec_for(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
                           stats_columns=_data_columns(table, group),
                           preserve_commit_metadata=preserve_commit_metadata,

@@ -1,7 +1,9 @@
 """Clustering scheduling as a pure function of FileSlices (hudi-semantics.md §1).
 
 Eligibility: latest slice of each visible file group, size < small-file limit and <= target, not
-in a pending clustering plan. Partition selection: explicit list, else regex, then the filter mode
+in a pending clustering plan, nor in a pending MERGE_ON_READ compaction plan (the exclusion rule:
+such groups are skipped and named in the plan's ``extraMetadata`` under :data:`SKIPPED_KEY`, a JSON
+list of ``[partition, fileId, "pending_compaction", instant]``). Partition selection: explicit list, else regex, then the filter mode
 (NONE / RECENT_DAYS / SELECTED_PARTITIONS). Grouping by the configured strategy; caps: bytes per
 group (inside the strategies) and ``max_num_groups`` per partition and overall. Each group writes
 ``ceil(total / target)`` evenly sized files.
@@ -9,14 +11,17 @@ group (inside the strategies) and ``max_num_groups`` per partition and overall. 
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan, group_metrics
 from engines.clustering.strategies import STRATEGIES
 from engines.table.model import FileSlice
 from engines.table.sizing import output_file_count
+
+SKIPPED_KEY = "layoutbench.skippedFileGroups"  # the same key a compaction plan uses for its skipped groups
 
 
 def select_partitions(partitions: Iterable[str], config: ClusteringConfig) -> list[str]:
@@ -40,15 +45,21 @@ def eligible(s: FileSlice, config: ClusteringConfig, pending: set[tuple[str, str
 
 
 def plan_clustering(slices: Iterable[FileSlice], config: ClusteringConfig,
-                    pending_file_groups: Iterable[tuple[str, str]] = frozenset()) -> ClusteringPlan | None:
-    """The plan, or None when no group is formed (Hudi writes no instant then)."""
-    pending = set(pending_file_groups)
+                    pending_file_groups: Iterable[tuple[str, str]] = frozenset(),
+                    compacting: Mapping[tuple[str, str], str] | None = None) -> ClusteringPlan | None:
+    """The plan, or None when no group is formed (Hudi writes no instant then). ``compacting``:
+    file group -> instant of the pending compaction holding it (skipped, and said so)."""
+    compacting = compacting or {}
+    pending = set(pending_file_groups) | set(compacting)
+    skipped: list[list[str]] = []
     by_partition: dict[str, list[FileSlice]] = {}
     for s in slices:
         by_partition.setdefault(s.partition, []).append(s)
     grouper = STRATEGIES[config.effective_grouping]
     groups: list[ClusteringGroup] = []
     for partition in select_partitions(by_partition, config):
+        skipped += [[s.partition, s.file_id, "pending_compaction", compacting[s.file_group]]
+                    for s in by_partition[partition] if s.file_group in compacting and eligible(s, config, ())]
         files = [s for s in by_partition[partition] if eligible(s, config, pending)]
         if not files:
             continue
@@ -58,5 +69,7 @@ def plan_clustering(slices: Iterable[FileSlice], config: ClusteringConfig,
     groups = groups[: config.max_num_groups]
     if not groups:
         return None
-    return ClusteringPlan(groups, config.target_file_size, list(config.sort_columns),
-                          {"strategy": config.effective_grouping, "planner": "layoutbench.clustering"})
+    extra = {"strategy": config.effective_grouping, "planner": "layoutbench.clustering"}
+    if skipped:
+        extra[SKIPPED_KEY] = json.dumps(sorted(skipped))
+    return ClusteringPlan(groups, config.target_file_size, list(config.sort_columns), extra)

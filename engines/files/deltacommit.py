@@ -9,6 +9,13 @@ block. Every deltacommit writes new log files and never appends to one, as Apach
 instant and a rollback deletes it. The completed instant is Hudi's commit metadata with a
 ``HoodieDeltaWriteStat`` per log file (``baseFile``, ``logFiles``, ``logVersion``, ``logOffset``).
 
+An update or delete of a file group under a pending compaction or clustering plan is refused
+(:class:`PendingServiceConflictError`, before any instant is written): the plan has fixed the
+slice's logs it merges, and a log written after it would be lost by the replacecommit or land in
+a slice whose base instant is older than the write (Hudi writes such logs to the pending
+compaction's new slice, and its Spark writers reject updates to clustering groups by default,
+``SparkRejectUpdateStrategy``). Inserts go to new file groups and always proceed.
+
 Keys are located by reading the latest slices' record keys (a full scan: right for the table
 core's tests; an index for benchmark-sized tables comes with the MOR engine). Routing is
 non-global, as Hudi's default index: a key is looked up in the partition its row names.
@@ -23,17 +30,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from engines.files.writer import WriteSpec, write_partition_rows
+from engines.table import plans
 from engines.table.logfile import LogFileName, avro_data_block, delete_block
 from engines.table.model import META_COLUMNS, WriteStat
 from engines.table.mor import DeltaWriteStat, committed_instants, merge_slice
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
-from engines.table.timeline import DELTACOMMIT
+from engines.table.timeline import DELTACOMMIT, MOR_COMPACTION, REPLACE
 from engines.table.transaction import CommitResult, EmptyBatchError, commit_write
 from engines.table.view import MergeSlice
 
 WRITE_TOKEN = "0-0-0"  # <taskPartition>-<stage>-<attempt>; fixed so reruns give the same names
 _KEY = "_hoodie_record_key"
+
+
+class PendingServiceConflictError(ValueError):
+    """A deltacommit updating file groups a pending compaction or clustering plan holds."""
 
 
 def _key_index(table: HudiTable, slices: Sequence[MergeSlice], committed: set[str]) -> dict[tuple[str, str], MergeSlice]:
@@ -77,7 +89,6 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
         view = table.view(read_footers=False)
         slices = view.merge_slices()
         index = _key_index(table, slices, committed_instants(table, None))
-        inst = table.start(DELTACOMMIT)
         stats: list[WriteStat] = []
         updates: dict[tuple[str, str], tuple[MergeSlice, list[int], list[tuple[str, str]]]] = {}
         inserts: list[int] = []
@@ -94,6 +105,15 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
             found = index.get((table.partition_path(value), key))
             if found is not None:  # a key the table does not hold: nothing to delete
                 updates.setdefault(found.file_group, (found, [], []))[2].append((key, found.partition))
+        held = {**plans.pending_file_groups(view.timeline, REPLACE),
+                **plans.pending_file_groups(view.timeline, MOR_COMPACTION)}
+        conflicts = sorted(g for g in updates if g in held)
+        if conflicts:
+            named = ", ".join(f"{fid} of {part!r} (plan {held[(part, fid)]})" for part, fid in conflicts)
+            raise PendingServiceConflictError(
+                f"{operation} refused: it updates file groups under a pending compaction or clustering: {named}; "
+                "execute or roll back the plan first. Nothing was written")
+        inst = table.start(DELTACOMMIT)
         if inserts:
             spec = WriteSpec(table.base_uri, inst.timestamp, part_col, table.record_key, table.hive_style,
                              bloom=table.bloom)

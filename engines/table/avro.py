@@ -23,7 +23,12 @@ CLUSTERING_PLAN = "HoodieClusteringPlan"
 REQUESTED_REPLACE = "HoodieRequestedReplaceMetadata"
 # Not from the seed: Hudi's own schema of a completed clean, which Hudi's readers decode (time travel).
 CLEAN_METADATA = "HoodieCleanMetadata"
-SCHEMA_NAMES = (BASE_FILE_COMPACTION_PLAN, CLUSTERING_PLAN, REQUESTED_REPLACE, CLEAN_METADATA)
+# Not from the seed: Apache Hudi 1.2.0's MERGE_ON_READ compaction plan, the schema its generated
+# class ``org.apache.hudi.avro.model.HoodieCompactionPlan`` carries (``SCHEMA$`` of the 1.2.0 bundle,
+# verbatim: hudi-common/src/main/avro/HoodieCompactionOperation.avsc with HoodieCompactionStrategy.avsc
+# inlined, as compiled), which Hudi's file-system view decodes from every ``compaction.requested``.
+COMPACTION_PLAN = "HoodieCompactionPlan"
+SCHEMA_NAMES = (BASE_FILE_COMPACTION_PLAN, CLUSTERING_PLAN, REQUESTED_REPLACE, CLEAN_METADATA, COMPACTION_PLAN)
 
 
 class PlanFileError(ValueError):

@@ -35,10 +35,14 @@ POINTS: dict[str, tuple[str, ...]] = {
     "clustering": ("clustering.after_plan_saved", "clustering.after_inflight", "clustering.mid_group",
                    "clustering.after_group_written", "clustering.after_all_groups",
                    "clustering.before_replacecommit", "clustering.after_replacecommit"),
+    # MERGE_ON_READ compaction (engines.mor_compaction.executor): plan saved, inflight, each new base
+    # file written, before and after its commit
+    "mor_compaction": ("compaction.after_plan_saved", "compaction.after_inflight", "compaction.after_group_written",
+                       "compaction.before_commit", "compaction.after_commit"),
     "archive": ("archive.after_archive_written",),
     # HudiTable.start of the other actions (not in a crash matrix)
     "timeline": ("timeline.replacecommit.after_requested", "timeline.basefilecompaction.after_requested",
-                 "timeline.deltacommit.after_requested"),
+                 "timeline.deltacommit.after_requested", "timeline.compaction.after_requested"),
     # the streaming sink: a micro-batch committed to the table, not yet recorded by Spark (stream --kill-test)
     "stream": ("stream.after_table_commit",),
 }

@@ -7,7 +7,9 @@ cleaner (files it must not delete), rollback (can a plan be kept?) and both engi
 they execute; exclude planned file groups from a new plan) go through here.
 
 Plans are the Avro records of ``engines/table/avro``: a clustering plan (``replacecommit``) inside
-the requested-replace wrapper, a base-file compaction plan (``basefilecompaction``). The engine
+the requested-replace wrapper, a base-file compaction plan (``basefilecompaction``), a
+MERGE_ON_READ compaction plan (``compaction``: Hudi's ``HoodieCompactionPlan``, whose operations
+name a file slice by fileId, base instant, base file name and log file names). The engine
 packages turn a record into their own Python objects (``ClusteringPlan.from_avro``,
 ``BaseFileCompactionPlan.from_avro``); this module needs none of them.
 """
@@ -18,11 +20,26 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engines.table.avro import BASE_FILE_COMPACTION_PLAN, REQUESTED_REPLACE, PlanFileError, decode_plan
-from engines.table.timeline import COMPACTION, REPLACE, Instant, State, Timeline, TimelineError
+from engines.table.avro import (
+    BASE_FILE_COMPACTION_PLAN,
+    COMPACTION_PLAN,
+    REQUESTED_REPLACE,
+    PlanFileError,
+    decode_plan,
+)
+from engines.table.timeline import (
+    COMPACTION,
+    MOR_COMPACTION,
+    REPLACE,
+    Instant,
+    State,
+    Timeline,
+    TimelineError,
+)
 
-PLAN_SCHEMAS = {REPLACE: REQUESTED_REPLACE, COMPACTION: BASE_FILE_COMPACTION_PLAN}
-PLAN_ACTIONS = (REPLACE, COMPACTION)
+PLAN_SCHEMAS = {REPLACE: REQUESTED_REPLACE, COMPACTION: BASE_FILE_COMPACTION_PLAN, MOR_COMPACTION: COMPACTION_PLAN}
+PLAN_ACTIONS = (REPLACE, COMPACTION, MOR_COMPACTION)
+_KINDS = {REPLACE: "clustering", COMPACTION: "base-file compaction", MOR_COMPACTION: "compaction"}
 # A clustering plan's input slices (path, base instant, size, rows per fileId, group by group): the
 # seed's HoodieClusteringGroup names file ids only, so our plans keep the paths in extraMetadata.
 SLICES_KEY = "layoutbench.groupSlices"
@@ -53,8 +70,7 @@ def load_plan(timeline: Timeline, instant: str | Instant, action: str) -> dict[s
     ts = instant.timestamp if isinstance(instant, Instant) else instant
     inst = timeline.get(ts)
     if inst is None or inst.action != action:
-        kind = "clustering" if action == REPLACE else "base-file compaction"
-        raise TimelineError(f"{ts} is not a {kind} instant of {timeline.storage.uri}")
+        raise TimelineError(f"{ts} is not a {_KINDS[action]} instant of {timeline.storage.uri}")
     source = requested_source(timeline, inst)
     record = decode_plan(PLAN_SCHEMAS[action], timeline.read(inst, State.REQUESTED), source)
     if action == REPLACE and not record.get("clusteringPlan"):
@@ -66,6 +82,13 @@ def plan_inputs(instant: str, action: str, record: dict[str, Any]) -> PlanInputs
     """The base files and file groups a decoded plan record reads."""
     paths: list[str] = []
     groups: list[tuple[str, str]] = []
+    if action == MOR_COMPACTION:  # names relative to the partition, as Hudi writes them
+        for op in record.get("operations") or []:
+            partition = op.get("partitionPath") or ""
+            names = ([op["dataFilePath"]] if op.get("dataFilePath") else []) + list(op.get("deltaFilePaths") or [])
+            paths += [f"{partition}/{n}" if partition else n for n in names]
+            groups.append((partition, op.get("fileId") or ""))
+        return PlanInputs(instant, action, tuple(paths), tuple(groups))
     if action == COMPACTION:
         for op in record.get("operations") or []:
             partition = op.get("partitionPath") or ""
@@ -97,8 +120,9 @@ def pending_file_groups(timeline: Timeline, action: str = REPLACE) -> dict[tuple
     out: dict[tuple[str, str], str] = {}
     for p in pending_inputs(timeline, (action,)):
         for key in p.file_groups:
-            if key in out and action == REPLACE:
-                raise TimelineError(f"file group {key} is in two pending clustering plans: {out[key]} and {p.instant}")
+            if key in out and action in (REPLACE, MOR_COMPACTION):
+                raise TimelineError(f"file group {key} is in two pending {_KINDS[action]} plans: {out[key]} "
+                                    f"and {p.instant}")
             out[key] = p.instant
     return out
 

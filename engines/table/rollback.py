@@ -22,7 +22,9 @@ reader honours (Hudi's rollback on append-capable storage).
 
 ``recover`` runs on open after a crash: it releases a stale lock, finishes interrupted rollbacks
 and cleans, and rolls back every inflight write (ingest commits removed; clustering and base-file
-compaction reverted to requested, kept for re-execution; requested plans left alone).
+compaction reverted to requested, kept for re-execution; requested plans left alone). A
+MERGE_ON_READ ``compaction`` is a planned action like them: its rollback deletes the new base
+files named with its instant (its inputs, the old slice, are untouched) and keeps its plan.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from engines.table.timeline import (
     COMMIT,
     COMPACTION,
     DELTACOMMIT,
+    MOR_COMPACTION,
     REPLACE,
     ROLLBACK,
     Instant,
@@ -46,6 +49,7 @@ from engines.table.timeline import (
     TimelineError,
 )
 
+_PLANNED = (REPLACE, COMPACTION, MOR_COMPACTION)  # actions whose rollback keeps the plan (re-executable)
 ROLLBACK_STEPS = tuple(p for p in faults.POINTS["rollback"] if p.startswith("rollback."))
 
 
@@ -68,7 +72,7 @@ def rollback_inflight(table: HudiTable, instant: str | Instant, keep_plan: bool,
     target = timeline.get(ts)
     if target is None or target.is_completed:
         raise TimelineError(f"instant {ts} is not pending in {table.base_uri}: nothing to roll back")
-    if keep_plan and target.action not in (REPLACE, COMPACTION):
+    if keep_plan and target.action not in _PLANNED:
         raise TimelineError(f"{ts}.{target.action} has no plan to keep; roll it back with keep_plan=False")
     return rollback_instant(table, target, on_step=on_step, keep_plan=keep_plan)
 
@@ -103,7 +107,7 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: faults.StepHook
         current = timeline.get(target.timestamp)
         missing: list[str] = []
         if keep_plan is None:
-            keep_plan = target.action in (REPLACE, COMPACTION)
+            keep_plan = target.action in _PLANNED
         if keep_plan and current is not None:
             inputs = plans.plan_inputs(current.timestamp, current.action,
                                        plans.load_plan(timeline, current, current.action)).paths
@@ -163,8 +167,8 @@ def recover(table: HudiTable) -> list[RollbackResult]:
         # with the same files gone.)
         timeline.delete_pending(inst)
     timeline = table.refresh()
-    for inst in timeline.pending([COMMIT, DELTACOMMIT, REPLACE, COMPACTION]):
-        if inst.action in (REPLACE, COMPACTION) and inst.state == State.REQUESTED:
+    for inst in timeline.pending([COMMIT, DELTACOMMIT, *_PLANNED]):
+        if inst.action in _PLANNED and inst.state == State.REQUESTED:
             continue  # a scheduled plan that never started: keep it for execution
         results.append(rollback_instant(table, inst))
     return results

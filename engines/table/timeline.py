@@ -6,12 +6,15 @@
 | replacecommit       | ``<t>.replacecommit.requested``    | ``<t>.replacecommit.inflight``    | ``<t>.replacecommit``|
 | basefilecompaction  | ``<t>.basefilecompaction.requested``| ``<t>.basefilecompaction.inflight``| ``<t>.commit``      |
 | deltacommit (MOR)   | ``<t>.deltacommit.requested``      | ``<t>.deltacommit.inflight``      | ``<t>.deltacommit``  |
+| compaction (MOR)    | ``<t>.compaction.requested`` (plan)| ``<t>.compaction.inflight``       | ``<t>.commit``       |
 | clean / rollback    | ``<t>.clean.requested`` …          | ``<t>.clean.inflight`` …          | ``<t>.clean`` …      |
 
 The completed file is the commit point and is written atomically (temp + rename). Hudi readers
 only load completed commit/deltacommit/replacecommit files, so an Option 1 compaction completes
 as ``<t>.commit`` (as Hudi's own compaction does) and its ``basefilecompaction`` state files are
-ignored by them.
+ignored by them. A MERGE_ON_READ compaction does the same as Apache Hudi's (0.x and 1.x alike:
+``HoodieTimeline.COMPACTION_ACTION`` pending, completed as a ``commit`` with the compaction's own
+instant time): the timeline shows one completed ``compaction`` instant for the pair.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ COMPACTION = "basefilecompaction"
 CLEAN = "clean"
 ROLLBACK = "rollback"
 DELTACOMMIT = "deltacommit"  # MERGE_ON_READ writes (log blocks, and new base files)
-OUR_ACTIONS = (COMMIT, REPLACE, COMPACTION, CLEAN, ROLLBACK, DELTACOMMIT)
+MOR_COMPACTION = "compaction"  # MERGE_ON_READ compaction (Hudi's HoodieCompactionPlan), completes as a commit
+OUR_ACTIONS = (COMMIT, REPLACE, COMPACTION, CLEAN, ROLLBACK, DELTACOMMIT, MOR_COMPACTION)
 # Actions found in tables written by Apache Hudi that we recognise (read-only).
-FOREIGN_ACTIONS = ("compaction", "clustering", "savepoint", "restore", "indexing")
-DATA_ACTIONS = (COMMIT, REPLACE, COMPACTION, DELTACOMMIT)
+FOREIGN_ACTIONS = ("clustering", "savepoint", "restore", "indexing")
+DATA_ACTIONS = (COMMIT, REPLACE, COMPACTION, DELTACOMMIT, MOR_COMPACTION)
+_COMMITS_AS_COMMIT = (COMPACTION, MOR_COMPACTION)  # pending under their own action, completed as commit
 
 _NAME = re.compile(r"^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?(?:\.([a-z]+))?(?:\.(requested|inflight))?$")
 LAYOUT2_FOLDER = f"{METAFOLDER}/timeline"  # Hudi 1.x (table versions 8/9), read-only
@@ -86,7 +91,7 @@ def state_file(timestamp: str, action: str, state: State, completed_action: str 
         return f"{timestamp}.{action}.requested"
     if state == State.INFLIGHT:
         return f"{timestamp}.inflight" if action == COMMIT else f"{timestamp}.{action}.inflight"
-    if action == COMPACTION:
+    if action in _COMMITS_AS_COMMIT:
         return f"{timestamp}.{completed_action or COMMIT}"
     return f"{timestamp}.{action}"
 
@@ -128,6 +133,10 @@ def _parse_listing(names: Iterable[str], completed_files: dict[tuple[str, str], 
             done = State.COMPLETED in (by_action.get(COMMIT), by_action.get(REPLACE))
             out.append(Instant(ts, COMPACTION, State.COMPLETED if done else by_action[COMPACTION]))
             by_action = {a: s for a, s in by_action.items() if a not in (COMPACTION, COMMIT, REPLACE)}
+        if MOR_COMPACTION in by_action:
+            done = by_action.get(COMMIT) == State.COMPLETED
+            out.append(Instant(ts, MOR_COMPACTION, State.COMPLETED if done else by_action[MOR_COMPACTION]))
+            by_action = {a: s for a, s in by_action.items() if a not in (MOR_COMPACTION, COMMIT)}
         if "clustering" in by_action and REPLACE in by_action:
             by_action.pop("clustering")  # Hudi 1.x pending clustering completing as replacecommit
         for action, state in by_action.items():
@@ -167,7 +176,7 @@ class Timeline:
         """Name (inside the timeline folder) of an instant's state file."""
         state = state or instant.state
         if state == State.COMPLETED:
-            actions = (COMMIT, REPLACE) if instant.action == COMPACTION else (instant.action,)
+            actions = {COMPACTION: (COMMIT, REPLACE), MOR_COMPACTION: (COMMIT,)}.get(instant.action, (instant.action,))
             for action in actions:
                 known = self.completed_files.get((instant.timestamp, action))
                 if known:
