@@ -94,7 +94,7 @@ def _crash_and_recover(scenario: Path, engine: str, uri: str) -> dict[str, objec
 
 
 @pytest.mark.slow
-def test_kills_on_the_store_recover_to_the_local_disk_rows(spark, tmp_path: Path) -> None:
+def test_kills_on_the_store_recover_to_the_local_disk_rows(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     with S3Server() as server, CountingProxy(server.endpoint, access_key=ACCESS_KEY) as proxy:
         pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=proxy.endpoint,
                           scheme="http", region=REGION, allow_bucket_creation=True).create_dir("crash")
@@ -105,6 +105,7 @@ def test_kills_on_the_store_recover_to_the_local_disk_rows(spark, tmp_path: Path
             crashed = {e: pool.submit(_crash_and_recover, scenario, e, uris[e]) for e in POINTS}
             # the crash-free runs on local disk meanwhile, here on the session's warm Spark (the same
             # batch loop a child runs, without a JVM start of its own each)
+            request.getfixturevalue("spark")
             for engine in POINTS:
                 assert run_to_end(load_scenario(scenario), engine, local[engine]) == 0
             seen = {e: f.result() for e, f in crashed.items()}
