@@ -69,7 +69,7 @@ def inspect(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
     small_file_limit_mb: float = typer.Option(100.0, help="small-file threshold for the count"),
 ) -> None:
-    """Print a Hudi table's timeline, partitions, file groups, file sizes and row count."""
+    """Print a Hudi table's timeline, partitions, file groups, file sizes and row count (merged: MERGE_ON_READ logs over their base files)."""
     from bench.inspect_table import inspect_table
     from engines.config.registry import MB
 
@@ -103,6 +103,12 @@ def inspect(
         f"{info['small_files']} · mean {info['mean_file_bytes']:,} B · space amplification "
         f"{info['space_amplification']} · snapshot rows {info['snapshot_rows']:,}"
     )
+    if "live_log_files" in info:
+        console.print(f"merge-on-read: live log files {info['live_log_files']} ({info['live_log_bytes']:,} B) · "
+                      f"log blocks merged {info['log_blocks_merged']} · read-optimized rows "
+                      f"{info['read_optimized_rows']:,}")
+        for problem in info["corrupt_log_blocks"]:
+            console.print(f"[yellow]warning:[/] {problem}; the read stopped there and resumed at the next block")
 
 
 @command(app)
@@ -429,7 +435,7 @@ def simulate(
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
     from bench.simulate import simulate as run_simulation
-    from bench.simulate.validate import render, validate, validate_store
+    from bench.simulate.validate import render, validate, validate_store, validate_timings
     from runresults import Results, ResultsError
 
     try:
@@ -449,7 +455,8 @@ def simulate(
             at = sc.model_copy(update={"store": sc.store.model_copy(update={"first_byte_ms": fb})})
             sim_dir = run_simulation(at, out, calibration_path=calibration, horizon_batches=horizon,
                                      run_id=f"{run_dir.name}-fb{fb:g}")
-        checks = validate(real, Results(sim_dir)) + validate_store(real, Results(sim_dir))
+        checks = (validate(real, Results(sim_dir)) + validate_timings(real, Results(sim_dir))
+                  + validate_store(real, Results(sim_dir)))
         ok = ok and all(c.ok for c in checks)
         texts.append(f"#### Against {real.folder}\n\n" + render(checks))
     if reals:
@@ -483,6 +490,11 @@ def sweep(
         grid = load_sweep(sweep_file, gates_run=gates)
     except SweepError as exc:
         fail(str(exc))
+        return
+    if validate_corners and grid.fast:
+        fail(f"{sweep_file}: --validate-corners: a fast map's corners are production sizes no test machine "
+             "runs; its fast path is held to the full simulator by tests/test_production_map.py, and the toy "
+             "map (bench/sweeps/rfc19_map.yaml) validates its corners in full")
         return
     rows, wall = run_grid(grid, workers)
     console.print(f"sweep {grid.spec.name}: {len(grid.points())} points in {wall:.1f} s")

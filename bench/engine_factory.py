@@ -20,6 +20,7 @@ from engines.base import Engine
 from engines.config.registry import MB
 from engines.kinds import KINDS, kind_of
 from engines.table.bloom import BloomConfig, bloom_of
+from engines.table.properties import UnsupportedTableError
 from engines.table.table import HudiTable, TableConfig, logical_clock
 from workloads.spec import RECORD_KEY
 
@@ -54,7 +55,11 @@ def spark_conf_for(scenario: Scenario) -> dict[str, str]:
 def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
     clock = logical_clock(LOGICAL_START) if scenario.deterministic_instants else None
     cfg = TableConfig(name=name, partition_field=scenario.workload.partition_column, record_key=RECORD_KEY)
-    return HudiTable.create(table_path, cfg, clock=clock, exist_ok=True)
+    table = HudiTable.create(table_path, cfg, clock=clock, exist_ok=True)
+    if table.merge_on_read:  # every engine kind writes COPY_ON_WRITE tables (MOR engines: T21's later parts)
+        raise UnsupportedTableError(f"{table.base_uri} is a MERGE_ON_READ table; this writer writes only "
+                                    "COPY_ON_WRITE tables")
+    return table
 
 
 def engine_config(spec: EngineSpec, scenario: Scenario) -> dict[str, Any]:

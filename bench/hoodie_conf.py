@@ -240,6 +240,17 @@ def hudi_entry(key: str) -> Setting:
     return next((s for s in entries if HUDI in s.kinds), next((s for s in entries if s.name), entries[0]))
 
 
+def named_columns(kind: str, fields: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The columns an engine's read config (:func:`read_config`'s result) names, by the key that
+    names them: its column-valued shorthands, and for real Hudi its column-valued ``hoodie.*`` options."""
+    shorthands = reg.for_kind(settings_kind(kind))
+    named = {k: tuple(v) for k, v in fields.items() if k in shorthands and shorthands[k].unit == "columns" and v}
+    for key, value in (fields.get("options") or {}).items():
+        if key in reg.hudi_keys(HUDI) and hudi_entry(key).unit == "columns" and value not in (None, ""):
+            named[key] = hudi_entry(key).parse(value)
+    return named
+
+
 def hudi_bloom(config: Mapping[str, Any]) -> dict[str, Any]:
     """The ``bloom_*`` fields real Hudi's config sets (shorthands, or ``hoodie.*`` keys at the top
     level or in ``options``)."""

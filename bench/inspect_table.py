@@ -7,6 +7,7 @@ from typing import Any
 
 from engines.config.registry import COW, MB, default
 from engines.table.table import HudiTable
+from engines.table.view import FileSystemView
 
 # the live-file size histogram's upper bounds in MB, with their labels (the last bucket is open)
 SIZE_BUCKETS = [(1, "<1 MB"), (10, "1-10 MB"), (50, "10-50 MB"), (100, "50-100 MB"), (128, "100-128 MB"),
@@ -22,6 +23,7 @@ def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = d
     table = HudiTable.open(base)
     view = table.view()
     snap = view.snapshot(as_of=as_of)
+    mor = _merge_on_read(table, view, as_of) if table.merge_on_read else {}
     hist = Counter(size_bucket(s.size_bytes) for s in snap)
     per_partition: dict[str, dict[str, int]] = {}
     for s in snap:
@@ -51,8 +53,26 @@ def inspect_table(base: str, as_of: str | None = None, small_file_limit: int = d
         "small_files": sum(1 for s in snap if s.size_bytes < small_file_limit),
         "small_file_limit": small_file_limit,
         "mean_file_bytes": int(live_bytes / len(snap)) if snap else 0,
-        "snapshot_rows": sum(s.num_rows for s in snap),
+        # a MERGE_ON_READ table's rows are its logs merged over its base files (read, not counted)
+        "snapshot_rows": mor.pop("snapshot_rows") if mor else sum(s.num_rows for s in snap),
         "replaced_file_groups": len(view.timeline.replaced_file_groups(as_of)),
         "pending_clustering_file_groups": len(view.pending_clustering_file_groups()),
         "pending_compaction_files": len(view.pending_compaction_paths()),
+        **mor,
+    }
+
+
+def _merge_on_read(table: HudiTable, view: FileSystemView, as_of: str | None) -> dict[str, Any]:
+    """What a MERGE_ON_READ table adds: merged and read-optimized rows, log files, corrupt blocks."""
+    from engines.table.mor import read_optimized_read, snapshot_read
+
+    merged = snapshot_read(table, as_of)
+    slices = view.merge_slices(as_of)
+    return {
+        "snapshot_rows": merged.rows.num_rows,
+        "read_optimized_rows": read_optimized_read(table, as_of).rows.num_rows,
+        "live_log_files": sum(len(s.logs) for s in slices),
+        "live_log_bytes": sum(s.log_bytes for s in slices),
+        "log_blocks_merged": merged.log_blocks_applied,
+        "corrupt_log_blocks": [str(c) for c in merged.corrupt],
     }

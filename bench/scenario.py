@@ -220,10 +220,17 @@ class Scenario(_Strict):
         """Every engine's config read as the engine factory reads it (shorthands, ``*_mb`` sizes and
         ``hoodie.*`` keys through the config registry, the planner's config built), so ``layoutbench
         validate`` refuses what the run would, before Spark starts: a bad key is named."""
-        from bench.hoodie_conf import read_config, scenario_context
+        from bench.hoodie_conf import named_columns, read_config, scenario_context
+        from workloads.rowdef import arrow_schema
 
+        columns = arrow_schema(self.workload).names
         for e in self.engines:
             fields = read_config(e.kind, e.config, f"engines.{e.name}", **scenario_context(self, e.name))  # a ValueError
+            for key, named in named_columns(e.kind, fields).items():
+                missing = [c for c in named if c not in columns]
+                if missing:  # a sort by a column the rows lack plans nothing here and fails in Hudi's sort
+                    raise ValueError(f"engines.{e.name}: {key} names {missing}, not a column of this workload; "
+                                     f"its columns are {columns}")
             entry = kind_of(e.kind)
             if entry.builder == "hudi":  # built from these fields alone, no planner: its config class checks them
                 try:

@@ -38,6 +38,14 @@ def choose_at(results: Results) -> str:
     return choice_text(review(results)["choice"]["run"])
 
 
+def _production_clause(prod: dict[str, Any] | None) -> str:
+    """The production map's answer at its point nearest the target, as a clause of the target's sentence."""
+    if not prod:
+        return ""
+    where = ", ".join(f"{k} {v:g}" if isinstance(v, int | float) else f"{k} {v}" for k, v in prod["point"].items())
+    return f"; the production map ({prod['sweep']}) at its nearest point ({where}) chooses {prod['choice']}"
+
+
 def passing_candidates(stored: dict[str, Any]) -> list[str]:
     """The design candidates of a stored review that passed every required gate."""
     return [e for e, c in stored["candidates"].items() if c["competes"] and not c["failed_required"]]
@@ -73,7 +81,7 @@ def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
                               f", not the run's {run_choice.get('design') or 'none'}: at this scale the ledger's "
                               "parts weigh differently (the projection's own review is in "
                               f"`{Path(out['folder']).name}/`)" if differs else ", as at the run's scale")
-                          + f" ({out['method']})"}
+                          + f" ({out['method']})" + _production_clause(out.get("production_map"))}
     projection["elapsed_s"] = time.perf_counter() - t0
     full = review(results, projection=projection)
     full["elapsed_s"] = stored.get("elapsed_s")

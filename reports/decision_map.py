@@ -61,6 +61,11 @@ class SweepResults:
         self.crossovers = crossovers(self.winners, self.values)
 
 
+
+def _fmt(v: object) -> str:
+    """A parameter's value: a number compactly (``:g``), a name as it is (the store)."""
+    return f"{v:g}" if isinstance(v, int | float) else str(v)
+
 def _on_base(w: Winner, base: dict[str, Any], free: list[str]) -> bool:
     return all(w.point[k] == v for k, v in base.items() if k not in free)
 
@@ -92,10 +97,10 @@ def heatmap(res: SweepResults, criterion: str, path: Path) -> Path:
                 ax.plot([i + 0.5, i + 0.5], [j - 0.5, j + 0.5], color="black", lw=2)
             if j + 1 < len(ys) and cell.get((vx, ys[j + 1]), NONE) != win:
                 ax.plot([i - 0.5, i + 0.5], [j + 0.5, j + 0.5], color="black", lw=2)
-    ax.set_xticks(range(len(xs)), [f"{v:g}" for v in xs], fontsize=7)
+    ax.set_xticks(range(len(xs)), [_fmt(v) for v in xs], fontsize=7)
     ax.set_xlabel(x)
     if y:
-        ax.set_yticks(range(len(ys)), [f"{v:g}" for v in ys], fontsize=7)
+        ax.set_yticks(range(len(ys)), [_fmt(v) for v in ys], fontsize=7)
         ax.set_ylabel(y)
     else:
         ax.set_yticks([])
@@ -117,7 +122,7 @@ def sentences(res: SweepResults) -> list[str]:
         changes = []
         for p in res.params:
             for cr in along(res.crossovers, crit, p, res.base):
-                changes.append(f"along {p}, {_who(cr.before)} at {cr.lo:g} gives way to {_who(cr.after)} at {cr.hi:g}")
+                changes.append(f"along {p}, {_who(cr.before)} at {_fmt(cr.lo)} gives way to {_who(cr.after)} at {_fmt(cr.hi)}")
         where = "; ".join(changes) if changes else "no crossover on the base line"
         out.append(f"**{CRITERIA[crit]}**: {ranked}. {where[0].upper() + where[1:]}.")
     return out
@@ -149,11 +154,11 @@ def validation_lines(res: SweepResults) -> list[str]:
     lines = ["| corner | checks within tolerance | file counts exact | files scanned equal | worst WA error |",
              "|---|---|---|---|---|"]
     for v in val:
-        where = ", ".join(f"{k}={v['corner'][k]:g}" for k in res.axes if k)
+        where = ", ".join(f"{k}={_fmt(v['corner'][k])}" for k in res.axes if k)
         lines.append(f"| {where} | {v['ok']}/{v['checks']} | {'yes' if v['file_counts_exact'] else '**no**'} | "
                      f"{v['files_scanned_equal']} | {v['worst_wa_error'] or 'n/a'} |")
     misses = [f"- {where}: {f}" for v in val for f in v["failures"][:3]
-              for where in [", ".join(f"{k}={v['corner'][k]:g}" for k in res.axes if k)]]
+              for where in [", ".join(f"{k}={_fmt(v['corner'][k])}" for k in res.axes if k)]]
     return lines + ([""] + ["Out of tolerance (first three per corner):"] + misses if misses else [])
 
 
@@ -164,7 +169,7 @@ def render_section(folder: str | Path, plots_dir: Path | None = None) -> tuple[s
     plots_dir = plots_dir or res.folder / "plots"
     plots_dir.mkdir(parents=True, exist_ok=True)
     run = res.run
-    base = ", ".join(f"{k}={v:g}" for k, v in res.base.items())
+    base = ", ".join(f"{k}={_fmt(v)}" for k, v in res.base.items())
     lines = ["## Where the answer changes", "",
              f"Generated from the simulator over {run['points']} grid points (sweep `{run['sweep']['name']}` on "
              f"`{run['base_scenario']}`, {run['wall_time_s']:.0f} s on {run['machine'].get('cores', '?')} cores). "

@@ -74,27 +74,6 @@ def test_hoodie_keys_configure_our_engines_as_the_shorthands_do(kind, shorthand,
     assert resolve_planner(default.engines[0], default) != resolve_planner(keys, sc)  # the keys did something
 
 
-def test_the_articles_inline_config_table_pastes_into_a_scenario() -> None:
-    """The article's inline test plan's table (without the record-size estimate, see below)."""
-    table = {"hoodie.clustering.inline": "true", "hoodie.clustering.schedule.inline": "false",
-             "hoodie.clustering.async.enabled": "false", "hoodie.clustering.inline.max.commits": 3,
-             "hoodie.clustering.plan.strategy.small.file.limit": 209715200,
-             "hoodie.clustering.plan.strategy.target.file.max.bytes": 314572800,
-             "hoodie.clustering.plan.strategy.sort.columns": "review_date", "hoodie.parquet.small.file.limit": 0}
-    sc = parse_scenario(scenario([{"name": "ours", "kind": "clustering", "config": table},
-                                  {"name": "real", "kind": "hudi", "config": {"preset": "hudi_clustering", **table}}]))
-    planner, _ = resolve_planner(sc.engines[0], sc)
-    assert (planner.small_file_limit, planner.target_file_size, planner.sort_columns) == (
-        209715200, 314572800, ("review_date",))
-    # the schedule keys are the maintenance section's: a table that disagrees with it is refused
-    with pytest.raises(ScenarioError, match="hoodie.clustering.inline.max.commits=3.*every_commits 4"):
-        parse_scenario(scenario([{"name": "ours", "kind": "clustering", "config": table}],
-                                {"mode": "inline", "every_commits": 4}))
-    with pytest.raises(ScenarioError, match="hoodie.clustering.inline=true.*maintenance.mode 'schedule_inline'"):
-        parse_scenario(scenario([{"name": "ours", "kind": "clustering", "config": table}],
-                                {"mode": "schedule_inline", "every_commits": 3}))
-
-
 @pytest.mark.parametrize("kind,key,needle", [
     ("clustering", "hoodie.clustering.no.such.key", "not a key our clustering engine implements"),
     ("append_compaction", "hoodie.copyonwrite.record.size.estimate", "real bytes written"),

@@ -162,7 +162,8 @@ def test_project_review_is_json_data_with_its_phases(run_dir: tuple[Path, object
     out = project_review(folder, sc, SMALL_TARGET, cheapest, out_dir=tmp_path, workers=1)
     json.dumps(out)
     assert out["choice"] == cheapest(Results(out["folder"]))
-    assert set(out["phases_s"]) == {"review/projection", "review/flip_map"}
+    assert set(out["phases_s"]) == {"review/projection", "review/flip_map", "review/production_map"}
+    assert out["production_map"]["choice"] != "none" and out["production_map"]["point"]["store"] == SMALL_TARGET.store
     assert len(out["flip_map"]) == 24 and out["periodic"]
     assert all(p["choice"] is not None or p["note"] for p in out["flip_map"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["target"]  # the points' folders are gone

@@ -141,7 +141,7 @@ def test_illegal_transitions_raise(tmp_path) -> None:
     with pytest.raises(TimelineError, match="must increase"):
         tl.create_requested("20260101000000001", COMMIT)
     with pytest.raises(TimelineError, match="unknown action"):
-        tl.create_requested("20260101000000009", "deltacommit")
+        tl.create_requested("20260101000000009", "savepoint")
     with pytest.raises(TimelineError, match="empty"):
         tl.complete(tl.transition_to_inflight(tl.create_requested("20260101000000010", COMMIT)), b"")
 

@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 import pytest
 from shared_files import HUDI_FIXTURES, SHARED, keys_or_skip
 
-from engines.table.properties import UnsupportedTableError
 from engines.table.table import HudiTable
 
 EXPECTED_FILE = SHARED / HUDI_FIXTURES / "expected.json"
@@ -74,10 +73,17 @@ def test_view_sizes_match_storage(hudi_fixtures: Path, tmp_path: Path, key: str)
 
 
 @pytest.mark.parametrize("key", keys_or_skip(MOR, f"{HUDI_FIXTURES}/expected.json"))
-def test_merge_on_read_is_refused_clearly(hudi_fixtures: Path, tmp_path: Path, key: str) -> None:
+def test_merge_on_read_rows_match_expected(hudi_fixtures: Path, tmp_path: Path, key: str) -> None:
+    """hudi-rs's rows of the MERGE_ON_READ fixtures: merged, read-optimized and as of every instant."""
+    from engines.table.mor import read_optimized_read, snapshot_read
+
     root = extract(hudi_fixtures, key, tmp_path)
-    with pytest.raises(UnsupportedTableError, match="only COPY_ON_WRITE"):
-        HudiTable.open(str(root))
+    table = HudiTable.open(str(root))
+    expected = EXPECTED[key]["expected"]
+    assert snapshot_read(table).rows.num_rows == expected["snapshot_rows_hudi_0_5_0"]
+    assert read_optimized_read(table).rows.num_rows == expected["read_optimized_rows_hudi_0_5_0"]
+    for instant, (rows, _slices) in expected["time_travel_rows_and_slices_by_instant_hudi_0_5_0"].items():
+        assert snapshot_read(table, instant).rows.num_rows == rows, instant
 
 
 def test_fixture_rows_readable_with_pyarrow(hudi_fixtures: Path, tmp_path: Path) -> None:

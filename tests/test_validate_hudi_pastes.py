@@ -26,11 +26,12 @@ from engines.hudi.config import HudiConfig, hoodie_options
 REPO = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
-# The article's tables, the "设定值" column as written (sort.columns as its HoodieClusteringJob commands
-# set it), and the maintenance section each one's mode is in this harness.
+# The article's tables, the "设定值" column as written, and the maintenance section each one's mode is in
+# this harness. The one change: sort.columns names this workload's column where the article's commands name
+# its review table's review_date, which validate refuses here (test_a_sort_column_the_rows_lack_is_refused).
 _SIZES = {"hoodie.clustering.plan.strategy.small.file.limit": 209715200,
           "hoodie.clustering.plan.strategy.target.file.max.bytes": 314572800,
-          "hoodie.clustering.plan.strategy.sort.columns": "review_date", "hoodie.parquet.small.file.limit": 0,
+          "hoodie.clustering.plan.strategy.sort.columns": "service", "hoodie.parquet.small.file.limit": 0,
           "hoodie.copyonwrite.record.size.estimate": 175}
 ARTICLE_TABLES = {
     "inline": ({"hoodie.clustering.inline": "true", "hoodie.clustering.schedule.inline": "false",
@@ -80,7 +81,7 @@ def test_the_articles_config_tables_paste_in_unchanged(mode: str, tmp_path: Path
     sc = parse_scenario(doc)
     planner, _ = resolve_planner(sc.engines[0], sc)
     assert (planner.small_file_limit, planner.target_file_size, planner.sort_columns) == (
-        209715200, 314572800, ("review_date",))
+        209715200, 314572800, ("service",))
     # real Hudi: the schedule is the maintenance section's, not passed on beside it (Hudi would cluster
     # inside its writes as well); the sizes are passed through unchanged
     fields = read_config("hudi", sc.engines[1].config, **scenario_context(sc, "real"))
@@ -208,13 +209,11 @@ def test_each_mistake_is_one_message_exit_3_and_no_spark_starts(tmp_path: Path) 
 def test_a_run_honours_the_async_tables_commit_count(spark, tmp_path: Path) -> None:
     """The article's async table in a real run: the runner's async service polls every 50 ms, yet
     clusters only once three commits followed the last clustering (async.max.commits = 3). Its sort
-    column is this workload's (the article's review_date is not a column here: sort_overlap grouping
-    would find no ranges to cluster)."""
+    column is this workload's (the article's review_date is not a column here, and validate refuses it)."""
     from bench.runner import run_scenario
     from runresults import Results
 
     table, maintenance = ARTICLE_TABLES["async"]
-    table = {**table, "hoodie.clustering.plan.strategy.sort.columns": "service"}
     doc = scenario([{"name": "ours", "kind": "clustering", "config": table}],
                    {**maintenance, "async_interval_s": 0.05, "final": False})
     doc["workload"].update(num_batches=8, batch_records=200)
@@ -227,3 +226,22 @@ def test_a_run_honours_the_async_tables_commit_count(spark, tmp_path: Path) -> N
     assert runs, kinds  # the small files (all under the table's 200 MB limit) were clustered
     ingests_before = [kinds[:i].count("ingest") for i in runs]
     assert all(b - a >= 3 for a, b in zip([0, *ingests_before], ingests_before, strict=False)), kinds
+
+
+@pytest.mark.parametrize("engine", [
+    {"name": "ours", "kind": "clustering", "config": {"hoodie.clustering.plan.strategy.sort.columns": "review_date"}},
+    {"name": "ours", "kind": "clustering", "config": {"sort_columns": ["service", "review_date"]}},
+    {"name": "real", "kind": "hudi",
+     "config": {"preset": "hudi_clustering", "hoodie.clustering.plan.strategy.sort.columns": "review_date"}},
+    {"name": "real", "kind": "hudi", "config": {"preset": "hudi_clustering",
+                                                "options": {"hoodie.clustering.plan.strategy.sort.columns": "review_date"}}},
+    {"name": "peer", "kind": "delta_peer", "config": {"sort_columns": ["review_date"]}},
+])
+def test_a_sort_column_the_rows_lack_is_refused(engine: dict, tmp_path: Path) -> None:
+    """The article's sort column pasted unchanged: this workload has no review_date. Our clustering
+    would plan nothing and Apache Hudi's sort would fail inside Spark; validate names it first."""
+    result = _validate(scenario([engine]), tmp_path)
+    flat = " ".join(result.output.split())
+    assert result.exit_code == EXIT_BAD_INPUT, flat
+    assert "['review_date'], not a column of this workload" in flat and "'service'" in flat, flat
+    assert "Traceback" not in result.output

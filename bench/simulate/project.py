@@ -16,7 +16,8 @@ rest is extrapolated, only where the simulated state is periodic:
   state is periodic up to a linear growth (closed partitions accumulate, each like the last);
 - the horizon's remaining batches repeat the last window's rows: durations and bytes as they were,
   the state columns (live/physical files and bytes, small files, cumulative bytes) advanced by the
-  window's growth, each checkpoint's queries by the growth between the last two checkpoints;
+  window's growth, each checkpoint's queries by their growth per window (the mean over the last two
+  windows, at least 0: a fall between two checkpoints is the maintenance phase they fell at);
 - object-store requests: the request model reads the timeline on each commit; over a table's life
   Hudi's archival bounds it (:func:`archived`), so requests are periodic like the rest. Whatever
   growth remains is extrapolated linearly: the extrapolated writes are summed per engine, phase, operation and object in one row, each window's
@@ -158,13 +159,15 @@ def _frames(sink: RowSink) -> dict[str, pd.DataFrame]:
     return {name: pd.DataFrame(rows, columns=TABLES[name].names) for name, rows in sink.rows.items()}
 
 
-def replay(scenario: Any, model: CostModel, plan: Plan) -> tuple[dict[str, pd.DataFrame], dict[str, Any], float]:
-    """Simulate the target scenario's first ``plan.replay`` batches (checkpoints every window):
-    its tables, the simulator's statement and its elapsed seconds."""
+def replay(scenario: Any, model: CostModel, plan: Plan, start_at: int = 0
+           ) -> tuple[dict[str, pd.DataFrame], dict[str, Any], float]:
+    """Simulate the target scenario's first ``plan.replay`` batches (checkpoints every window; from
+    the horizon's batch ``start_at`` on, with it): its tables, the simulator's statement and its
+    elapsed seconds."""
     sc = scenario.model_copy(update={"queries": scenario.queries.model_copy(
         update={"checkpoint_every": plan.window})})
     sink = RowSink()
-    done = run_simulation(sc, model, sink=sink, stop_after=plan.replay)
+    done = run_simulation(sc, model, sink=sink, stop_after=plan.replay, start_at=start_at)
     batch_bytes: dict[int, int] = {}
     for row in sink.rows["commits"]:
         if row["kind"] == "ingest" and row["batch"] not in batch_bytes:
@@ -324,12 +327,15 @@ def _checkpoints_after(last_cp: int, w: int, h: int) -> list[int]:
 
 
 def _extrapolate_queries(q: pd.DataFrame, last_cp: int, w: int, h: int) -> pd.DataFrame:
-    """The checkpoints after the replay: the last checkpoint's rows advanced linearly by the growth
-    between the last two (per engine, query and run)."""
+    """The checkpoints after the replay: the last checkpoint's rows advanced linearly by their growth
+    per window (per engine, query and run): the mean over the last two windows' checkpoints (one
+    window's when only two checkpoints exist), and never below 0 (the table only grows: a falling
+    figure between two checkpoints is the maintenance phase they fell at, not a trend)."""
     if q.empty:
         return q
     last = q[q.checkpoint == last_cp].reset_index(drop=True)
-    prev = q[q.checkpoint == last_cp - w].set_index(["engine", "query", "run"])
+    span = 2 if (q.checkpoint == last_cp - 2 * w).any() else 1
+    prev = q[q.checkpoint == last_cp - span * w].set_index(["engine", "query", "run"])
     key = pd.MultiIndex.from_frame(last[["engine", "query", "run"]])
     cps = np.array(_checkpoints_after(last_cp, w, h))
     steps = np.repeat((cps - last_cp) / w, len(last))
@@ -337,7 +343,8 @@ def _extrapolate_queries(q: pd.DataFrame, last_cp: int, w: int, h: int) -> pd.Da
     cols["checkpoint"] = np.repeat(cps, len(last))
     for col in QUERY_GROWTH:
         now = last[col].to_numpy(dtype=float)
-        growth = np.zeros(len(last)) if prev.empty else np.nan_to_num(now - prev[col].reindex(key).to_numpy(dtype=float))
+        growth = np.zeros(len(last)) if prev.empty else np.maximum(
+            0.0, np.nan_to_num(now - prev[col].reindex(key).to_numpy(dtype=float)) / span)
         v = np.tile(now, len(cps)) + steps * np.tile(growth, len(cps))
         cols[col] = v if col == "latency_s" else np.round(v).astype("int64")
     cols["result_rows"] = np.full(len(steps), None)
@@ -616,11 +623,13 @@ def _scenario_qph(run: dict[str, Any]) -> float:
 
 def project_review(run_results: Results | str | Path, scenario: Any, target: Any, choose: Chooser,
                    engines: list[str] | None = None, out_dir: str | Path | None = None,
-                   flip: bool = True, workers: int | None = None) -> dict[str, Any]:
+                   flip: bool = True, workers: int | None = None, production: bool = True) -> dict[str, Any]:
     """The verdict at the target as data for the review (``run.json`` → ``review.choice.target``):
     the target, its choice, how the projection was made, the decision map around it and the wall
     seconds of each step (``phases_s``: ``review/projection``, ``review/flip_map``). ``engines``:
-    the candidates that passed the run's required gates."""
+    the candidates that passed the run's required gates. With ``production``, also the production
+    decision map's answer at its point nearest the target (``production_map``,
+    :func:`bench.simulate.production_map.verdict_at`; ``review/production_map`` in ``phases_s``)."""
     run = run_results if isinstance(run_results, Results) else Results(run_results)
     tgt = _checked(target)
     folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
@@ -639,6 +648,13 @@ def project_review(run_results: Results | str | Path, scenario: Any, target: Any
         "candidates": list(center.engines), "method": proj["method"], "periodic": proj["periodic"],
         "model": proj["model"], "horizon_batches": proj["horizon_batches"],
         "replayed_batches": proj["replayed_batches"], "phases_s": timings}
+    if production:
+        from bench.simulate.production_map import verdict_at
+
+        t0 = time.perf_counter()
+        qph = float(proj.get("queries_per_hour") or _scenario_qph(center.run))
+        out["production_map"] = verdict_at(tgt, qph, engines)
+        timings["review/production_map"] = time.perf_counter() - t0
     if flip:
         out["flip_map"] = [{k: p[k] for k in ("param", "factor", "value", "choice", "flips", "note")} for p in points]
         out["flips"] = [f"{MAP_PARAMS[p['param']]} x{p['factor']:g} ({p['value']:g}): {p['choice']}"

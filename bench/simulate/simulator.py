@@ -269,7 +269,7 @@ class SimEngine:
 
 class Simulator:
     def __init__(self, scenario: Scenario, model: CostModel, writer: ResultsWriter, horizon: int | None,
-                 stop_after: int | None = None) -> None:
+                 stop_after: int | None = None, start_at: int = 0) -> None:
         self.sc = scenario
         self.model = model
         self.writer = writer
@@ -277,8 +277,11 @@ class Simulator:
         self.spec = scenario.workload.model_copy(update={"num_batches": full})
         # ``stop_after``: the first batches of the whole horizon, its times unchanged (a projection's
         # replay, in the estimated mode of long horizons: analytic partition counts, no rows)
-        self.n = min(full, stop_after) if stop_after else full
-        self.exact = full <= EXACT_BATCHES and not stop_after
+        self.n = min(full - start_at, stop_after) if stop_after else full - start_at
+        # ``start_at``: the replay's batch 0 is the horizon's batch ``start_at`` (on an empty table): a
+        # replay shorter than a partition then still sees late rows land in the partition before
+        self.start_at = start_at
+        self.exact = full <= EXACT_BATCHES and not stop_after and not start_at
         total_rows = sum(batch_num_records(self.spec, b) for b in range(self.n)) if self.exact else None
         self.with_rows = total_rows is not None and total_rows <= ROWS_LIMIT
         self.bpr = model.bytes_per_record or bytes_per_record(self.spec)
@@ -446,7 +449,7 @@ class Simulator:
         self.batch_stats = {}
         self.batch_range = None
         if not self.exact:
-            counts_raw = analytic_partition_counts(self.spec, b)
+            counts_raw = analytic_partition_counts(self.spec, b + self.start_at)
             counts = {f"{self.prefix}{k}": v for k, v in counts_raw.items()}
         else:
             counts, batch_rows, _ = _generated_batch(self.spec, b, self.with_rows)
@@ -472,7 +475,7 @@ class Simulator:
             return cached
         value = partition[len(self.prefix):]
         if self.batch_range is None:
-            self.batch_range = batch_ts_range(self.spec, self.batch)
+            self.batch_range = batch_ts_range(self.spec, self.batch + self.start_at)
         ts = simrows.ts_range_in_partition(self.spec, self.batch_range, value)
         out = {"service": (self.services[0], self.services[-1]), self.pcol: (value, value)}
         self.batch_stats[partition] = out = {**out, "ts": ts} if ts is not None else out
@@ -641,8 +644,8 @@ class Simulator:
         (exact mode), or from the generator's distributions (estimated mode)."""
         if self.with_rows:
             return _params_so_far(self.spec, self.batch, self.sc.queries.service_window_hours)
-        lo = self.spec.start
-        hi = batch_ts_range(self.spec, self.batch)[1]
+        lo = batch_ts_range(self.spec, self.start_at)[0] if self.start_at else self.spec.start
+        hi = batch_ts_range(self.spec, self.batch + self.start_at)[1]
         mid = lo + (hi - lo) / 2
         busiest = max(sorted(self.partition_rows), key=lambda k: self.partition_rows[k])
         window = timedelta(hours=self.sc.queries.service_window_hours)
@@ -766,14 +769,15 @@ class Simulation:
 
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
                    sink: RowSink | ResultsWriter | None = None, progress: bool = False,
-                   stop_after: int | None = None) -> Simulation:
+                   stop_after: int | None = None, start_at: int = 0) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
     With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
-    With ``stop_after``, only the horizon's first batches are replayed (times as in the whole horizon)."""
+    With ``stop_after``, only the horizon's first batches are replayed (times as in the whole horizon);
+    with ``start_at``, from that batch of the horizon on, on an empty table (estimated mode)."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
-    sim = Simulator(scenario, model, sink, horizon_batches, stop_after)  # type: ignore[arg-type]
+    sim = Simulator(scenario, model, sink, horizon_batches, stop_after, start_at)  # type: ignore[arg-type]
     engines = []
     for es in scenario.engines:
         if kind_of(es.kind).simulated:

@@ -31,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bench.scenario import Scenario, ScenarioError, load_scenario
 from bench.simulate.costmodel import CostModel
+from bench.simulate.production_map import DEFAULTS as FAST_DEFAULTS
+from bench.simulate.production_map import PARAMETERS as FAST_PARAMETERS
 from bench.simulate.simulator import RowSink, run_simulation
 from runresults import SWEEP_CRITERIA as CRITERIA
 from runresults import SWEEP_RUN, SWEEP_TABLE
@@ -86,6 +88,8 @@ PARAMETERS: dict[str, Parameter] = {
 
 
 WORKLOAD_PARAMETERS = ("batch_mb", "partitions", "late_fraction")
+INTEGER_PARAMETERS = {n for n, p in PARAMETERS.items() if p.integer} | {
+    "partitions_per_year", "maintenance_every", "cleaner_retention"}
 
 
 class Range(BaseModel):
@@ -116,7 +120,14 @@ class SweepSpec(BaseModel):
     description: str = ""
     base: str
     calibration: str | None = None
-    parameters: dict[str, list[float] | Range]
+    # "simulate": every point replays every batch; "fast": the production map's fast path
+    # (bench.simulate.production_map: one replay per replay key, the horizon in closed form)
+    method: Literal["simulate", "fast"] = "simulate"
+    store_calibration: str | None = None  # fast: the request model and first-byte share of the S3 points
+    batches_per_hour: float = Field(60.0, gt=0)  # fast: the ingest rate of every point
+    latency_ms: float = Field(20.0, ge=0, le=5000)  # fast: the S3 points' first-byte latency
+    replay_cap: int = Field(400, ge=8, le=100_000)  # fast: batches replayed per replay key at most
+    parameters: dict[str, list[float | str] | Range]
     axes: list[str] | None = None
     workers: int | None = Field(None, ge=1, le=64)
     # a difference inside it is "equivalent" (default: the base scenario's review.margin, else 5%)
@@ -127,9 +138,10 @@ class SweepSpec(BaseModel):
     def _known(cls, v: dict[str, Any]) -> dict[str, Any]:
         if not v:
             raise ValueError("no parameters: name at least one of " + ", ".join(PARAMETERS))
-        unknown = sorted(k for k in v if k not in PARAMETERS)
+        known = set(PARAMETERS) | set(FAST_PARAMETERS)
+        unknown = sorted(k for k in v if k not in known)
         if unknown:
-            raise ValueError(f"unknown parameter(s) {unknown}; known: {sorted(PARAMETERS)}")
+            raise ValueError(f"unknown parameter(s) {unknown}; known: {sorted(known)}")
         for k, values in v.items():
             if isinstance(values, list) and not values:
                 raise ValueError(f"{k}: empty list of values")
@@ -149,6 +161,12 @@ class Grid:
     excluded: dict[str, str] = field(default_factory=dict)  # engine -> the required gate it failed at the run
     gates_run: str | None = None
     required: list[str] = field(default_factory=list)
+    statement: dict[str, Any] = field(default_factory=dict)  # how the points were computed (the fast path's)
+    store_calibration: Path | None = None
+
+    @property
+    def fast(self) -> bool:
+        return self.spec.method == "fast"
 
     def points(self) -> list[dict[str, Any]]:
         names = list(self.values)
@@ -156,6 +174,9 @@ class Grid:
 
     def base_values(self) -> dict[str, Any]:
         """Each parameter's value nearest the base scenario's (the line the crossovers are read on)."""
+        if self.fast:
+            return {name: min(values, key=lambda v: _distance(v, FAST_DEFAULTS[name]))
+                    for name, values in self.values.items()}
         doc = self.base.model_dump(mode="json")
         out = {}
         for name, values in self.values.items():
@@ -178,6 +199,12 @@ class Grid:
             where = ", ".join(f"{k}={v}" for k, v in point.items())
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
             raise SweepError(f"sweep {self.spec.name}: the point {where} is not a valid scenario: {problems}") from None
+
+
+def _distance(v: Any, to: Any) -> float:
+    if isinstance(v, str) or isinstance(to, str):
+        return 0.0 if v == to else 1.0
+    return abs(math.log(max(float(v), 1e-9) / max(float(to), 1e-9)))
 
 
 def _blank_doc() -> dict[str, Any]:
@@ -242,13 +269,21 @@ def load_sweep(path: str | Path, gates_run: str | Path | None = None) -> Grid:
         base = load_scenario(base_path)
     except ScenarioError as exc:
         raise SweepError(f"{path}: base scenario {spec.base}: {exc}") from None
+    own = FAST_PARAMETERS if spec.method == "fast" else PARAMETERS
+    foreign = sorted(k for k in spec.parameters if k not in own)
+    if foreign:
+        raise SweepError(f"{path}: parameters {foreign} are not parameters of method {spec.method!r}; "
+                         f"its parameters: {sorted(own)}")
     values: dict[str, list[Any]] = {}
     for name, raw in spec.parameters.items():
         try:
             vals = raw.values() if isinstance(raw, Range) else list(raw)
         except ValueError as exc:
             raise SweepError(f"{path}: parameters.{name}: {exc}") from None
-        if PARAMETERS[name].integer:
+        if (name == "store") != any(isinstance(v, str) for v in vals):
+            raise SweepError(f"{path}: parameters.{name}: " + ("names only (local, s3)" if name == "store"
+                                                               else f"numbers only, got {vals}"))
+        if name in INTEGER_PARAMETERS:
             if any(float(v) != int(v) for v in vals):
                 raise SweepError(f"{path}: parameters.{name}: whole numbers only, got {vals}")
             vals = [int(v) for v in vals]
@@ -260,16 +295,62 @@ def load_sweep(path: str | Path, gates_run: str | Path | None = None) -> Grid:
     calibration = (path.parent / spec.calibration).resolve() if spec.calibration else None
     if calibration is not None and not calibration.is_file():
         raise SweepError(f"{path}: calibration {spec.calibration}: no such file")
+    store_calibration = (path.parent / spec.store_calibration).resolve() if spec.store_calibration else None
+    if store_calibration is not None and not store_calibration.is_file():
+        raise SweepError(f"{path}: store_calibration {spec.store_calibration}: no such file")
     excluded: dict[str, str] = {}
     required: list[str] = []
     if gates_run is not None:
         base, excluded, required = _gates(path, base, gates_run)
     grid = Grid(spec, base, values, (axes[0], axes[1] if len(axes) > 1 else None), calibration,
-                _margin(spec, base), excluded, str(gates_run) if gates_run is not None else None, required)
+                _margin(spec, base), excluded, str(gates_run) if gates_run is not None else None, required,
+                store_calibration=store_calibration)
+    if grid.fast:
+        _check_fast(path, grid)
+        return grid
     for name, vals in values.items():  # each value alone on the base: names the impossible one
         for v in vals:
             grid.scenario({name: v})
     return grid
+
+
+def _check_fast(path: Path, grid: Grid) -> None:
+    """A fast map's calibration (its bytes per record size the batches) and each value on the base point."""
+    from bench.simulate.production_map import point_problems
+
+    if grid.calibration is None or CostModel.load(grid.calibration).bytes_per_record is None:
+        raise SweepError(f"{path}: calibration: method 'fast' needs a calibration with bytes_per_record "
+                         "(a batch's records are its MB over the calibrated bytes per record)")
+    if "s3" in grid.values.get("store", [FAST_DEFAULTS["store"]]) and grid.store_calibration is None:
+        raise SweepError(f"{path}: store_calibration: S3 points need the request model of a run on the store "
+                         "(e.g. s3_calibration.json)")
+    base = grid.base_values()
+    for name, vals in grid.values.items():
+        for v in vals:
+            problems = point_problems({**base, name: v}, fast_settings(grid))
+            if problems:
+                raise SweepError(f"{path}: parameters.{name}: the point {name}={v} cannot be modelled: "
+                                 + "; ".join(problems))
+
+
+def fast_settings(grid: Grid) -> Any:
+    """The production map's shared settings from a fast sweep file."""
+    from bench.simulate.production_map import Settings
+
+    return Settings(batches_per_hour=grid.spec.batches_per_hour, latency_ms=grid.spec.latency_ms,
+                    replay_cap=grid.spec.replay_cap, margin=grid.margin)
+
+
+def fast_model(grid: Grid) -> CostModel:
+    """The fast map's cost model: the calibration's time costs and bytes per record, with the store
+    calibration's request model and first-byte share (the S3 points)."""
+    model = CostModel.load(grid.calibration) if grid.calibration else CostModel()
+    if grid.store_calibration is not None:
+        store = CostModel.load(grid.store_calibration)
+        model.requests, model.first_byte_share = store.requests, store.first_byte_share
+        model.source = (f"{grid.calibration.name if grid.calibration else 'defaults'}: time costs and bytes per "
+                        f"record; {grid.store_calibration.name}: requests and first-byte share")
+    return model
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -330,6 +411,12 @@ def _run_point(args: tuple[Scenario, dict[str, Any], str | None]) -> list[dict[s
 def run_grid(grid: Grid, workers: int | None = None) -> tuple[list[dict[str, Any]], float]:
     """Every point's figures per engine, and the wall time. Points run in worker processes."""
     t0 = time.perf_counter()
+    if grid.fast:
+        from bench.simulate.production_map import run_points
+
+        rows, grid.statement = run_points(grid.base, grid.points(), fast_settings(grid), fast_model(grid),
+                                          workers or grid.spec.workers)
+        return rows, time.perf_counter() - t0
     # points sharing a workload run one after another in one process: its generated rows are cached
     points = sorted(grid.points(), key=lambda p: tuple(p.get(k, 0) for k in WORKLOAD_PARAMETERS))
     jobs = [(grid.scenario(p), p, str(grid.calibration) if grid.calibration else None) for p in points]
@@ -371,6 +458,8 @@ def write_sweep(grid: Grid, rows: list[dict[str, Any]], wall_s: float, out_dir: 
         "created": datetime.now(UTC).isoformat(), "git": git_info(), "machine": machine_info(),
         "validation": validation or [],
     }
+    if grid.statement:
+        run["fast_path"] = grid.statement
     (folder / SWEEP_RUN).write_text(json.dumps(run, indent=2, default=str))
     return folder
 

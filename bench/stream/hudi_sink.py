@@ -65,7 +65,7 @@ def _epoch(iso: str) -> float:
 
 
 class HudiSinkServices:
-    """Hudi's async clustering inside its sink, as the stream driver sees it: every replacecommit's
+    """Hudi's async clustering inside its sink, as layoutbench stream sees it: every replacecommit's
     execution interval (``.inflight`` -> completed file) from the timeline. Nothing is started
     here: Hudi's sink runs the service."""
 

@@ -269,8 +269,9 @@ SETTINGS: tuple[Setting, ...] = (
         ("hoodie.datasource.write.keygenerator.class", "key_generator", "class",
          "SimpleKeyGenerator (one record-key column, one partition column)"),
     )),
-    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the harness's tables are copy-on-write "
-                                               "(a MERGE_ON_READ table is not modelled)", fold=str.upper),
+    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the harness's engines write copy-on-write "
+                                               "tables (MERGE_ON_READ is in the table core, engines/table/mor.py, "
+                                               "but no engine kind writes it yet)", fold=str.upper),
        "name", "COPY_ON_WRITE", hudi="hoodie.datasource.write.table.type"),
     _s(None, (HUDI,), True, p.fixed("true", "our tables' partition folders are hive-style (dt=...), as the "
                                     "readers expect"), "bool", "hive-style partition folders, as ours",

@@ -11,8 +11,8 @@ from engines.config.registry import HUDI, setting, settings
 
 PRESETS: tuple[str, ...] = setting("preset", HUDI).parse.choices  # type: ignore[attr-defined]
 MODES: tuple[str, ...] = setting("mode", HUDI).parse.choices  # type: ignore[attr-defined]
-# How ``layoutbench stream`` feeds the engine: foreach_batch (the stream driver's foreachBatch calls
-# ingest, the driver runs the table services) or hudi (Hudi's own sink, writeStream.format("hudi"),
+# How ``layoutbench stream`` feeds the engine: foreach_batch (bench.stream.engine_stream's foreachBatch
+# calls ingest and runs the table services) or hudi (Hudi's own sink, writeStream.format("hudi"),
 # which schedules clustering after its commits and executes it on its own async service).
 STREAM_SINKS: tuple[str, ...] = setting("stream_sink", HUDI).parse.choices  # type: ignore[attr-defined]
 STREAM_WRITER_ID = "layoutbench"  # the sink's checkpoint identifier, as the foreachBatch writer's
@@ -38,7 +38,7 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
             raise ValueError(f"unknown Hudi clustering mode {self.mode!r}; known: {list(MODES)}")
         if self.stream_sink not in STREAM_SINKS:
             raise ValueError(f"unknown stream_sink {self.stream_sink!r}; known: {list(STREAM_SINKS)} "
-                             f"(foreach_batch: the stream driver writes each micro-batch; hudi: Hudi's own "
+                             f"(foreach_batch: our foreachBatch writes each micro-batch; hudi: Hudi's own "
                              f"streaming sink with its async clustering)")
         if self.stream_sink == "hudi" and self.mode != "manual":
             raise ValueError(f"stream_sink 'hudi' runs Hudi's own async clustering inside the sink; mode must be "

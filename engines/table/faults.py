@@ -37,7 +37,8 @@ POINTS: dict[str, tuple[str, ...]] = {
                    "clustering.before_replacecommit", "clustering.after_replacecommit"),
     "archive": ("archive.after_archive_written",),
     # HudiTable.start of the other actions (not in a crash matrix)
-    "timeline": ("timeline.replacecommit.after_requested", "timeline.basefilecompaction.after_requested"),
+    "timeline": ("timeline.replacecommit.after_requested", "timeline.basefilecompaction.after_requested",
+                 "timeline.deltacommit.after_requested"),
     # the streaming sink: a micro-batch committed to the table, not yet recorded by Spark (stream --kill-test)
     "stream": ("stream.after_table_commit",),
 }

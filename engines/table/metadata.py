@@ -79,6 +79,10 @@ def write_stat_to_json(stat: WriteStat) -> dict[str, Any]:
         "partitionPath": stat.partition,
         "fileSizeInBytes": stat.file_size,
     }
+    log_files = getattr(stat, "log_files", None)  # a log file's stat (engines.table.mor.DeltaWriteStat)
+    if log_files is not None:
+        out.update(baseFile=stat.base_file, logFiles=list(log_files), logVersion=stat.log_version,
+                   logOffset=stat.log_offset)
     if stat.min_record_key is not None:
         out["minRecordKey"] = stat.min_record_key
         out["maxRecordKey"] = stat.max_record_key

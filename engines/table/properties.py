@@ -15,7 +15,7 @@ class NotAHudiTableError(FileNotFoundError):
 
 
 class UnsupportedTableError(ValueError):
-    """A Hudi table this code will not read or write (MERGE_ON_READ, other versions)."""
+    """A Hudi table this code will not read or write (other versions, or a table type a writer lacks)."""
 
 
 def render(props: Mapping[str, str]) -> bytes:
@@ -39,14 +39,40 @@ def parse(text: str) -> dict[str, str]:
     return out
 
 
+COPY_ON_WRITE = "COPY_ON_WRITE"
+MERGE_ON_READ = "MERGE_ON_READ"
+TABLE_TYPES = {"COPY_ON_WRITE": COPY_ON_WRITE, "COW": COPY_ON_WRITE, "MERGE_ON_READ": MERGE_ON_READ, "MOR": MERGE_ON_READ}
+# a MERGE_ON_READ table merges a key's writes by its ordering field, the later write winning ties
+# (Hudi's EVENT_TIME_ORDERING, which Hudi infers from this payload class for table version 6)
+EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+
+
+def table_type(props: Mapping[str, str]) -> str:
+    """``hoodie.table.type`` normalised (Hudi also accepts ``cow``/``mor``); unknown ones unchanged."""
+    raw = props.get("hoodie.table.type", COPY_ON_WRITE).upper()
+    return TABLE_TYPES.get(raw, raw)
+
+
 def default_properties(
-    table_name: str, partition_fields: list[str], record_key: str, hive_style: bool = True
+    table_name: str, partition_fields: list[str], record_key: str, hive_style: bool = True,
+    table_type: str = COPY_ON_WRITE, ordering_field: str | None = None,
 ) -> dict[str, str]:
+    """A version-6 table's properties; a MERGE_ON_READ table also names its ordering field."""
+    if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
+        raise UnsupportedTableError(f"hoodie.table.type {table_type!r}: expected COPY_ON_WRITE or MERGE_ON_READ")
+    if table_type == MERGE_ON_READ and not ordering_field:
+        raise UnsupportedTableError("a MERGE_ON_READ table needs an ordering (precombine) field to merge its logs")
     database = "default"
+    extra = {} if table_type == COPY_ON_WRITE else {
+        "hoodie.table.precombine.field": str(ordering_field),
+        "hoodie.compaction.payload.class": EVENT_TIME_PAYLOAD,
+        "hoodie.table.log.file.format": "HOODIE_LOG",
+    }
     return {
+        **extra,
         "hoodie.table.name": table_name,
         "hoodie.database.name": database,
-        "hoodie.table.type": "COPY_ON_WRITE",
+        "hoodie.table.type": table_type,
         "hoodie.table.version": "6",
         "hoodie.timeline.layout.version": "1",
         "hoodie.table.partition.fields": ",".join(partition_fields),

@@ -13,6 +13,13 @@ a clustering / compaction to requested (re-executable), ``False`` removes the pe
 (an ingest commit, or a plan given up, as Hudi's rollback-on-conflict does). ``on_step`` observes
 the steps in :data:`ROLLBACK_STEPS`, the fault points' names.
 
+A failed ``deltacommit`` (MERGE_ON_READ) loses its base files as above and its log files: every
+deltacommit writes log files of its own (:mod:`engines.table.mor`), so they are deleted, as Hudi
+1.x's marker-based rollback deletes the log files an instant created. A log file that also holds
+blocks of other instants (written by a Hudi that appends) is kept, and a new log file version
+holding a rollback command block naming the instant is written next to it instead, which every
+reader honours (Hudi's rollback on append-capable storage).
+
 ``recover`` runs on open after a crash: it releases a stale lock, finishes interrupted rollbacks
 and cleans, and rolls back every inflight write (ingest commits removed; clustering and base-file
 compaction reverted to requested, kept for re-execution; requested plans left alone).
@@ -25,8 +32,19 @@ import time
 from dataclasses import dataclass, field
 
 from engines.table import faults, plans
+from engines.table.logfile import LogFileName, read_log_bytes, rollback_block
 from engines.table.table import HudiTable
-from engines.table.timeline import CLEAN, COMMIT, COMPACTION, REPLACE, ROLLBACK, Instant, State, TimelineError
+from engines.table.timeline import (
+    CLEAN,
+    COMMIT,
+    COMPACTION,
+    DELTACOMMIT,
+    REPLACE,
+    ROLLBACK,
+    Instant,
+    State,
+    TimelineError,
+)
 
 ROLLBACK_STEPS = tuple(p for p in faults.POINTS["rollback"] if p.startswith("rollback."))
 
@@ -67,6 +85,7 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: faults.StepHook
             rb = resume if resume.state == State.INFLIGHT else table.refresh().transition_to_inflight(resume)
         faults.step("rollback.after_rollback_requested", on_step)
         deleted = []
+        logs: list[tuple[str, LogFileName]] = []
         for entry in table.storage.list("", recursive=True, sizes=False):
             if entry.path.startswith(".hoodie/"):
                 continue
@@ -74,6 +93,10 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: faults.StepHook
             if name.endswith(f"_{target.timestamp}.parquet"):
                 table.storage.delete(entry.path, missing_ok=True)
                 deleted.append(entry.path)
+            elif (log := LogFileName.parse(name)) is not None:
+                logs.append((entry.path, log))
+        if target.action == DELTACOMMIT:
+            deleted += _roll_back_logs(table, target.timestamp, rb.timestamp, logs)
         table.storage.delete_dir(f".hoodie/.temp/{target.timestamp}")  # sorted runs of a killed rewrite
         faults.step("rollback.after_partial_files_removed", on_step)
         timeline = table.refresh()
@@ -99,6 +122,30 @@ def rollback_instant(table: HudiTable, target: Instant, on_step: faults.StepHook
                           time.perf_counter() - t0, missing)
 
 
+def _roll_back_logs(table: HudiTable, target: str, rollback: str, logs: list[tuple[str, LogFileName]]) -> list[str]:
+    """Delete the log files holding only ``target``'s blocks; mark the others with a rollback block."""
+    deleted = []
+    versions: dict[tuple[str, str, str], int] = {}
+    for path, log in logs:
+        group = (path.rpartition("/")[0], log.file_id, log.base_instant)
+        versions[group] = max(versions.get(group, 0), log.version)
+    for path, log in sorted(logs):
+        instants = {b.instant for b in read_log_bytes(table.storage.read_bytes(path), path).blocks}
+        if target not in instants:
+            continue
+        if instants == {target}:
+            table.storage.delete(path, missing_ok=True)
+            deleted.append(path)
+            continue
+        partition = path.rpartition("/")[0]
+        group = (partition, log.file_id, log.base_instant)
+        versions[group] += 1
+        marker = LogFileName(log.file_id, log.base_instant, versions[group], log.write_token).name
+        table.storage.write_atomic(f"{partition}/{marker}" if partition else marker, rollback_block(rollback, target),
+                                   overwrite=False)
+    return deleted
+
+
 def recover(table: HudiTable) -> list[RollbackResult]:
     """Make a crashed table consistent: the snapshot becomes exactly its committed prefix."""
     table.lock.break_stale()
@@ -116,7 +163,7 @@ def recover(table: HudiTable) -> list[RollbackResult]:
         # with the same files gone.)
         timeline.delete_pending(inst)
     timeline = table.refresh()
-    for inst in timeline.pending([COMMIT, REPLACE, COMPACTION]):
+    for inst in timeline.pending([COMMIT, DELTACOMMIT, REPLACE, COMPACTION]):
         if inst.action in (REPLACE, COMPACTION) and inst.state == State.REQUESTED:
             continue  # a scheduled plan that never started: keep it for execution
         results.append(rollback_instant(table, inst))

@@ -12,9 +12,12 @@ from engines.table.instants import InstantClock
 from engines.table.lock import WriterLock
 from engines.table.metadata import CommitMetadata
 from engines.table.properties import (
+    COPY_ON_WRITE,
+    MERGE_ON_READ,
     UnsupportedTableError,
     default_properties,
     read_properties,
+    table_type,
     write_properties,
 )
 from engines.table.storage import Storage
@@ -31,10 +34,12 @@ class TableConfig:
     partition_field: str
     record_key: str
     hive_style: bool = True
+    table_type: str = COPY_ON_WRITE
+    ordering_field: str | None = None  # required by MERGE_ON_READ (its logs merge by it)
 
 
 class HudiTable:
-    """A Hudi COPY_ON_WRITE table at ``base`` (local path or URI)."""
+    """A Hudi table at ``base`` (local path or URI): COPY_ON_WRITE, or MERGE_ON_READ (:mod:`engines.table.mor`)."""
 
     def __init__(self, storage: Storage, properties: dict[str, str], clock: InstantClock | None = None) -> None:
         self.storage = storage
@@ -63,13 +68,15 @@ class HudiTable:
             return cls.open(base, clock=clock)
         storage.mkdirs(METAFOLDER)
         storage.mkdirs(f"{METAFOLDER}/archived")
-        props = default_properties(config.name, [config.partition_field], config.record_key, config.hive_style)
+        props = default_properties(config.name, [config.partition_field], config.record_key, config.hive_style,
+                                   config.table_type, config.ordering_field)
         write_properties(storage, props)
         return cls(storage, props, clock)
 
     @classmethod
     def open(cls, base: str, clock: InstantClock | None = None, require_cow: bool = True) -> HudiTable:
-        """Open an existing table; MERGE_ON_READ and unknown versions raise a clear error."""
+        """Open an existing table; unknown table types and versions raise a clear error (the
+        parameter's name is historical: both table types open)."""
         storage = Storage(base)
         props = read_properties(storage)
         table = cls(storage, props, clock)
@@ -78,10 +85,10 @@ class HudiTable:
         return table
 
     def check_supported(self) -> None:
-        ttype = self.properties.get("hoodie.table.type", "COPY_ON_WRITE").upper()
-        if ttype not in ("COPY_ON_WRITE", "COW"):
+        ttype = table_type(self.properties)
+        if ttype not in (COPY_ON_WRITE, MERGE_ON_READ):
             raise UnsupportedTableError(
-                f"{self.storage.uri} is a {ttype} table; layoutbench supports only COPY_ON_WRITE tables"
+                f"{self.storage.uri} is a {ttype} table; expected COPY_ON_WRITE or MERGE_ON_READ"
             )
         version = self.properties.get("hoodie.table.version", "6")
         if version not in READABLE_VERSIONS:
@@ -91,8 +98,31 @@ class HudiTable:
     def writable(self) -> bool:
         return self.properties.get("hoodie.table.version") == "6"
 
-    def check_writable(self) -> None:
+    @property
+    def table_type(self) -> str:
+        return table_type(self.properties)
+
+    @property
+    def merge_on_read(self) -> bool:
+        return self.table_type == MERGE_ON_READ
+
+    @property
+    def ordering_field(self) -> str | None:
+        """The field a MERGE_ON_READ read merges by: ``hoodie.table.precombine.field`` (ours, and
+        Hudi 0.x), else the first of ``hoodie.table.ordering.fields`` (Apache Hudi 1.x)."""
+        fields = self.properties.get("hoodie.table.precombine.field") or self.properties.get(
+            "hoodie.table.ordering.fields", "")
+        return fields.split(",")[0].strip() or None
+
+    def check_writable(self, merge_on_read: bool = False) -> None:
+        """Refuse a table this writer cannot write: another version, or another table type (a
+        COPY_ON_WRITE writer on a MERGE_ON_READ table would leave its logs unmerged)."""
         self.check_supported()
+        if self.merge_on_read != merge_on_read:
+            raise UnsupportedTableError(
+                f"{self.storage.uri} is a {self.table_type} table; this writer writes only "
+                f"{MERGE_ON_READ if merge_on_read else COPY_ON_WRITE} tables"
+            )
         if not self.writable:
             raise UnsupportedTableError(
                 f"{self.storage.uri}: only table version 6 (timeline layout 1) is written by layoutbench"

@@ -5,6 +5,7 @@
 | commit              | ``<t>.commit.requested``           | ``<t>.inflight``                  | ``<t>.commit``       |
 | replacecommit       | ``<t>.replacecommit.requested``    | ``<t>.replacecommit.inflight``    | ``<t>.replacecommit``|
 | basefilecompaction  | ``<t>.basefilecompaction.requested``| ``<t>.basefilecompaction.inflight``| ``<t>.commit``      |
+| deltacommit (MOR)   | ``<t>.deltacommit.requested``      | ``<t>.deltacommit.inflight``      | ``<t>.deltacommit``  |
 | clean / rollback    | ``<t>.clean.requested`` …          | ``<t>.clean.inflight`` …          | ``<t>.clean`` …      |
 
 The completed file is the commit point and is written atomically (temp + rename). Hudi readers
@@ -33,10 +34,11 @@ REPLACE = "replacecommit"
 COMPACTION = "basefilecompaction"
 CLEAN = "clean"
 ROLLBACK = "rollback"
-OUR_ACTIONS = (COMMIT, REPLACE, COMPACTION, CLEAN, ROLLBACK)
+DELTACOMMIT = "deltacommit"  # MERGE_ON_READ writes (log blocks, and new base files)
+OUR_ACTIONS = (COMMIT, REPLACE, COMPACTION, CLEAN, ROLLBACK, DELTACOMMIT)
 # Actions found in tables written by Apache Hudi that we recognise (read-only).
-FOREIGN_ACTIONS = ("deltacommit", "compaction", "clustering", "savepoint", "restore", "indexing")
-DATA_ACTIONS = (COMMIT, REPLACE, COMPACTION, "deltacommit")
+FOREIGN_ACTIONS = ("compaction", "clustering", "savepoint", "restore", "indexing")
+DATA_ACTIONS = (COMMIT, REPLACE, COMPACTION, DELTACOMMIT)
 
 _NAME = re.compile(r"^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?(?:\.([a-z]+))?(?:\.(requested|inflight))?$")
 LAYOUT2_FOLDER = f"{METAFOLDER}/timeline"  # Hudi 1.x (table versions 8/9), read-only

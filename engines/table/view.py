@@ -16,6 +16,11 @@ The view reads no commit metadata: the timeline hands it the write stats
 replaced file groups (``get_file_slices_internal``); pending plans are read by
 :mod:`engines.table.plans`.
 
+MERGE_ON_READ: log files (``.<fileId>_<baseInstant>.log.<v>_<token>``, hidden names the listing
+keeps apart from base files) join the slice of their file group whose base instant they name
+(:meth:`FileSystemView.merge_slices`); which of their blocks a reader applies is decided by the
+log reader against the timeline (:mod:`engines.table.mor`), as hudi-rs's file-group reader does.
+
 A view may cover 100,000s of files, so it keeps them column by column per partition folder
 (lists of file ids, instants, paths, sizes) and the write stats behind one path index, and
 works on whole columns where it can: file names are parsed with one regular-expression pass per
@@ -38,6 +43,7 @@ from typing import NamedTuple
 import fastavro
 
 from engines.table import plans
+from engines.table.logfile import LogFile, LogFileName
 from engines.table.metadata import MetadataError
 from engines.table.model import FileSlice, file_slices, parse_base_file_name
 from engines.table.parquet_stats import column_stats_from_footer
@@ -70,6 +76,25 @@ class BaseFile(NamedTuple):
     size: int
 
 
+class MergeSlice(NamedTuple):
+    """A MERGE_ON_READ file slice: its base file (None for a group of log files only) and its
+    log files, oldest version first."""
+
+    partition: str
+    file_id: str
+    base_instant: str
+    base: FileSlice | None
+    logs: tuple[LogFile, ...]
+
+    @property
+    def file_group(self) -> tuple[str, str]:
+        return (self.partition, self.file_id)
+
+    @property
+    def log_bytes(self) -> int:
+        return sum(log.size for log in self.logs)
+
+
 class _Folder(NamedTuple):
     """The base files of one partition folder, column by column, in listing (name) order."""
 
@@ -88,6 +113,7 @@ _FILE_ID = attrgetter("partition", "file_id")
 _INSTANT = attrgetter("instant")
 _PARTITION = attrgetter("partition")
 _PATH = attrgetter("path")
+_FILE_GROUP_OF = attrgetter("partition", "file_id")
 
 
 @contextmanager
@@ -350,6 +376,63 @@ class FileSystemView:
 
     def partitions(self) -> list[str]:
         return [f.partition for f in self._folders]
+
+    # -- MERGE_ON_READ ----------------------------------------------------------------------
+    @cached_property
+    def log_files(self) -> list[LogFile]:
+        """Every log file listed, sorted by path."""
+        out = []
+        for entry in self.other_files:
+            partition, _, name = entry.path.rpartition("/")
+            parsed = LogFileName.parse(name)
+            if parsed is not None:
+                out.append(LogFile(partition, entry.path, entry.size, parsed))
+        return out
+
+    @cached_property
+    def _base_instants(self) -> dict[tuple[str, str], list[str]]:
+        """(partition, fileId) -> its base files' instants, oldest first."""
+        return {group: [f.instant for f in files] for group, files in self.file_groups().items()}
+
+    def _slice_of(self, log: LogFile, as_of: str | None) -> tuple[str, str, str] | None:
+        """(partition, fileId, base instant) of the slice ``log`` belongs to.
+
+        Table version 6 names it in the log file's name. From version 8 the name carries the
+        deltacommit that wrote the log instead: the log belongs to the newest slice whose base
+        instant is not after it, and only once that deltacommit is committed (as of ``as_of``)."""
+        group = log.file_group
+        if self.timeline.layout == 1:
+            return (*group, log.name.base_instant)
+        if not self.is_committed(log.name.base_instant, as_of):
+            return None
+        bases = [b for b in self._base_instants.get(group, ()) if b <= log.name.base_instant]
+        return (*group, bases[-1] if bases else log.name.base_instant)
+
+    def merge_slices(self, as_of: str | None = None) -> list[MergeSlice]:
+        """The latest committed slice of every visible file group with the log files of that slice,
+        sorted by (partition, fileId). A group of log files only (no base file yet) is visible when
+        the instant its logs name is committed as of ``as_of``."""
+        by_slice: dict[tuple[str, str, str], list[LogFile]] = {}
+        for log in self.log_files:
+            if (key := self._slice_of(log, as_of)) is not None:  # None: not committed as of as_of
+                by_slice.setdefault(key, []).append(log)
+        out = []
+        for s in self.snapshot(as_of):
+            logs = sorted(by_slice.get((s.partition, s.file_id, s.instant), ()), key=attrgetter("name"))
+            out.append(MergeSlice(s.partition, s.file_id, s.instant, s, tuple(logs)))
+        with_base = {m.file_group for m in out}
+        replaced = self.timeline.replaced_file_groups(self.resolve_as_of(as_of))
+        log_only: dict[tuple[str, str], tuple[str, list[LogFile]]] = {}
+        for (partition, file_id, base_instant), logs in by_slice.items():
+            group = (partition, file_id)
+            if group in with_base or group in replaced or not self.is_committed(base_instant, as_of):
+                continue
+            if group not in log_only or base_instant > log_only[group][0]:
+                log_only[group] = (base_instant, logs)
+        for (partition, file_id), (base_instant, logs) in log_only.items():
+            out.append(MergeSlice(partition, file_id, base_instant, None, tuple(sorted(logs, key=attrgetter("name")))))
+        out.sort(key=_FILE_GROUP_OF)
+        return out
 
     # -- pending table services -------------------------------------------------------------
     def pending_clustering_file_groups(self) -> dict[tuple[str, str], str]:
