@@ -35,7 +35,7 @@ def choice_text(choice: dict[str, Any]) -> str:
 
 def choose_at(results: Results) -> str:
     """The review's choice on a (projected) results folder, in words."""
-    return choice_text(review(results)["choice"]["run"])
+    return choice_text(review(results, criteria=False)["choice"]["run"])
 
 
 def _production_clause(prod: dict[str, Any] | None) -> str:
@@ -70,7 +70,7 @@ def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
         except Exception as exc:  # a projection that cannot be made is said, not a failed run
             projection = {"design": None, "text": f"not projected: {type(exc).__name__}: {exc}"}
         else:
-            projected = review(Results(out["folder"]))
+            projected = review(Results(out["folder"]), criteria=False)  # the choice and its break-even only
             center = projected["choice"]["run"]
             run_choice = stored["choice"]["run"]
             differs = center.get("design") != run_choice.get("design")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.gates.concurrent_update import check_concurrent_update
+from bench.gates.in_run import round_engines
 from bench.gates.isolation import isolation_rows
 from bench.gates.no_loss import latest_crashtest, maintenance_points, no_loss_rows
 from bench.query_rounds import round_order, run_query_rounds
@@ -105,6 +106,16 @@ def test_a_wrong_result_in_a_round_is_unverified_and_named(spark, tmp_path) -> N
     assert len(failures) == 2 and all("full_scan_by_level" in f and "interleaved round" in f for f in failures)
     with pytest.raises(ValueError, match="rounds"):
         run_query_rounds(spark, [e], 2, list(expected), params, expected, 0)
+
+
+def test_rounds_run_on_the_design_candidates_only() -> None:
+    """The control and the peers are reference columns: no paired comparison reads their rounds."""
+    from types import SimpleNamespace
+
+    kinds = {"baseline": "cow_baseline", "o1": "append_compaction", "o2": "clustering", "ctl": "append_only",
+             "delta": "delta_peer", "hudi_cow": "hudi"}
+    engines = [SimpleNamespace(name=n) for n in kinds]
+    assert [e.name for e in round_engines(engines, kinds)] == ["baseline", "o1", "o2"]
 
 
 def test_isolation_gate_fails_on_a_wrong_reader_result() -> None:

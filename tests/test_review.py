@@ -44,6 +44,15 @@ def test_three_percent_faster_and_two_files_fewer_is_equivalent(tmp_path: Path) 
     assert rows["ingest latency (per batch)"]["ratio"]["value"] == pytest.approx(1 / 0.97, rel=1e-3)
 
 
+def test_the_choice_without_the_criteria_is_the_same_choice(tmp_path: Path) -> None:
+    """A projected target (a year: 5 x 10^5 simulated batches) is reviewed for its choice only: the
+    criteria's per-batch bootstraps are left out, and the choice, gates and ledgers do not move."""
+    results = Results(make_design_results(tmp_path / "run", speed=SLIGHTLY_FASTER, final_files={"option1": 69}))
+    full, choice_only = review(results), review(results, criteria=False)
+    assert full["criteria"] and choice_only["criteria"] == []
+    assert {k: v for k, v in choice_only.items() if k != "criteria"} == {k: v for k, v in full.items() if k != "criteria"}
+
+
 def test_the_ledger_decides_when_the_criteria_are_equivalent(tmp_path: Path) -> None:
     """Same timings and files as above, but Option 2 keeps three times the bytes and queries are rare:
     storage makes the ledger differ beyond the margin, and the ledger decides."""

@@ -22,18 +22,29 @@ from bench.gates.no_loss import latest_crashtest, no_loss_rows
 from bench.queries import QueryParams
 from bench.query_rounds import run_query_rounds
 from engines.base import Engine
+from engines.kinds import kind_of
+
+
+def round_engines(engines: Sequence[Engine], kinds: Mapping[str, str]) -> list[Engine]:
+    """The engines the interleaved rounds run on: the design candidates (kinds in the verdict).
+    The reference columns (the append-only control, the peers, Apache Hudi) are compared with
+    nothing paired: their final-checkpoint cells come from their own warm runs, as many as the
+    designs' repetitions give (:func:`bench.runner.warm_runs_of`), so the rounds skip them
+    (ten rounds of the five-query suite are 50 query runs per engine)."""
+    return [e for e in engines if kind_of(kinds[e.name]).in_verdict]
 
 
 def final_query_rounds(ctx: Any, engines: Sequence[Engine],
                        last_checkpoint: tuple[int, QueryParams, Mapping[str, Any]] | None) -> None:
-    """``queries.rounds`` interleaved rounds over ``engines`` at the final checkpoint
-    (``last_checkpoint``: its batch, query parameters and expected answers; phase ``query_rounds``)."""
+    """``queries.rounds`` interleaved rounds over the design candidates of ``engines``
+    (:func:`round_engines`) at the final checkpoint (``last_checkpoint``: its batch, query parameters and expected answers; phase ``query_rounds``)."""
     if last_checkpoint is None:  # a run without a checkpoint ran no queries to interleave
         return
     checkpoint, params, expected = last_checkpoint
     qs = ctx.scenario.queries
+    designs = round_engines(engines, {e.name: e.kind for e in ctx.scenario.engines})
     with ctx.timed("query_rounds"):
-        ctx.failures += run_query_rounds(ctx.spark, engines, checkpoint, qs.suite, params, expected, qs.rounds,
+        ctx.failures += run_query_rounds(ctx.spark, designs, checkpoint, qs.suite, params, expected, qs.rounds,
                                          qs.verify, lambda **row: ctx.writer.add("query_rounds", **row))
 
 

@@ -53,11 +53,15 @@ def _flips(families: dict[str, str], gates: dict, ledgers: dict, settings: Revie
     return out
 
 
-def review(results: Results, crash: Results | None = None, projection: dict[str, Any] | None = None) -> dict[str, Any]:
+def review(results: Results, crash: Results | None = None, projection: dict[str, Any] | None = None,
+           criteria: bool = True) -> dict[str, Any]:
     """The review of a results folder as a JSON-ready dict (see the module docstring).
 
     ``crash``: a crash test's folder whose rows give the no-loss gate; ``projection``: the target
-    scale's choice when the projection has been made (else the target slot stays None)."""
+    scale's choice when the projection has been made (else the target slot stays None);
+    ``criteria`` False leaves the criterion-by-criterion comparisons out (``criteria`` empty): the
+    choice at a projected target needs only the ledgers, and a projected year is 5 x 10^5
+    simulated batches, whose per-batch bootstrap would allocate 2000 x 525,600 indices (7.8 GiB)."""
     settings = review_settings(results.run)
     families = engine_families(results.run)
     gates = gate_results(results, list(families), crash)
@@ -65,13 +69,13 @@ def review(results: Results, crash: Results | None = None, projection: dict[str,
     base = choose(families, gates, ledgers, settings.requires, settings.margin)
     ungated = choose(families, gates, ledgers, [], settings.margin)
     deciding = _deciding_gates(base, ungated, settings.requires, gates)
-    criteria = []
-    if base.candidate:
+    criteria_rows = []
+    if base.candidate and criteria:
         for d, e in base.representatives.items():
             if e and e != base.candidate:
-                criteria.append({"design": d, "candidate": e,
-                                 "rows": [c.as_dict() for c in compare(results, base.candidate, e, ledgers,
-                                                                        settings.margin)]})
+                criteria_rows.append({"design": d, "candidate": e,
+                                      "rows": [c.as_dict() for c in compare(results, base.candidate, e, ledgers,
+                                                                             settings.margin)]})
     candidates = {}
     for e, fam in families.items():
         failed = [g for g in settings.requires if gates[e][g].passed is False]
@@ -87,7 +91,7 @@ def review(results: Results, crash: Results | None = None, projection: dict[str,
         "choice": {"run": base.as_dict(), "target": projection},
         "decided_by": ({"kind": "gate", "gates": deciding, "without_gates": ungated.design} if deciding else
                        {"kind": "ledger" if base.decided else ("equivalent" if base.design else "none"), "gates": []}),
-        "criteria": criteria, "flips": _flips(families, gates, ledgers, settings, base),
+        "criteria": criteria_rows, "flips": _flips(families, gates, ledgers, settings, base),
         "breakeven": [],
         "gates_not_measured": [g for g in settings.requires if not measured[g]],
     }
