@@ -8,11 +8,7 @@ SCENARIO ?= bench/scenarios/default.yaml
 PYTEST_ARGS ?=
 REPEAT ?=
 
-<<<<<<< HEAD
-.PHONY: venv test test-slow test-random example bench bench-hudi bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
-=======
 .PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
->>>>>>> main
 
 venv: $(STAMP)
 
