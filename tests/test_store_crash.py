@@ -54,14 +54,18 @@ def _scenario(folder: Path) -> Path:
     return path
 
 
-def _child(scenario: Path, engine: str, table: str, crash_at: str | None) -> subprocess.CompletedProcess:
+def _java_opts(scenario: Path) -> str:
+    """The crash test's short-lived driver options (C1 JIT, serial GC; its class-data archive when one
+    is cached already): a child's cost is mostly its JVM's start."""
+    return child_java_options(str(scenario), next(iter(POINTS)), use_archive=archive_path().exists())
+
+
+def _child(scenario: Path, engine: str, table: str, crash_at: str | None,
+           java_opts: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != faults.ENV}
     env["PYTHONPATH"] = str(REPO)
     if crash_at:
         env[faults.ENV] = crash_at
-    # the crash test's short-lived driver options (C1 JIT, serial GC; its class-data archive when one
-    # is cached already): a child's cost is mostly its JVM's start
-    java_opts = child_java_options(str(scenario), engine, use_archive=archive_path().exists())
     return subprocess.run([sys.executable, "-m", "bench.crash_child", "run", str(scenario), engine, table, "local[1]",
                            java_opts], cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
 
@@ -75,20 +79,20 @@ def _rows(uri: str) -> pa.Table:
     return rows.sort_by("trace_id")
 
 
-def _crash_and_recover(scenario: Path, engine: str, uri: str) -> dict[str, object]:
+def _crash_and_recover(scenario: Path, engine: str, uri: str, java_opts: str) -> dict[str, object]:
     before_commit, after_commit = POINTS[engine]
     seen: dict[str, object] = {}
-    first = _child(scenario, engine, uri, before_commit)
+    first = _child(scenario, engine, uri, before_commit, java_opts)
     assert first.returncode == -9, first.stderr[-3000:]
     timeline = HudiTable.open(uri).refresh()
     seen["pending_after_first_kill"] = [str(i) for i in timeline.pending()]
-    second = _child(scenario, engine, uri, after_commit)  # recovers the first crash, then dies after the commit
+    second = _child(scenario, engine, uri, after_commit, java_opts)  # recovers the first crash, then dies after the commit
     assert second.returncode == -9, second.stderr[-3000:]
     table = HudiTable.open(uri)
     live = {s.path for s in table.view().snapshot()}
     physical = {f.path for f in table.storage.list("", recursive=True) if f.path.endswith(".parquet")}
     seen["replaced_files_left"] = len(physical - live)
-    last = _child(scenario, engine, uri, None)  # recovers and runs the scenario to its end
+    last = _child(scenario, engine, uri, None, java_opts)  # recovers and runs the scenario to its end
     assert last.returncode == 0, last.stderr[-3000:]
     return seen
 
@@ -101,8 +105,9 @@ def test_kills_on_the_store_recover_to_the_local_disk_rows(request: pytest.Fixtu
         scenario = _scenario(tmp_path)
         uris = {e: table_uri(proxy.endpoint, "crash", f"tables/{e}") for e in POINTS}
         local = {e: str(tmp_path / "local" / e) for e in POINTS}
+        java_opts = _java_opts(scenario)  # before the threads: it imports pyspark, as the spark fixture does
         with ThreadPoolExecutor(len(POINTS)) as pool:
-            crashed = {e: pool.submit(_crash_and_recover, scenario, e, uris[e]) for e in POINTS}
+            crashed = {e: pool.submit(_crash_and_recover, scenario, e, uris[e], java_opts) for e in POINTS}
             # the crash-free runs on local disk meanwhile, here on the session's warm Spark (the same
             # batch loop a child runs, without a JVM start of its own each)
             request.getfixturevalue("spark")
