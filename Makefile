@@ -1,4 +1,5 @@
-# layoutbench — `make bench` runs the default scenario and renders its reports; `make test` runs the suite.
+# layoutbench — `make bench` runs the default scenario and renders its reports; `make test` runs the suite
+# (but its long end-to-end tests, marked slow: `make test-slow` runs those; CI runs both).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,7 +8,7 @@ SCENARIO ?= bench/scenarios/default.yaml
 PYTEST_ARGS ?=
 REPEAT ?=
 
-.PHONY: venv test test-random example bench bench-full bench-hudi bench-scale bench-s3 bench-stream bench-micro bench-cluster perf-check lint clean
+.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-s3 bench-stream bench-micro bench-cluster bench-map-production perf-check lint clean
 
 venv: $(STAMP)
 
@@ -19,10 +20,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# Every test but the slow ones (about 15 minutes on 2 cores), then the perf gate.
 test: $(STAMP)
 	$(BIN)/ruff check engines workloads bench reports runresults tests
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -m "not slow" $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory perf-check
+
+# The long end-to-end tests (marker slow, pyproject.toml: full runs on the S3 store, real SIGKILLs,
+# streams, the two-host cluster, the article's plan scripts, spark-submit): about 20 minutes more.
+# .ci/run runs `make test` and then this, so CI gates on every test.
+test-slow: $(STAMP)
+	$(BIN)/pytest -q -m slow $(PYTEST_ARGS)
 
 # The property tests (hypothesis's own marker) with fresh random examples, ten times as many as
 # `make test` draws (derandomized under CI=true; tests/conftest.py holds the profiles).

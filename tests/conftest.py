@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,57 @@ def small_run(spark, tmp_path_factory):
     # test_history_gates.py and the report tests read them from this run
     scenario = scenario.model_copy(update={"review": scenario.review.model_copy(update={"measure": True})})
     return Results(run_scenario(scenario, out=out, progress=False, run_id="first", scenario_path=SMALL_SCENARIO))
+
+
+S3_SMALL_SCENARIO = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "s3_small.yaml"
+
+
+def start_cli_run(scenario: Path, out: Path) -> tuple[subprocess.Popen, Path]:
+    """``layoutbench run`` in its own process (Spark needs hadoop-aws at start-up); output to a file,
+    so two runs at once never block on a full pipe."""
+    out.mkdir(parents=True)
+    log = out / "run.log"
+    with open(log, "w") as f, open(out / "run.err", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "bench.cli", "run", str(scenario), "--out", str(out)],
+                                cwd=SMALL_SCENARIO.parents[2], stdout=f, stderr=err, text=True)
+    return proc, log
+
+
+def finish_cli_run(started: tuple[subprocess.Popen, Path]):
+    """Wait for :func:`start_cli_run`'s process; its results (the run folder its last line names)."""
+    from runresults import Results
+
+    proc, log = started
+    try:
+        proc.wait(timeout=1800)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    text = log.read_text()
+    assert proc.returncode == 0, text[-3000:] + log.with_suffix(".err").read_text()[-3000:]
+    return Results(next(line for line in reversed(text.splitlines()) if line.strip()).strip())
+
+
+@pytest.fixture(scope="session")
+def s3_small_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """s3_small on the S3 store and the same scenario on local disk, one pair for the session, shared
+    by tests/test_store.py (the store against local disk, the simulated request counts) and
+    tests/test_external_store.py (an external endpoint's figures against the same local run). The
+    store's run is ``layoutbench run`` in its own process (its Spark needs hadoop-aws at start-up);
+    the local one runs meanwhile here, on the session's warm Spark."""
+    from bench.runner import run_scenario
+    from bench.scenario import load_scenario
+    from runresults import Results
+
+    tmp_path = tmp_path_factory.mktemp("s3_small")
+    local_yaml = tmp_path / "local.yaml"
+    local_yaml.write_text(S3_SMALL_SCENARIO.read_text().replace("kind: s3", "kind: local"))
+    on_s3 = start_cli_run(S3_SMALL_SCENARIO, tmp_path / "s3")
+    try:
+        request.getfixturevalue("spark")  # after the store's run has started: the two JVMs start together
+        local = Results(run_scenario(load_scenario(local_yaml), out=tmp_path / "local", progress=False,
+                                     scenario_path=local_yaml))
+    except BaseException:
+        on_s3[0].kill()
+        raise
+    return finish_cli_run(on_s3), local

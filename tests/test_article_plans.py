@@ -14,6 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # each script starts layoutbench again and again (writer, services, inspects): ~45 s a plan
 @pytest.mark.parametrize("plan", ["semi_async_clustering", "async_clustering"])
 def test_article_plan_script_clusters_the_table(tmp_path: Path, plan: str) -> None:
     env = {**os.environ, "LAYOUTBENCH": str(Path(sys.executable).parent / "layoutbench")}

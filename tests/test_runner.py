@@ -98,6 +98,7 @@ def test_run_profile_accounts_for_the_wall_time(small_run: Results) -> None:
         assert abs(phases[f"ingest/{engine}"] - ingest[ingest.engine == engine].duration_s.sum()) < 1e-6
 
 
+@pytest.mark.slow  # the small scenario again, on one core, behind spark-submit's own JVM start
 def test_spark_submit_launch_keeps_its_master_and_matches_local(small_run: Results, tmp_path) -> None:
     """``spark-submit --master local[1] bench/cli.py run`` (the scenario says local[2]): spark-submit's
     master stands, and the figures equal the local run's."""

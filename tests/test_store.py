@@ -3,7 +3,8 @@
 - the API the engines need, checked over the socket: multipart upload, ranged GET, paginated LIST,
   conditional PUT, and a throttled write that retries and loses nothing;
 - the small scenario on the store, in its own process (Spark needs hadoop-aws at start-up), against
-  the same scenario on local disk: identical file counts, bytes and verified query results; and the
+  the same scenario on local disk (the pair is tests/conftest.py's ``s3_small_runs``): identical file
+  counts, bytes and verified query results; and the
   request counts of one ingest and one compaction against counts derived from the files involved.
 """
 
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 import http.client
 import math
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -165,43 +164,8 @@ def test_classify() -> None:
     assert classify("DELETE", "/b/k", "uploadId=x", {}) == "MULTIPART_ABORT"
 
 
-def _start(scenario: Path, out: Path) -> tuple[subprocess.Popen, Path]:
-    """``layoutbench run`` in its own process (Spark needs hadoop-aws at start-up); output to a file,
-    so two runs at once never block on a full pipe."""
-    out.mkdir(parents=True)
-    log = out / "run.log"
-    with open(log, "w") as f, open(out / "run.err", "w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "bench.cli", "run", str(scenario), "--out", str(out)],
-                                cwd=REPO, stdout=f, stderr=err, text=True)
-    return proc, log
-
-
-def _finish(started: tuple[subprocess.Popen, Path]) -> Results:
-    proc, log = started
-    try:
-        proc.wait(timeout=1800)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
-    text = log.read_text()
-    assert proc.returncode == 0, text[-3000:] + log.with_suffix(".err").read_text()[-3000:]
-    return Results(next(line for line in reversed(text.splitlines()) if line.strip()).strip())
-
-
-@pytest.fixture(scope="module")
-def small_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Results, Results]:
-    """s3_small on the store and the same scenario on local disk (one pair for the module's tests)."""
-    tmp_path = tmp_path_factory.mktemp("s3_small")
-    local_yaml = tmp_path / "local.yaml"
-    local_yaml.write_text(S3_SMALL.read_text().replace("kind: s3", "kind: local"))
-    # the two runs at once: each waits on its JVM and the store as much as on the CPU
-    runs = [_start(S3_SMALL, tmp_path / "s3"), _start(local_yaml, tmp_path / "local")]
-    on_s3, local = (_finish(p) for p in runs)
-    return on_s3, local
-
-
 @pytest.mark.slow
-def test_simulated_requests_match_the_counted_ones(small_runs: tuple[Results, Results], tmp_path: Path) -> None:
+def test_simulated_requests_match_the_counted_ones(s3_small_runs: tuple[Results, Results], tmp_path: Path) -> None:
     """The simulator with the shipped store calibration replays s3_small: PUTs per ingest commit
     exactly as counted (one per file written, the instant's files, a new partition's marker), and
     every engine's requests per phase and operation within the validation's stated tolerance. The
@@ -211,7 +175,7 @@ def test_simulated_requests_match_the_counted_ones(small_runs: tuple[Results, Re
     from bench.simulate import simulate
     from bench.simulate.validate import REQUEST_SLACK, REQUEST_TOLERANCE, validate_store
 
-    on_s3, _ = small_runs
+    on_s3, _ = s3_small_runs
     sim = Results(simulate(load_scenario(S3_SMALL), tmp_path, calibration_path=S3_CALIBRATION))
     checks = [c for c in validate_store(on_s3, sim) if not c.figure.startswith("seconds")]
     engines = {c.engine for c in checks}
@@ -226,8 +190,8 @@ def test_simulated_requests_match_the_counted_ones(small_runs: tuple[Results, Re
 
 
 @pytest.mark.slow
-def test_small_scenario_on_the_store_matches_local_disk(small_runs: tuple[Results, Results]) -> None:
-    on_s3, local = small_runs
+def test_small_scenario_on_the_store_matches_local_disk(s3_small_runs: tuple[Results, Results]) -> None:
+    on_s3, local = s3_small_runs
     assert on_s3.run["verification"]["ok"] and local.run["verification"]["ok"]
     assert on_s3.run["store"]["kind"] == "s3" and local.run["store"]["kind"] == "local"
     cols = ["engine", "seq", "kind", "records_written", "files_written", "live_files", "physical_files"]

@@ -24,6 +24,9 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
+from bench.child_jvm import archive_path, child_java_options
+from bench.crash_child import run_to_end
+from bench.scenario import load_scenario
 from bench.store.proxy import CountingProxy
 from bench.store.server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
 from bench.store.uri import table_uri
@@ -51,13 +54,20 @@ def _scenario(folder: Path) -> Path:
     return path
 
 
-def _child(scenario: Path, engine: str, table: str, crash_at: str | None) -> subprocess.CompletedProcess:
+def _java_opts(scenario: Path) -> str:
+    """The crash test's short-lived driver options (C1 JIT, serial GC; its class-data archive when one
+    is cached already): a child's cost is mostly its JVM's start."""
+    return child_java_options(str(scenario), next(iter(POINTS)), use_archive=archive_path().exists())
+
+
+def _child(scenario: Path, engine: str, table: str, crash_at: str | None,
+           java_opts: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != faults.ENV}
     env["PYTHONPATH"] = str(REPO)
     if crash_at:
         env[faults.ENV] = crash_at
-    return subprocess.run([sys.executable, "-m", "bench.crash_child", "run", str(scenario), engine, table, "local[1]"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    return subprocess.run([sys.executable, "-m", "bench.crash_child", "run", str(scenario), engine, table, "local[1]",
+                           java_opts], cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
 
 
 def _rows(uri: str) -> pa.Table:
@@ -69,38 +79,41 @@ def _rows(uri: str) -> pa.Table:
     return rows.sort_by("trace_id")
 
 
-def _crash_and_recover(scenario: Path, engine: str, uri: str) -> dict[str, object]:
+def _crash_and_recover(scenario: Path, engine: str, uri: str, java_opts: str) -> dict[str, object]:
     before_commit, after_commit = POINTS[engine]
     seen: dict[str, object] = {}
-    first = _child(scenario, engine, uri, before_commit)
+    first = _child(scenario, engine, uri, before_commit, java_opts)
     assert first.returncode == -9, first.stderr[-3000:]
     timeline = HudiTable.open(uri).refresh()
     seen["pending_after_first_kill"] = [str(i) for i in timeline.pending()]
-    second = _child(scenario, engine, uri, after_commit)  # recovers the first crash, then dies after the commit
+    second = _child(scenario, engine, uri, after_commit, java_opts)  # recovers the first crash, then dies after the commit
     assert second.returncode == -9, second.stderr[-3000:]
     table = HudiTable.open(uri)
     live = {s.path for s in table.view().snapshot()}
     physical = {f.path for f in table.storage.list("", recursive=True) if f.path.endswith(".parquet")}
     seen["replaced_files_left"] = len(physical - live)
-    last = _child(scenario, engine, uri, None)  # recovers and runs the scenario to its end
+    last = _child(scenario, engine, uri, None, java_opts)  # recovers and runs the scenario to its end
     assert last.returncode == 0, last.stderr[-3000:]
     return seen
 
 
 @pytest.mark.slow
-def test_kills_on_the_store_recover_to_the_local_disk_rows(tmp_path: Path) -> None:
+def test_kills_on_the_store_recover_to_the_local_disk_rows(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     with S3Server() as server, CountingProxy(server.endpoint, access_key=ACCESS_KEY) as proxy:
         pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=proxy.endpoint,
                           scheme="http", region=REGION, allow_bucket_creation=True).create_dir("crash")
         scenario = _scenario(tmp_path)
         uris = {e: table_uri(proxy.endpoint, "crash", f"tables/{e}") for e in POINTS}
         local = {e: str(tmp_path / "local" / e) for e in POINTS}
-        with ThreadPoolExecutor(len(POINTS) * 2) as pool:
-            crashed = {e: pool.submit(_crash_and_recover, scenario, e, uris[e]) for e in POINTS}
-            clean = {e: pool.submit(_child, scenario, e, local[e], None) for e in POINTS}
+        java_opts = _java_opts(scenario)  # before the threads: it imports pyspark, as the spark fixture does
+        with ThreadPoolExecutor(len(POINTS)) as pool:
+            crashed = {e: pool.submit(_crash_and_recover, scenario, e, uris[e], java_opts) for e in POINTS}
+            # the crash-free runs on local disk meanwhile, here on the session's warm Spark (the same
+            # batch loop a child runs, without a JVM start of its own each)
+            request.getfixturevalue("spark")
+            for engine in POINTS:
+                assert run_to_end(load_scenario(scenario), engine, local[engine]) == 0
             seen = {e: f.result() for e, f in crashed.items()}
-            for f in clean.values():
-                assert f.result().returncode == 0, f.result().stderr[-3000:]
         for engine in POINTS:
             # the first kill left the maintenance instant inflight, its new files written but not committed
             assert seen[engine]["pending_after_first_kill"], (engine, seen[engine])
