@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_mor_core import Truth, batch, hudi_rs_rows, new_table, rows_of, write_history
 
 from engines.clustering import executor as clustering
 from engines.clustering.config import ClusteringConfig
@@ -33,7 +34,6 @@ from engines.table.mor import read_optimized_read, snapshot_read
 from engines.table.rollback import recover
 from engines.table.table import HudiTable, TableConfig
 from engines.table.timeline import COMMIT, MOR_COMPACTION, REPLACE, State
-from tests.test_mor_core import Truth, batch, hudi_rs_rows, new_table, rows_of, write_history
 
 ROOT = Path(__file__).resolve().parent.parent
 FORCE = CompactionConfig()
