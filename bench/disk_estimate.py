@@ -30,6 +30,7 @@ from typing import Any
 
 from bench.scenario import ScenarioError
 from engines.config.registry import MB
+from engines.kinds import kind_of
 from runresults.closed_form import closed_form_wa
 
 GB = 1 << 30
@@ -104,7 +105,8 @@ def estimate(scenario: Any, repeats: int | None = None) -> DiskEstimate:
         limit = _small_file_limit(spec, scenario)
         limits.append(limit)
         wa = wa_bound(spec.kind, limit, b, every)
-        k = 1 if spec.kind in ("cow_baseline", "hudi", "append_only") else every
+        entry = kind_of(spec.kind)
+        k = 1 if entry.merges_at_ingest or not entry.maintains else every
         live = n * b
         rewritten = live * (wa - 1)
         rows.append(EngineDisk(spec.name, n, wa, int(live), int(min(rewritten, retained * k * b * wa * 2))))

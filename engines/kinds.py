@@ -59,6 +59,8 @@ class EngineKind:
     service: Service | None = None
     maintains: bool = True  # False: nothing is ever planned, rewritten or cleaned (the control)
     cleans_after_commit: bool = False  # Hudi's automatic clean after every commit (the COW baseline)
+    # its inserts top up small files inside the write (copy-on-write): WA approaches limit / (2 x batch)
+    merges_at_ingest: bool = False
     # the family of fault points (engines.table.faults.POINTS) its table service passes through
     fault_points: str | None = None
     # the config registry's kind whose keys it reads (engines.config.registry; hoodie.* ones through
@@ -96,7 +98,8 @@ KINDS: dict[str, EngineKind] = {
     "cow_baseline": EngineKind(
         BASELINE, "COW baseline: Hudi's small-file assignment, merging inserts into small files",
         "engines.cow_baseline.engine:CowBaselineEngine", "engines.cow_baseline.engine:CowEngineConfig",
-        "engines.cow_baseline.config:CowConfig", "planner", cleans_after_commit=True, settings="cow_baseline",
+        "engines.cow_baseline.config:CowConfig", "planner", cleans_after_commit=True, merges_at_ingest=True,
+        settings="cow_baseline",
         sim="engines.cow_baseline.sim:CowBaselineSim"),
     "append_compaction": EngineKind(
         OPTION_1, "Option 1: APPEND ingest and base-file compaction",
@@ -115,7 +118,7 @@ KINDS: dict[str, EngineKind] = {
     "hudi": EngineKind(
         APACHE_HUDI, "Apache Hudi through its Spark datasource: the real COW baseline and clustering",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiConfig", builder="hudi", role="reference",
-        needs_hudi_bundle=True, driver_runs_services=False),
+        needs_hudi_bundle=True, driver_runs_services=False, merges_at_ingest=True),
     # the control keeps Option 1's settings, unused
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",

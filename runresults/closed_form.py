@@ -10,20 +10,30 @@ A table service every ``k`` commits rewrites the growing file once per ``k`` bat
 
 from __future__ import annotations
 
-MERGE_AT_INGEST = ("cow_baseline", "hudi")
+from engines.kinds import KINDS
+
+
+def _merges_at_ingest(kind: str) -> bool:
+    entry = KINDS.get(kind)
+    return entry is not None and entry.merges_at_ingest
+
+
+def _never_rewrites(kind: str) -> bool:
+    entry = KINDS.get(kind)
+    return entry is not None and not entry.maintains
 
 
 def closed_form_wa(kind: str, limit: float, batch: float, every: int) -> float:
     """The design's closed-form WA for small-file limit ``limit`` and batch ``batch`` (same unit)."""
-    if kind == "append_only" or limit <= 0 or batch <= 0:
+    if _never_rewrites(kind) or limit <= 0 or batch <= 0:
         return 1.0
-    if kind in MERGE_AT_INGEST:
+    if _merges_at_ingest(kind):
         return max(1.0, limit / (2 * batch))
     return 1.0 + limit / (2 * every * batch)
 
 
 def closed_form_text(kind: str) -> str:
     """The formula :func:`closed_form_wa` uses for ``kind``, as the report prints it."""
-    if kind == "append_only":
+    if _never_rewrites(kind):
         return "1 (no rewrite)"
-    return "limit / (2 x batch)" if kind in MERGE_AT_INGEST else "1 + limit / (2 x every x batch)"
+    return "limit / (2 x batch)" if _merges_at_ingest(kind) else "1 + limit / (2 x every x batch)"
