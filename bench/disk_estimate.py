@@ -29,11 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.scenario import ScenarioError
-from engines.config.registry import MB
+from engines.config.registry import GB, MB
 from engines.kinds import kind_of
 from runresults.closed_form import closed_form_wa
-
-GB = 1 << 30
 
 
 class DiskEstimateError(ScenarioError):
