@@ -39,6 +39,7 @@ small-file limit or the max file size, at or before the commit where the counts 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pandas as pd
@@ -221,7 +222,18 @@ def validate_timings(real: Results, sim: Results) -> list[Check]:
                             round(b, 3), ok, _err(a, b), "" if ok else _maintenance_cause(r, s, sim)))
     if not _requests(real).empty:
         return checks
-    rq, sq = _real_runs(real), sim.table("queries")
+    overhead = float(sim.run.get("simulation", {}).get("cost_model", {}).get("query_overhead_s", float("nan")))
+    for engine, name, last, runs, sel in _final_query_pairs(_real_runs(real), sim.table("queries"), engines):
+        a, b = float(runs.latency_s.median()), float(sel.latency_s.iloc[0])
+        ok = abs(b - a) <= SECONDS_TOLERANCE * a
+        note = "" if ok else f"{_query_cause(runs, sel)}; the model's fixed cost {overhead:.3f} s"
+        checks.append(Check(engine, f"query seconds: {name} at batch {last + 1}", round(a, 3), round(b, 3), ok,
+                            _err(a, b), note))
+    return checks
+
+
+def _final_query_pairs(rq: pd.DataFrame, sq: pd.DataFrame, engines: list[str]) -> Iterator[tuple]:
+    """``(engine, query, checkpoint, real runs, simulated row)`` at each engine's last real checkpoint."""
     for engine in engines:
         mine = rq[rq.engine == engine]
         if mine.empty:
@@ -229,17 +241,13 @@ def validate_timings(real: Results, sim: Results) -> list[Check]:
         last = int(mine.checkpoint.max())
         for name, runs in mine[mine.checkpoint == last].groupby("query"):
             sel = sq[(sq.engine == engine) & (sq.checkpoint == last) & (sq["query"] == name)]
-            if sel.empty:
-                continue
-            a, b = float(runs.latency_s.median()), float(sel.latency_s.iloc[0])
-            ok = abs(b - a) <= SECONDS_TOLERANCE * a
-            note = "" if ok else (
-                f"real runs {runs.latency_s.min():.3f}-{runs.latency_s.max():.3f} s (n={len(runs)}); files scanned real "
-                f"{int(runs.files_scanned.iloc[0])}, simulated {int(sel.files_scanned.iloc[0])}; the model's fixed "
-                f"cost {float(sim.run.get('simulation', {}).get('cost_model', {}).get('query_overhead_s', float('nan'))):.3f} s")
-            checks.append(Check(engine, f"query seconds: {name} at batch {last + 1}", round(a, 3), round(b, 3), ok,
-                                _err(a, b), note))
-    return checks
+            if not sel.empty:
+                yield engine, name, last, runs, sel
+
+
+def _query_cause(runs: pd.DataFrame, sel: pd.DataFrame) -> str:
+    return (f"real runs {runs.latency_s.min():.3f}-{runs.latency_s.max():.3f} s (n={len(runs)}); files scanned real "
+            f"{int(runs.files_scanned.iloc[0])}, simulated {int(sel.files_scanned.iloc[0])}")
 
 
 def _maintenance_cause(r: pd.DataFrame, s: pd.DataFrame, sim: Results) -> str:
@@ -285,25 +293,12 @@ def validate_store(real: Results, sim: Results) -> list[Check]:
             a, b = int(rt.get((phase, op), 0)), int(st.get((phase, op), 0))
             ok = abs(b - a) <= max(REQUEST_SLACK, REQUEST_TOLERANCE * a)
             checks.append(Check(engine, f"{op} in {phase}", a, b, ok, _err(a, b)))
-    rq, sq = real.table("queries"), sim.table("queries")
-    rq = rq[rq.get("repeat", 0) == 0]
-    for engine in engines:
-        mine = rq[rq.engine == engine]
-        if mine.empty:
-            continue
-        last = int(mine.checkpoint.max())
-        for name, runs in mine[mine.checkpoint == last].groupby("query"):
-            a = float(runs.latency_s.median())
-            sel = sq[(sq.engine == engine) & (sq.checkpoint == last) & (sq["query"] == name)]
-            if sel.empty:
-                continue
-            b = float(sel.latency_s.iloc[0])
-            ok = abs(b - a) <= SECONDS_TOLERANCE * a
-            checks.append(Check(engine, f"seconds: {name} at batch {last + 1}, {fb} ms first byte", round(a, 3),
-                                round(b, 3), ok, _err(a, b), "" if ok else (
-                                    f"real runs {runs.latency_s.min():.3f}-{runs.latency_s.max():.3f} s "
-                                    f"(n={len(runs)}); files scanned real {int(runs.files_scanned.iloc[0])}, "
-                                    f"simulated {int(sel.files_scanned.iloc[0])}")))
+    rq = real.table("queries")
+    for engine, name, last, runs, sel in _final_query_pairs(rq[rq.get("repeat", 0) == 0], sim.table("queries"), engines):
+        a, b = float(runs.latency_s.median()), float(sel.latency_s.iloc[0])
+        ok = abs(b - a) <= SECONDS_TOLERANCE * a
+        checks.append(Check(engine, f"seconds: {name} at batch {last + 1}, {fb} ms first byte", round(a, 3),
+                            round(b, 3), ok, _err(a, b), "" if ok else _query_cause(runs, sel)))
     return checks
 
 
