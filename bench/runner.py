@@ -52,7 +52,9 @@ from engines.spark.session import (
     resolve_master,
     warm_up,
 )
+from engines.table.plans import PLAN_ACTIONS
 from engines.table.probe import TableProbe
+from engines.table.table import HudiTable
 from runresults import (
     ResultsWriter,
     commit_row,
@@ -95,6 +97,7 @@ class EngineState:
     service: AsyncService | None = None  # maintenance.mode async: the runner's service beside the loop
     ingests: int = 0  # commits of batches so far (maintenance.async_max_commits counts them)
     ingests_at_maintenance: int = 0  # ... at the start of the last async round that maintained
+    ingest_instants: list[str] = field(default_factory=list)  # each ingest commit's instant, in order
     repeat: int = 0  # which repetition (--repeat) this engine's table belongs to
     # warm runs per query at a checkpoint (None: the scenario's); an engine capped below the run's
     # repetitions runs as many more, so its warm medians have as many samples as the designs'
@@ -327,7 +330,7 @@ def _start_async(ctx: RunContext, st: EngineState) -> AsyncService:
 
     def work() -> None:
         ingests, runs = st.ingests, st.maintenance_runs
-        if gate is not None and ingests - st.ingests_at_maintenance < gate:
+        if gate is not None and _ingests_since_maintenance(st) < gate:
             return  # Hudi's async.max.commits: no plan until that many commits followed the last one
         with ctx.timed(f"async_maintenance/{st.engine.name}"):
             maintain(ctx, st, -1, None, "async")
@@ -338,6 +341,18 @@ def _start_async(ctx: RunContext, st: EngineState) -> AsyncService:
         ctx.failures.append(f"{st.engine.name}: async maintenance failed: {type(exc).__name__}: {exc}")
 
     return AsyncService(work, f"async-{st.engine.name}", ctx.scenario.maintenance.async_interval_s, failed)
+
+
+def _ingests_since_maintenance(st: EngineState) -> int:
+    """Ingest commits after the newest maintenance plan, as Hudi's async gate counts them: by instant
+    on the table's timeline. A count taken before the plan is scheduled would miss an ingest that
+    completes in between, which then precedes the plan and yet counts toward the next one."""
+    table = getattr(st.engine, "table", None)
+    if not isinstance(table, HudiTable):  # no timeline of ours (delta-rs): the rounds' own count
+        return st.ingests - st.ingests_at_maintenance
+    plans = [i.timestamp for i in table.refresh().instants if i.action in PLAN_ACTIONS]
+    last = max(plans, default="")
+    return sum(1 for t in st.ingest_instants if t > last)
 
 
 class _RunSteps:
@@ -391,6 +406,7 @@ class _RunSteps:
         dur = time.perf_counter() - t0
         st.ingest_latencies.append(dur)
         st.ingests += 1
+        st.ingest_instants.append(res.instant)
         with ctx.label("harness", f"batch {b}"):
             record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
                            sum(len(v) for v in res.replaced.values()), phases)
