@@ -200,7 +200,16 @@ def run(
     results = Results(run_dir)
     ok = results.run["verification"]["ok"]
     if report:
+        import time
+
+        from bench.process_cpu import TreeCpu
+        from bench.runner import add_to_profile
+
+        cpu = TreeCpu()
+        c0, t0 = cpu.seconds(), time.perf_counter()
         _render(run_dir, design_review=True)
+        c1 = cpu.seconds()
+        add_to_profile(run_dir, "report", time.perf_counter() - t0, c1 - c0 if c0 is not None and c1 is not None else None)
     else:
         _print_summary(results)
     if not ok:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.queries import SUITE, QueryParams, run_query
+from bench.queries import SUITE, QueryParams, QueryRun, run_query
 from engines.base import Engine
 
 
@@ -41,10 +41,12 @@ def round_order(engines: Sequence[str], queries: Sequence[str], r: int) -> list[
 
 def run_query_rounds(spark: Any, engines: Sequence[Engine], checkpoint: int, queries: Sequence[str],
                      params: QueryParams, expected: Mapping[str, Any], rounds: int, verify: bool = True,
-                     add_row: Callable[..., None] | None = None) -> list[str]:
+                     add_row: Callable[..., None] | None = None,
+                     add_run: Callable[[RoundSlot, int, QueryRun, bool], None] | None = None) -> list[str]:
     """Run ``rounds`` interleaved rounds over the engines' current snapshots (each taken once, as
-    the checkpoint's own runs do); ``add_row(**row)`` receives each ``query_rounds`` row. Returns
-    one failure message per wrong or failed result."""
+    the checkpoint's own runs do); ``add_row(**row)`` receives each ``query_rounds`` row, and
+    ``add_run(slot, round, run, verified)`` each run itself (the runner records it as one of the
+    checkpoint's warm runs). Returns one failure message per wrong or failed result."""
     if rounds < 1:
         raise ValueError(f"queries.rounds must be at least 1, got {rounds}")
     by_name = {e.name: e for e in engines}
@@ -66,4 +68,6 @@ def run_query_rounds(spark: Any, engines: Sequence[Engine], checkpoint: int, que
                 add_row(engine=slot.engine, checkpoint=checkpoint, query=slot.query, round=r, position=pos,
                         latency_s=res.latency_s, result_rows=res.result_rows if res.error is None else None,
                         verified=ok, planning_s=res.planning_s, execution_s=res.execution_s)
+            if add_run is not None:
+                add_run(slot, r, res, ok)
     return failures

@@ -27,10 +27,11 @@ import pyarrow as pa
 from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
-from bench.gates.in_run import final_query_rounds, measure_gates
+from bench.gates.in_run import final_query_rounds, in_rounds, measure_gates, rounds_run
 from bench.ingest_phases import ingest_phases
 from bench.isolation import IsolationProbe
 from bench.machine_load import LoadSampler
+from bench.process_cpu import TreeCpu
 from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
 from bench.scale_projection import prefix_projections
@@ -120,6 +121,8 @@ class RunContext:
     lock: threading.Lock = field(default_factory=threading.Lock)
     step: str = "start-up"  # what the batch loop is doing, for the one error message a failure gives
     profile: dict[str, float] = field(default_factory=dict)  # wall seconds per phase (phase or phase/engine)
+    cpu_profile: dict[str, float] = field(default_factory=dict)  # the process tree's CPU seconds, same keys
+    cpu: TreeCpu = field(default_factory=TreeCpu)
     store: Any = None  # bench.store.run_store.RunStore when the tables live on the S3 store
     routes_at_start: dict[str, int] = field(default_factory=routes_taken)  # engines.files.gate's count
 
@@ -129,13 +132,24 @@ class RunContext:
 
     @contextmanager
     def timed(self, phase: str) -> Iterator[None]:
-        """Add the wall time of the block to ``profile[phase]``."""
+        """Add the wall time of the block to ``profile[phase]``, the process tree's CPU seconds to
+        ``cpu_profile[phase]`` (both threads' when blocks overlap: async maintenance)."""
+        c0 = self.cpu.seconds()
         t0 = time.perf_counter()
         try:
             yield
         finally:
+            wall = time.perf_counter() - t0
             with self.lock:
-                self.profile[phase] = self.profile.get(phase, 0.0) + time.perf_counter() - t0
+                self.profile[phase] = self.profile.get(phase, 0.0) + wall
+            self.add_cpu(phase, c0)
+
+    def add_cpu(self, phase: str, since: float | None) -> None:
+        """Add the process tree's CPU seconds since ``since`` (a :meth:`TreeCpu.seconds`) to ``phase``."""
+        now = self.cpu.seconds()
+        if now is not None and since is not None:
+            with self.lock:
+                self.cpu_profile[phase] = self.cpu_profile.get(phase, 0.0) + now - since
 
 
 def table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
@@ -245,9 +259,10 @@ def expected_results(ctx: RunContext, truth: pa.Table, params: QueryParams) -> d
 
 
 def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.Table, params: QueryParams,
-                   expected: Mapping[str, Any] | None = None) -> None:
+                   expected: Mapping[str, Any] | None = None, warm_runs: int | None = None) -> None:
     """Audit the engine's table and run the query suite on its snapshot, each result verified against
-    ``expected`` (:func:`expected_results`; computed here when not given)."""
+    ``expected`` (:func:`expected_results`; computed here when not given): one cold run and ``warm_runs``
+    warm runs per query (None: the engine's)."""
     engine = st.engine
     if expected is None:
         expected = expected_results(ctx, truth, params)
@@ -268,7 +283,9 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
     qs = ctx.scenario.queries
     for name in qs.suite:
         query = SUITE[name]
-        for run in range((qs.warm_runs if st.warm_runs is None else st.warm_runs) + 1):
+        if warm_runs is None:
+            warm_runs = qs.warm_runs if st.warm_runs is None else st.warm_runs
+        for run in range(warm_runs + 1):
             with ctx.label("query_scan", f"{name}@{checkpoint}"):
                 res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=False)
             if run == 0 and res.error is None:
@@ -375,6 +392,7 @@ class _RunSteps:
     def begin_batch(self, b: int) -> None:
         ctx = self.ctx
         ctx.step = f"batch {b}, generation"
+        c0 = ctx.cpu.seconds()
         t0 = time.perf_counter()
         table = batch_table(self.spec, b)
         self.truth_parts.append(table)
@@ -394,16 +412,19 @@ class _RunSteps:
             self.df = batch_df(ctx.spark, self.spec, b).cache()
             partition_counts(self.df, col)
         ctx.generation_s.append(time.perf_counter() - t0)
+        ctx.add_cpu("generation", c0)
 
     def ingest(self, st: EngineState, b: int) -> None:
         ctx, n = self.ctx, self.ctx.scenario.batches_run
         rep = f" (repetition {st.repeat + 1}/{self.repeats})" if self.repeats > 1 else ""
         self.bar.describe(f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep} · ingest")
         ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
+        c0 = ctx.cpu.seconds()
         t0 = time.perf_counter()
         with ctx.label("ingest", f"batch {b}"), ingest_phases() as phases:
             res = st.engine.ingest(self.df)
         dur = time.perf_counter() - t0
+        ctx.add_cpu(f"ingest/{st.engine.name}", c0)
         st.ingest_latencies.append(dur)
         st.ingests += 1
         st.ingest_instants.append(res.instant)
@@ -446,13 +467,25 @@ class _RunSteps:
         if b == ctx.scenario.batches_run - 1:
             self.last_checkpoint = (b, params, expected)
         every = ctx.scenario.queries.checkpoint_every
+        # With the review's interleaved rounds (T17), an engine in them is queried on the first repetition's
+        # table only: a later repetition's table, whose layout must equal the first's (repeat_mismatches), is
+        # audited, and the ledger prices its query seconds from the first's (runresults.review.ledger). At
+        # the final checkpoint the rounds are the warm runs: each query runs here once, cold.
+        review_rounds = rounds_run(ctx.scenario)
+        kinds = {e.name: e.kind for e in ctx.scenario.engines}
         for st in self.engines:
             if b not in checkpoints_of(st.batches, every):
                 continue
             self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
+            in_them = review_rounds and st.batches == ctx.scenario.batches_run and in_rounds(
+                ctx.scenario, kinds[st.engine.name])
             with ctx.timed(f"queries/{st.engine.name}"):
-                run_checkpoint(ctx, st, b, truth, params, expected)
+                if in_them and st.repeat > 0:
+                    audit(ctx, st, truth.num_rows)
+                else:
+                    final = b == ctx.scenario.batches_run - 1
+                    run_checkpoint(ctx, st, b, truth, params, expected, warm_runs=0 if in_them and final else None)
             if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables:
                 remove_table(st)  # a prefix done: its figures are taken, its disk is given back
 
@@ -495,6 +528,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
 def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, master: str | None, keep_tables: bool,
          progress: bool, scenario_path: str | Path | None, repeats: int, wall0: float) -> Path:
     spec = scenario.workload
+    cpu = TreeCpu()
+    c_session = cpu.seconds()
     t_session = time.perf_counter()
     # Apache Hudi's bundle also when no engine is Apache Hudi's: it is a reader of the gates (bench.gates)
     # Apache Hudi reads the gates' tables when the run measures them; a session spark-submit launched keeps
@@ -505,8 +540,10 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
                       scenario.spark.conf)
     spark = get_spark(resolve_master(master, scenario.spark.master), conf=conf, log_path=run_dir / "spark.log")
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
-    ctx = RunContext(scenario, run_dir, writer, spark, store=store)
+    ctx = RunContext(scenario, run_dir, writer, spark, store=store, cpu=cpu)
     ctx.profile["spark_start"] = time.perf_counter() - t_session
+    cpu.rescan()  # the JVM and its Python daemon are up now
+    ctx.add_cpu("spark_start", c_session)
     engines: list[EngineState] = []  # repetition 0's engines, then repetition 1's, ...: designs alternate
     with _steps_named(ctx):  # an engine's config error is one message naming the engine, like a step's
         for r in range(repeats):
@@ -534,7 +571,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     with bar, _steps_named(ctx), load:
         steps = _RunSteps(ctx, engines, bar, reference_engine, repeats, keep_tables)
         run_batches(steps, engines, schedule, n, checkpoints=checkpoints, prefix=lambda st: st.batches)
-        if scenario.review.measure or scenario.queries.interleaved:  # T17's interleaved rounds
+        if rounds_run(scenario):  # T17's interleaved rounds
             ctx.step = "the final checkpoint's interleaved query rounds"
             bar.describe(f"{scenario.name} · interleaved query rounds")
             final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0 and st.batches == n],
@@ -581,14 +618,37 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         tables_kept=keep_tables, load=load.summary(),
         scale_wa=prefix_projections(scenario, writer.rows["commits"]))
     writer.write_run(run)
+    c0, t0 = cpu.seconds(), time.perf_counter()
     store_review(run_dir)  # the answer as data, from the folder just written (its seconds: review.elapsed_s)
+    add_to_profile(run_dir, "review", time.perf_counter() - t0, _since(cpu, c0))
     if scenario.review.project:  # the verdict at the user's scale (its seconds: review.choice.target.elapsed_s)
+        c0, t0 = cpu.seconds(), time.perf_counter()
         project_run(run_dir, scenario)
+        add_to_profile(run_dir, "projection", time.perf_counter() - t0, _since(cpu, c0))
     if not keep_tables:
         shutil.rmtree(run_dir / "tables", ignore_errors=True)
         if store is not None and hasattr(store, "remove_tables"):  # the user's own store keeps them otherwise
             store.remove_tables()
     return run_dir
+
+
+def _since(cpu: TreeCpu, c0: float | None) -> float | None:
+    now = cpu.seconds()
+    return now - c0 if now is not None and c0 is not None else None
+
+
+def add_to_profile(run_dir: str | Path, phase: str, wall_s: float, cpu_s: float | None) -> None:
+    """Record a phase that runs after ``run.json`` is written (the review, the projection, the report)
+    in its profile's ``after_run_s`` and ``after_run_cpu_s``."""
+    path = Path(run_dir) / "run.json"
+    run = json.loads(path.read_text())
+    profile = run.setdefault("profile", {})
+    profile.setdefault("after_run_s", {})[phase] = round(wall_s, 3)
+    if cpu_s is not None:
+        profile.setdefault("after_run_cpu_s", {})[phase] = round(cpu_s, 3)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(run, indent=2, default=str))
+    tmp.replace(path)
 
 
 def _history_gates(ctx: RunContext, engines: list[EngineState], truth_parts: list[pa.Table]) -> None:
@@ -634,8 +694,13 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
     overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
     # the route each write job took (engines.files.gate), counted over the run: "job: where (reason)" -> jobs
     routes = {k: n - ctx.routes_at_start.get(k, 0) for k, n in sorted(routes_taken().items())}
+    total_cpu = ctx.cpu.seconds()
+    cpu = {k: round(ctx.cpu_profile[k], 3) for k in phases if k in ctx.cpu_profile}
     return {"phases_s": phases, "overlapping_s": overlapping,
-            "unaccounted_s": wall - sum(phases.values()), "routes": {k: n for k, n in routes.items() if n > 0}}
+            "unaccounted_s": wall - sum(phases.values()), "routes": {k: n for k, n in routes.items() if n > 0},
+            # the process tree's CPU seconds (this process, Spark's JVM, its Python workers) per phase and
+            # in all: on a shared machine they estimate a phase's idle time where wall time cannot
+            "cpu_s": cpu, "cpu_total_s": round(total_cpu, 3) if total_cpu is not None else None}
 
 
 def _generation_figures(generation: list[float], ingests: list[float]) -> dict[str, float | None]:

@@ -19,10 +19,24 @@ from bench.gates.concurrent_update import READER as CU_READER
 from bench.gates.concurrent_update import check_concurrent_update
 from bench.gates.isolation import isolation_rows
 from bench.gates.no_loss import latest_crashtest, no_loss_rows
-from bench.queries import QueryParams
-from bench.query_rounds import run_query_rounds
+from bench.queries import QueryParams, QueryRun
+from bench.query_rounds import RoundSlot, run_query_rounds
 from engines.base import Engine
 from engines.kinds import kind_of
+
+
+def rounds_run(scenario: Any) -> bool:
+    """Whether the run ends with the final checkpoint's interleaved rounds (T17's review measures
+    them; ``queries.interleaved`` asks for them over every engine)."""
+    return bool(scenario.review.measure or scenario.queries.interleaved)
+
+
+def in_rounds(scenario: Any, kind: str) -> bool:
+    """Whether an engine of ``kind`` takes part in the rounds (when they run, and it takes every batch):
+    every engine under ``queries.interleaved``, else the design candidates (:func:`round_engines`).
+    The rounds are then its final checkpoint's warm runs: the checkpoint itself runs its queries once,
+    cold (files and row groups scanned, the result verified), and no more."""
+    return bool(scenario.queries.interleaved) or kind_of(kind).in_verdict
 
 
 def round_engines(engines: Sequence[Engine], kinds: Mapping[str, str]) -> list[Engine]:
@@ -46,9 +60,18 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
     checkpoint, params, expected = last_checkpoint
     qs = ctx.scenario.queries
     designs = list(engines) if every_engine else round_engines(engines, {e.name: e.kind for e in ctx.scenario.engines})
+
+    def add_run(slot: RoundSlot, r: int, res: QueryRun, verified: bool) -> None:
+        """Round ``r``'s run is warm run ``r + 1`` of the final checkpoint (its run 0, cold, ran there)."""
+        ctx.writer.add("queries", engine=slot.engine, repeat=0, checkpoint=checkpoint, query=slot.query, run=r + 1,
+                       latency_s=res.latency_s, files_total=res.files_total, files_scanned=res.files_scanned,
+                       files_pruned=res.files_pruned, row_groups_total=None, row_groups_scanned=None,
+                       rows_scanned=None, result_rows=res.result_rows, verified=verified, error=res.error,
+                       planning_s=res.planning_s, execution_s=res.execution_s)
+
     with ctx.timed("query_rounds"):
         ctx.failures += run_query_rounds(ctx.spark, designs, checkpoint, qs.suite, params, expected, qs.rounds,
-                                         qs.verify, lambda **row: ctx.writer.add("query_rounds", **row))
+                                         qs.verify, lambda **row: ctx.writer.add("query_rounds", **row), add_run)
 
 
 def measure_gates(ctx: Any, sha: str | None) -> None:

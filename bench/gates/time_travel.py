@@ -55,10 +55,14 @@ def spark_sample(history: EngineHistory, window: list[str]) -> list[str]:
     return sorted(out)
 
 
-def check_instants(history: EngineHistory, instants: list[str], read: Callable[[str], KeySum]) -> list[str]:
-    """One message per instant whose read differs from the ground truth (or fails)."""
-    wrong = []
+def check_instants(history: EngineHistory, instants: list[str], read: Callable[[str], KeySum],
+                   first_only: bool = False) -> list[str]:
+    """One message per instant whose read differs from the ground truth (or fails); ``first_only``:
+    stop at the first such instant (a reader whose every read is a Spark job)."""
+    wrong: list[str] = []
     for t in instants:
+        if first_only and wrong:
+            break
         expected = history.as_of(t)
         try:
             got = read(t)
@@ -91,9 +95,13 @@ def gate_rows(engine: str, table: HudiTable, history: EngineHistory, retained: i
             if spark is None:
                 rows.append(_row(engine, reader, None, 0, [], "n/a: the run's Spark session has no Apache Hudi bundle"))
                 continue
-            wrong = check_instants(history, sample, lambda t: apache_hudi_key_sum(spark, table.base_uri, as_of=t))
+            wrong = check_instants(history, sample, lambda t: apache_hudi_key_sum(spark, table.base_uri, as_of=t),
+                                   first_only=True)
             what = f"as.of.instant at {_span(sample)}"
             checked = len(sample)
+            if wrong and wrong[0].split(":", 1)[0] != sample[-1]:
+                checked = sample.index(wrong[0].split(":", 1)[0]) + 1
+                what += f" (stopped at the first wrong instant: {checked} read)"
         elif reader == HUDI_RS:
             wrong = check_instants(history, window, HudiRsSlices(table, files).key_sum)
             wrong += [f"full read {w}" for w in check_instants(history, sample, _hudi_rs_key_sum(table.base_uri))]
