@@ -27,7 +27,13 @@ import pyarrow as pa
 from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
-from bench.gates.in_run import final_query_rounds, in_rounds, measure_gates, rounds_run
+from bench.gates.in_run import (
+    final_query_rounds,
+    in_rounds,
+    measure_gates,
+    rounds_run,
+    ruled_out_before_rounds,
+)
 from bench.ingest_phases import ingest_phases
 from bench.isolation import IsolationProbe
 from bench.machine_load import LoadSampler
@@ -385,6 +391,7 @@ class _RunSteps:
         self.df: Any = None
         self.final = False
         self.last_checkpoint: tuple[int, QueryParams, dict[str, Any]] | None = None  # for the query rounds
+        self.ruled_out: set[str] = set()  # candidates a required gate ruled out before the rounds
         # the cache is filled before the clocks only when an engine reads a small batch through Spark;
         # the others read the driver's rows, and a fill nobody reads cost ~0.1 s per batch
         self.fill_cache = any(st.engine.reads_batch_in_spark for st in engines)
@@ -473,6 +480,9 @@ class _RunSteps:
         # the final checkpoint the rounds are the warm runs: each query runs here once, cold.
         review_rounds = rounds_run(ctx.scenario)
         kinds = {e.name: e.kind for e in ctx.scenario.engines}
+        final = b == ctx.scenario.batches_run - 1
+        if final and review_rounds:
+            self.ruled_out = ruled_out_before_rounds(ctx)
         for st in self.engines:
             if b not in checkpoints_of(st.batches, every):
                 continue
@@ -484,8 +494,8 @@ class _RunSteps:
                 if in_them and st.repeat > 0:
                     audit(ctx, st, truth.num_rows)
                 else:
-                    final = b == ctx.scenario.batches_run - 1
-                    run_checkpoint(ctx, st, b, truth, params, expected, warm_runs=0 if in_them and final else None)
+                    cold_only = in_them and final and st.engine.name not in self.ruled_out
+                    run_checkpoint(ctx, st, b, truth, params, expected, warm_runs=0 if cold_only else None)
             if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables:
                 remove_table(st)  # a prefix done: its figures are taken, its disk is given back
 
@@ -575,7 +585,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
             ctx.step = "the final checkpoint's interleaved query rounds"
             bar.describe(f"{scenario.name} · interleaved query rounds")
             final_query_rounds(ctx, [st.engine for st in engines if st.repeat == 0 and st.batches == n],
-                               steps.last_checkpoint, every_engine=scenario.queries.interleaved)
+                               steps.last_checkpoint, every_engine=scenario.queries.interleaved, skip=steps.ruled_out)
         if scenario.review.measure:  # T17's gates (the default and small scenarios)
             ctx.step = "gates"
             bar.describe(f"{scenario.name} · gates")

@@ -39,6 +39,18 @@ def in_rounds(scenario: Any, kind: str) -> bool:
     return bool(scenario.queries.interleaved) or kind_of(kind).in_verdict
 
 
+def ruled_out_before_rounds(ctx: Any) -> set[str]:
+    """The candidates a required gate measured during the batch loop already failed (isolation: its
+    readers raced the first maintenance runs). No figure of theirs reaches the verdict or a cell beside
+    it (T17), so the interleaved rounds skip them; their final checkpoint keeps its own warm runs."""
+    scenario = ctx.scenario
+    if "isolation" not in scenario.review.requires:
+        return set()
+    rows = isolation_rows([e.name for e in scenario.engines], ctx.writer.rows["isolation"],
+                          ctx.writer.rows["maintenance"], scenario.isolation.enabled)
+    return {r["engine"] for r in rows if r["passed"] is False}
+
+
 def round_engines(engines: Sequence[Engine], kinds: Mapping[str, str]) -> list[Engine]:
     """The engines the interleaved rounds run on: the design candidates (kinds in the verdict).
     The reference columns (the append-only control, the peers, Apache Hudi) are compared with
@@ -50,7 +62,7 @@ def round_engines(engines: Sequence[Engine], kinds: Mapping[str, str]) -> list[E
 
 def final_query_rounds(ctx: Any, engines: Sequence[Engine],
                        last_checkpoint: tuple[int, QueryParams, Mapping[str, Any]] | None,
-                       every_engine: bool = False) -> None:
+                       every_engine: bool = False, skip: set[str] | frozenset[str] = frozenset()) -> None:
     """``queries.rounds`` interleaved rounds over the design candidates of ``engines``
     (:func:`round_engines`; ``every_engine``: all of them, the control and peers included, as a scale
     run's gains over ``append_only`` need) at the final checkpoint (``last_checkpoint``: its batch,
@@ -60,6 +72,7 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
     checkpoint, params, expected = last_checkpoint
     qs = ctx.scenario.queries
     designs = list(engines) if every_engine else round_engines(engines, {e.name: e.kind for e in ctx.scenario.engines})
+    designs = [e for e in designs if e.name not in skip]  # ruled out by a required gate already
 
     def add_run(slot: RoundSlot, r: int, res: QueryRun, verified: bool) -> None:
         """Round ``r``'s run is warm run ``r + 1`` of the final checkpoint (its run 0, cold, ran there)."""
