@@ -224,3 +224,20 @@ def test_breakeven_factors_solve_the_ledger_lines(tmp_path: Path) -> None:
         assert cost("option2", lever, g) == pytest.approx((1 + m) * cost("option1", lever, g)), lever
     md = render_report(run, design_review=True)["report.md"].read_text()
     assert "(break-even of the ledgers)" in md and rows["core_hour"]["text"] in md
+
+
+def test_a_repetition_not_queried_is_priced_with_the_first_repetitions_latencies(tmp_path: Path) -> None:
+    """The review's runs query a round engine's first repetition only (bench.runner): the ledger prices
+    a later repetition's query seconds at every checkpoint from the first's, not as zero."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    run = make_design_results(tmp_path / "run", noise=0.2, review={"queries_per_hour": 6})
+    full = store_review(run)["candidates"]["option2"]["ledger"]["parts_usd"]["queries"]
+    assert full[1] != full[0]  # each repetition's own checkpoint latencies
+    path = run / "queries.parquet"
+    q = pq.read_table(path)
+    pq.write_table(q.filter(pc.equal(q.column("repeat"), 0)), path)
+    only_first = store_review(run)["candidates"]["option2"]["ledger"]["parts_usd"]["queries"]
+    assert only_first[0] == pytest.approx(full[0], rel=1e-12)
+    assert only_first[1] == only_first[2] == pytest.approx(full[0], rel=1e-12)
