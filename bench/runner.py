@@ -24,6 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from bench.batch_frame import batch_frame
 from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
@@ -49,8 +50,6 @@ from engines.base import Engine, MaintenanceResult
 from engines.config.registry import MB
 from engines.files.gate import routes_taken
 from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
-from engines.spark.arrow_frame import frame_from_arrow
-from engines.spark.batch_stats import partition_counts, remember_partition_counts, remember_rows
 from engines.spark.session import (
     get_spark,
     hudi_conf,
@@ -72,7 +71,7 @@ from runresults import (
     run_record,
 )
 from runresults.review import store_review
-from workloads.generator import batch_df, batch_table, batch_tasks, table_partition_counts
+from workloads.generator import batch_df, batch_table
 
 
 class RunStepError(RuntimeError):
@@ -404,20 +403,8 @@ class _RunSteps:
         table = batch_table(self.spec, b)
         self.truth_parts.append(table)
         # generated before any clock starts: no engine's ingest time includes generation or the cache
-        # fill (none when every engine reads the driver's rows). A batch of one generating task is
-        # handed to Spark from the driver's rows (no Python worker job), which engines writing in this
-        # process then read as they are; its rows per partition are counted here once for every
-        # engine (engines.spark.batch_stats)
-        col = self.spec.partition_column
-        if batch_tasks(ctx.spark.sparkContext.defaultParallelism, self.spec, b) == 1:
-            self.df = frame_from_arrow(ctx.spark, table).cache()
-            if self.fill_cache:
-                self.df.count()
-            remember_partition_counts(self.df, col, table_partition_counts(table, col))
-            remember_rows(self.df, table)
-        else:
-            self.df = batch_df(ctx.spark, self.spec, b).cache()
-            partition_counts(self.df, col)
+        # fill (none when every engine reads the driver's rows)
+        self.df = batch_frame(ctx.spark, self.spec, b, table, self.fill_cache)
         ctx.generation_s.append(time.perf_counter() - t0)
         ctx.add_cpu("generation", c0)
 

@@ -26,10 +26,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from bench.batch_frame import batch_frame
 from bench.gates import gate_row, not_applicable
 from bench.scenario import EngineSpec, Scenario
 from engines.base import Engine, InsertsOnlyError
-from workloads.generator import batch_df, batch_table, batch_updates_table
+from workloads.generator import batch_table, batch_updates_table
 
 GATE = "concurrent_update"
 READER = "ours"  # the snapshot's files read with pyarrow
@@ -120,8 +121,12 @@ def check_concurrent_update(spark: Any, spec: EngineSpec, scenario: Scenario, sc
 def _run(spark: Any, engine: Engine, spec: EngineSpec, scenario: Scenario) -> dict[str, Any]:
     wl = scenario.workload
     k = batches_before_maintenance(scenario)
-    for b in range(k):
-        engine.ingest(batch_df(spark, wl, b))
+    for b in range(k):  # as the run hands each engine its batches (no Python worker job for a small one)
+        df = batch_frame(spark, wl, b)
+        try:
+            engine.ingest(df)
+        finally:
+            df.unpersist()
     plan = engine.schedule()
     if plan is None:
         return not_applicable(spec.name, GATE, READER, f"{spec.name} scheduled no maintenance plan after {k} "
