@@ -58,10 +58,23 @@ def verdict(row: dict) -> bool | None:
 def test_small_run_interleaves_the_final_queries(small_run: Results) -> None:
     qr = small_run.table("query_rounds")
     rounds = load_scenario(SMALL).queries.rounds
-    suite = sorted(set(small_run.table("queries")["query"]))
-    engines = sorted(small_run.engines)
+    q = small_run.table("queries")
+    suite = sorted(set(q["query"]))
+    # a candidate the required isolation gate ruled out in the batch loop (option1_rfc) is not in the rounds
+    out = {r["engine"] for r in small_run.table("gates").to_dict("records")
+           if r["gate"] == "isolation" and verdict(r) is False}
+    assert out == {"option1_rfc"}
+    engines = sorted(set(small_run.engines) - out)
     assert len(qr) == rounds * len(suite) * len(engines) and qr.verified.all()
-    assert set(qr.checkpoint) == {small_run.table("queries").checkpoint.max()}
+    final = q.checkpoint.max()
+    assert set(qr.checkpoint) == {final}
+    # the rounds are the final checkpoint's warm runs: the checkpoint itself ran each query once, cold
+    last = q[q.checkpoint == final]
+    for e in engines:
+        runs = last[last.engine == e].groupby("query").run.apply(sorted).tolist()
+        assert runs == [list(range(rounds + 1))] * len(suite), (e, runs)
+    ruled_out = last[last.engine == "option1_rfc"]
+    assert (ruled_out.groupby("query").run.max() == load_scenario(SMALL).queries.warm_runs).all()
     for _, g in qr.groupby("round"):  # every engine's every query once per round, positions 0..n-1
         assert sorted(g.position) == list(range(len(suite) * len(engines)))
         assert sorted(zip(g.engine, g["query"], strict=True)) == sorted((e, q) for e in engines for q in suite)
