@@ -461,10 +461,11 @@ class _RunSteps:
         if b == ctx.scenario.batches_run - 1:
             self.last_checkpoint = (b, params, expected)
         every = ctx.scenario.queries.checkpoint_every
-        # With the review's interleaved rounds (T17), an engine in them is queried on the first repetition's
-        # table only: a later repetition's table, whose layout must equal the first's (repeat_mismatches), is
-        # audited, and the ledger prices its query seconds from the first's (runresults.review.ledger). At
-        # the final checkpoint the rounds are the warm runs: each query runs here once, cold.
+        # With the review's interleaved rounds (T17) the rounds are the final checkpoint's warm runs of the
+        # engines in them: each query runs here once, cold, on the first repetition's table, and a later
+        # repetition's table, whose layout must equal the first's (repeat_mismatches), is audited (the
+        # ledger prices every repetition's final query seconds from the rounds). Earlier checkpoints query
+        # every repetition: their warm runs are the ledger's only samples of the query seconds there.
         review_rounds = rounds_run(ctx.scenario)
         kinds = {e.name: e.kind for e in ctx.scenario.engines}
         final = b == ctx.scenario.batches_run - 1
@@ -478,7 +479,7 @@ class _RunSteps:
             in_them = review_rounds and st.batches == ctx.scenario.batches_run and in_rounds(
                 ctx.scenario, kinds[st.engine.name])
             with ctx.timed(f"queries/{st.engine.name}"):
-                if in_them and st.repeat > 0:
+                if in_them and final and st.repeat > 0:
                     audit(ctx, st, truth.num_rows)
                 else:
                     cold_only = in_them and final and st.engine.name not in self.ruled_out

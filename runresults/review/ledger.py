@@ -172,8 +172,8 @@ def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: floa
         secs = {"ingest": float(c[c.kind == "ingest"].duration_s.sum()),
                 "maintenance": float(m[m.kind != "clean"].duration_s.sum()),
                 "cleaning": float(m[m.kind == "clean"].duration_s.sum())}
-        # a repetition not queried at a checkpoint (the review's runs query the first repetition's tables,
-        # whose layout every repetition reproduces: bench.runner) is priced with the first's latencies there
+        # a repetition not queried at a checkpoint (a later repetition at the review's final checkpoint, whose
+        # warm runs are the rounds on the first repetition's table: bench.runner) is priced with the first's
         lat = _latencies(queries[queries.repeat == queries.repeat.min()], rounds) if len(queries) else {}
         for name, pts in _latencies(q, rounds).items():
             lat.setdefault(name, {}).update(pts)
