@@ -134,7 +134,9 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
 
         if upserts is not None:
             keys = pc.cast(upserts.column(table.record_key), pa.string()).to_pylist()
-            parts = [table.partition_path(v) for v in pc.cast(upserts.column(part_col), pa.string()).to_pylist()]
+            values = pc.cast(upserts.column(part_col), pa.string())
+            paths = {v: table.partition_path(v) for v in pc.unique(values).to_pylist()}  # once per partition
+            parts = [paths[v] for v in values.to_pylist()]
             for i, (part, fid) in enumerate(zip(parts, locate(parts, keys), strict=True)):
                 if fid is not None:
                     updates.setdefault((part, fid), (slice_of(part, fid), [], []))[1].append(i)
