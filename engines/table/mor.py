@@ -88,11 +88,11 @@ def merge_slice(table: HudiTable, slice_: MergeSlice, committed: set[str],
         return base, [r for r in latest.values() if r is not None], len(blocks)
     # only the base rows whose key a log names are decided in Python (a slice's logs hold few keys)
     touched = pc.is_in(base.column(_KEY), value_set=pa.array(list(latest), base.schema.field(_KEY).type))
-    hits = pc.indices_nonzero(touched).to_pylist()
+    hits = pa.array(pc.indices_nonzero(touched.combine_chunks()).to_pylist(), pa.int64())
     keys = base.column(_KEY).take(hits).to_pylist()
     base_order = base.column(order).take(hits).to_pylist() if order in base.column_names else [None] * len(keys)
     keep = pc.invert(touched).to_numpy().copy()
-    for i, key, value in zip(hits, keys, base_order, strict=True):
+    for i, key, value in zip(hits.to_pylist(), keys, base_order, strict=True):
         record = latest[key]
         base_wins = record is not None and order is not None and _ordering(value) > _ordering(record.get(order))
         keep[i] = base_wins
