@@ -25,6 +25,7 @@ the next batch.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,7 @@ from engines.clustering.engine import ClusteringEngine
 from engines.clustering_mor.key_index import KeyIndex
 from engines.clustering_mor.small_files import average_record_bytes, small_file_targets
 from engines.config.registry import BLOOM, O2M, settings
-from engines.files.deltacommit import write_deltacommit
+from engines.files.deltacommit import SmallFileTarget, write_deltacommit
 from engines.maintenance_round import MaintenanceRound, earliest_pending
 from engines.mor_compaction.executor import planning_slices
 from engines.mor_compaction.planner import CompactionConfig
@@ -65,7 +66,7 @@ class MorOption2Config(BloomFields, settings(kind=O2M, exclude=(*PLANNER_KEYS, *
                              "at least 1")
         if self.insert_small_file_limit > self.max_file_size:
             raise ValueError("insert_small_file_limit must not exceed max_file_size")
-        self.compaction  # validates compact_max_delta_commits  # noqa: B018
+        CompactionConfig(max_delta_commits=self.compact_max_delta_commits)  # validates it
         self.check_bloom()
 
     @property
@@ -118,7 +119,7 @@ class MorClusteringEngine(ClusteringEngine):
                                      small_files=self._small_files(), target_file_bytes=self.config.max_file_size,
                                      row_group_rows=self.config.row_group_rows, on_step=self.on_step)
 
-    def _small_files(self) -> list:
+    def _small_files(self) -> list[SmallFileTarget]:
         cfg = self.config
         if cfg.insert_small_file_limit <= 0:
             return []
@@ -129,13 +130,13 @@ class MorClusteringEngine(ClusteringEngine):
                                   cfg.max_file_size, self._record_bytes(), held)
 
     def _record_bytes(self) -> float:
-        timeline = self.table.refresh()
-        writes = []
-        for inst in reversed(timeline.completed([DELTACOMMIT, COMMIT, REPLACE])):
-            stats = [s for s in self.table.commit_metadata(inst).write_stats
-                     if LogFileName.parse(s.path.rsplit("/", 1)[-1]) is None]
-            writes.append((sum(s.file_size for s in stats), sum(s.num_writes for s in stats)))
-        return average_record_bytes(writes, self.config.insert_small_file_limit)
+        """Bytes per record of the newest write's base files (small_files.average_record_bytes)."""
+        def writes() -> Iterator[tuple[int, int]]:  # newest first, read only as far as needed
+            for inst in reversed(self.table.refresh().completed([DELTACOMMIT, COMMIT, REPLACE])):
+                stats = [s for s in self.table.commit_metadata(inst).write_stats
+                         if LogFileName.parse(s.path.rsplit("/", 1)[-1]) is None]
+                yield sum(s.file_size for s in stats), sum(s.num_writes for s in stats)
+        return average_record_bytes(writes(), self.config.insert_small_file_limit)
 
     # -- modes ----------------------------------------------------------------------------------
     def after_commit(self) -> list[MaintenanceResult]:
