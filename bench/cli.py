@@ -457,7 +457,7 @@ def simulate(
         "one (validation.md in the results folder; exit 1 when one is out of tolerance); a run on the S3 store "
         "also compares requests and query seconds, simulated at that run's first-byte latency"),
     workers: int | None = typer.Option(None, "--workers", min=1, help="processes replaying the engines at once "
-                                       "(default: one per engine, up to twice the cores; the results are the same)"),
+                                       "(default: the cores; the results are the same)"),
 ) -> None:
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
@@ -471,8 +471,7 @@ def simulate(
     except (ScenarioError, ResultsError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
         return
-    # one process per engine, up to twice the cores: three engines on two cores share them evenly
-    workers = workers or min(len(sc.engines), 2 * (os.cpu_count() or 1))
+    workers = workers or os.cpu_count() or 1
     run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True,
                              workers=workers)
     _print_summary(Results(run_dir))
