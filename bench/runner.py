@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, checkpoints_of, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
 from bench.gates.in_run import final_query_rounds, measure_gates
@@ -455,11 +455,6 @@ class _RunSteps:
                 run_checkpoint(ctx, st, b, truth, params, expected)
             if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables:
                 remove_table(st)  # a prefix done: its figures are taken, its disk is given back
-
-
-def checkpoints_of(batches: int, every: int) -> set[int]:
-    """The checkpoints of an engine that takes ``batches`` batches: every ``every``-th, and its last."""
-    return {b for b in range(batches) if (b + 1) % every == 0} | {batches - 1}
 
 
 def remove_table(st: EngineState) -> None:
