@@ -243,7 +243,9 @@ class ResultsWriter:
             default = 0 if name == "repeat" else None
             cols[name] = [r.get(name, default) for r in rows]
         path = self.folder / f"{table}.parquet"
-        pq.write_table(pa.table(cols, schema=schema), path)
+        tmp = path.with_suffix(".parquet.tmp")  # replaced whole: a cut-off write leaves the previous file
+        pq.write_table(pa.table(cols, schema=schema), tmp)
+        tmp.replace(path)
         return path
 
     def write_run(self, run: dict[str, Any]) -> Path:
@@ -336,6 +338,12 @@ class Results:
     @property
     def simulated(self) -> bool:
         return bool(self.run.get("simulated"))
+
+    @property
+    def incomplete(self) -> dict[str, Any] | None:
+        """What a folder written as its run went holds (batches done, per engine), when the run did
+        not finish (:mod:`bench.partial_results`); ``None`` for a finished run."""
+        return self.run.get("incomplete")
 
     @property
     def engines(self) -> list[str]:
