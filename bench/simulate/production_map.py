@@ -268,14 +268,18 @@ def run_replay(scenario: Any, target: Target, model: CostModel, cap: int, replay
     A replay whose planned windows are not periodic gets its window fitted to the steady state it
     reached (:func:`fit_window`); when none fits within ``cap`` batches, it is replayed again over
     the plan ``replay_max`` allows (a partition's span and more, :func:`bench.simulate.project.
-    plan_replay`) and fitted there. A replay that still has no periodic window keeps its plan and
-    says so (``periodic`` false, ``off`` the figures that differ)."""
+    plan_replay`) and fitted there, when a window of a partition's span fits in it after a warm-up
+    (partitions rotate within it: the steady state of a partitioned table is the span, two partitions
+    taking rows at once). Where a partition outlasts ``replay_max`` (unpartitioned over a year), the
+    steady state is a file's fill inside it, which a window fitted within ``cap`` finds, or no
+    affordable replay does. A replay that still has no periodic window keeps its plan and says so
+    (``periodic`` false, ``off`` the figures that differ)."""
     t0 = time.perf_counter()
     plan = plan_replay(scenario, target, cap=cap)
     rep = _replay(scenario, target, model, plan)
     if not rep.periodic and replay_max and replay_max > plan.replay:
         longer = plan_replay(scenario, target, cap=replay_max)
-        if longer.replay > plan.replay:
+        if longer.replay > plan.replay and target.batches_per_partition * (WINDOWS + 1) <= longer.replay:
             rep = _replay(scenario, target, model, longer)
     rep.elapsed_s = time.perf_counter() - t0
     return rep
