@@ -135,3 +135,20 @@ def test_a_run_of_another_workload_is_refused(tmp_path: Path) -> None:
     real = Results(simulate(other, tmp_path, run_id="other"))
     with pytest.raises(ValidationError, match="workload .*differs in seed"):
         as_taken(sc, real)
+
+
+def test_simulate_validate_on_a_prefixed_run_through_the_cli(tmp_path: Path) -> None:
+    """`layoutbench simulate SCENARIO --validate RUN` on a run of the first 5 batches whose baseline took
+    4: the validation names the batches each engine took, and every figure holds."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    sc = load_scenario(SMALL)
+    engines = [e.model_copy(update={"num_batches": 4}) if e.name == "baseline" else e for e in sc.engines]
+    real = simulate(sc.model_copy(update={"engines": engines}).first_batches(5), tmp_path, run_id="real", as_run=True)
+    res = CliRunner().invoke(app, ["simulate", str(SMALL), "--validate", str(real), "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "batches the run took: baseline 4, option1_rfc 5" in text and "(of 6)" in text
+    assert "**no**" not in text
