@@ -237,7 +237,7 @@ class ResultsWriter:
 
     def write_table(self, table: str) -> Path:
         schema = TABLES[table]
-        rows = self.rows[table]
+        rows = list(self.rows[table])  # a snapshot: a service thread may add rows while a partial write runs
         cols = {}
         for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
             default = 0 if name == "repeat" else None
