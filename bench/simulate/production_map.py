@@ -28,6 +28,10 @@ The fast path, and what it assumes:
   does (:func:`bench.simulate.project.periodicity`); each row says whether its replay was periodic.
   Where a file takes longer than the replay to fill (a tiny batch against a large limit), the replay
   sees part of the cycle only, and the row says so.
+- **The steady state is detected, not planned** (:func:`fit_window`): a replay whose planned windows
+  are not periodic gets the window its bytes written repeat over (a file's fill cycle, a partition's
+  span), replayed again up to ``replay_max`` batches where a partition's span fits
+  (:func:`run_replay`); a row says ``window_fitted``.
 - **Sizes from the calibration**: a batch of ``batch_mb`` holds ``batch_mb / bytes_per_record``
   records of the calibration (the same per-record bytes the simulator sizes files by).
 - **The store**: local prices no requests and has no first-byte latency; S3 adds the shipped request
