@@ -111,6 +111,11 @@ KINDS: dict[str, EngineKind] = {
         "engines.clustering.engine:ClusteringEngine", "engines.clustering.engine:Option2Config",
         "engines.clustering.config:ClusteringConfig", "clustering", service="clustering",
         fault_points="clustering", settings="clustering", sim="engines.clustering.sim:ClusteringSim"),
+    "clustering_mor": EngineKind(
+        OPTION_2, "Option 2 on MERGE_ON_READ: deltacommits (updates in logs), compaction and clustering",
+        "engines.clustering_mor.engine:MorClusteringEngine", "engines.clustering_mor.engine:MorOption2Config",
+        "engines.clustering.config:ClusteringConfig", "clustering", table_types=("MERGE_ON_READ",),
+        service="clustering", fault_points="mor_compaction", settings="clustering_mor"),
     "delta_peer": EngineKind(
         DELTA_PEER, "delta-rs peer: append, OPTIMIZE / Z-ORDER, VACUUM",
         "engines.delta_peer.engine:DeltaPeerEngine", "engines.delta_peer.engine:DeltaPeerConfig",
@@ -134,6 +139,28 @@ def kind_of(kind: str) -> EngineKind:
         return KINDS[kind]
     except KeyError:
         raise UnknownKind(f"unknown engine kind {kind!r}; known: {', '.join(KINDS)}") from None
+
+
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+
+
+def kind_for_table_type(kind: str, table_type: str) -> str:
+    """The kind that runs ``kind``'s design on ``table_type`` tables (a scenario's ``table_type``
+    config key): ``kind`` itself when its entry writes them, else the kind of the same family that
+    does. A ``ValueError`` names the kind, the field and the kinds that have that table type."""
+    entry = kind_of(kind)
+    wanted = table_type.upper()
+    if wanted not in TABLE_TYPES:
+        raise ValueError(f"table_type {table_type!r}: expected one of {', '.join(TABLE_TYPES)}")
+    if wanted in entry.table_types:
+        return kind
+    for name, other in KINDS.items():
+        if other.family == entry.family and wanted in other.table_types:
+            return name
+    having = [n for n, k in KINDS.items() if wanted in k.table_types]
+    raise ValueError(f"engine kind {kind!r} has no {wanted} (config key table_type): it writes "
+                     f"{', '.join(entry.table_types)} tables; the kinds that write {wanted} tables: "
+                     f"{', '.join(having) or 'none'}")
 
 
 def family_of(kind: str) -> str:
