@@ -236,17 +236,17 @@ class ResultsWriter:
         self.rows[table].append(row)
 
     def write_table(self, table: str) -> Path:
-        schema = TABLES[table]
-        rows = self.rows[table]
-        cols = {}
-        for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
-            default = 0 if name == "repeat" else None
-            cols[name] = [r.get(name, default) for r in rows]
+        """``table``'s Parquet file from its rows, replaced whole (a cut-off write leaves the previous
+        file). The rows are a snapshot: a service thread may add rows while a partial write runs
+        (:mod:`bench.partial_results`)."""
         path = self.folder / f"{table}.parquet"
-        pq.write_table(pa.table(cols, schema=schema), path)
+        tmp = path.with_suffix(".parquet.tmp")
+        pq.write_table(rows_table(table, list(self.rows[table])), tmp)
+        tmp.replace(path)
         return path
 
     def write_run(self, run: dict[str, Any]) -> Path:
+        """Every table from its rows, then ``run.json`` last."""
         run = {"format_version": FORMAT_VERSION, **run}
         for name in TABLES:
             self.write_table(name)
@@ -255,6 +255,16 @@ class ResultsWriter:
         tmp.write_text(json.dumps(run, indent=2, default=str))
         tmp.replace(path)
         return path
+
+
+def rows_table(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """Results table ``table`` from its rows (a missing field is null; ``repeat`` is 0)."""
+    schema = TABLES[table]
+    cols = {}
+    for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
+        default = 0 if name == "repeat" else None
+        cols[name] = [r.get(name, default) for r in rows]
+    return pa.table(cols, schema=schema)
 
 
 def commit_row(*, engine: str, seq: int, batch: int, instant: str, action: str, operation: str, kind: str,
@@ -336,6 +346,12 @@ class Results:
     @property
     def simulated(self) -> bool:
         return bool(self.run.get("simulated"))
+
+    @property
+    def incomplete(self) -> dict[str, Any] | None:
+        """What a folder written as its run went holds (batches done, per engine), when the run did
+        not finish (:mod:`bench.partial_results`); ``None`` for a finished run."""
+        return self.run.get("incomplete")
 
     @property
     def engines(self) -> list[str]:

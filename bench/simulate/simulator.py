@@ -27,18 +27,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.batch_loop import SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import SCHEDULE, MaintenanceSchedule, checkpoints_of, run_batches
 from bench.engine_factory import LOGICAL_START, MB, engine_bloom, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
-from bench.scenario import EngineSpec, Scenario, fingerprint
+from bench.scenario import EngineSpec, Scenario
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
@@ -52,14 +51,7 @@ from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
-from runresults import (
-    TABLES,
-    ResultsWriter,
-    commit_row,
-    derive_cumulative,
-    new_run_id,
-    run_record,
-)
+from runresults import TABLES, ResultsWriter, commit_row
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.rowdef import trace_id
 from workloads.spec import WorkloadSpec
@@ -268,8 +260,8 @@ class SimEngine:
 
 
 class Simulator:
-    def __init__(self, scenario: Scenario, model: CostModel, writer: ResultsWriter, horizon: int | None,
-                 stop_after: int | None = None, start_at: int = 0) -> None:
+    def __init__(self, scenario: Scenario, model: CostModel, writer: RowSink | ResultsWriter, horizon: int | None,
+                 stop_after: int | None = None, start_at: int = 0, as_run: bool = False) -> None:
         self.sc = scenario
         self.model = model
         self.writer = writer
@@ -281,7 +273,9 @@ class Simulator:
         # ``start_at``: the replay's batch 0 is the horizon's batch ``start_at`` (on an empty table): a
         # replay shorter than a partition then still sees late rows land in the partition before
         self.start_at = start_at
-        self.exact = full <= EXACT_BATCHES and not stop_after and not start_at
+        # ``as_run``: a run's own prefix (``run --batches``), replayed in the exact mode a run of the
+        # whole horizon would get, since its batches are the same (the simulator held to that run)
+        self.exact = full <= EXACT_BATCHES and (not stop_after or as_run) and not start_at
         total_rows = sum(batch_num_records(self.spec, b) for b in range(self.n)) if self.exact else None
         self.with_rows = total_rows is not None and total_rows <= ROWS_LIMIT
         self.bpr = model.bytes_per_record or bytes_per_record(self.spec)
@@ -435,7 +429,7 @@ class Simulator:
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
-        self.writer.rows["commits"].append(commit_row(
+        self.writer.add("commits", **commit_row(
             engine=e.name, seq=e.seq, batch=batch, instant=instant,
             action=action, operation=kind.upper(), kind=kind,
             duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
@@ -705,10 +699,12 @@ class _SimSteps:
     """The simulator's part of the one batch loop (:func:`bench.batch_loop.run_batches`). A simulated
     engine keeps no pending plans: a semi-async schedule plans when its execution is due."""
 
-    def __init__(self, sim: Simulator, engines: list[SimEngine], advance: Callable[[], None]) -> None:
+    def __init__(self, sim: Simulator, engines: list[SimEngine], advance: Callable[[], None],
+                 marks: dict[str, set[int]]) -> None:
         self.sim = sim
         self.engines = engines
         self.advance = advance
+        self.marks = marks  # each engine's checkpoints
         self.counts: dict[str, int] = {}
 
     def begin_batch(self, b: int) -> None:
@@ -730,7 +726,8 @@ class _SimSteps:
     def checkpoint(self, b: int) -> None:
         params = self.sim.query_params()
         for e in self.engines:
-            self.sim.queries(e, b, params)
+            if b in self.marks[e.name]:
+                self.sim.queries(e, b, params)
 
 
 @contextmanager
@@ -765,19 +762,27 @@ class Simulation:
     engines: list[SimEngine]
     not_simulated: list[str]
     elapsed_s: float
+    takes: dict[str, int] = field(default_factory=dict)  # batches each engine took
 
 
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
                    sink: RowSink | ResultsWriter | None = None, progress: bool = False,
-                   stop_after: int | None = None, start_at: int = 0) -> Simulation:
+                   stop_after: int | None = None, start_at: int = 0,
+                   as_run: bool = False) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
     With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
     With ``stop_after``, only the horizon's first batches are replayed (times as in the whole horizon);
-    with ``start_at``, from that batch of the horizon on, on an empty table (estimated mode)."""
+    with ``start_at``, from that batch of the horizon on, on an empty table (estimated mode).
+    With ``as_run``, the batches a real run of ``scenario`` takes: the loop stops after
+    ``scenario.batches_run`` (``run --batches``) and each engine takes its own prefix
+    (``engines.<name>.num_batches``), with its final maintenance and checkpoints where the runner
+    puts them (:func:`bench.batch_loop.checkpoints_of`); otherwise every engine takes every batch."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
-    sim = Simulator(scenario, model, sink, horizon_batches, stop_after, start_at)  # type: ignore[arg-type]
+    if as_run and scenario.batches_run < (horizon_batches or scenario.workload.num_batches):
+        stop_after = scenario.batches_run
+    sim = Simulator(scenario, model, sink, horizon_batches, stop_after, start_at, as_run=as_run)
     engines = []
     for es in scenario.engines:
         if kind_of(es.kind).simulated:
@@ -786,57 +791,13 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
             engines.append(SimEngine(es, es.kind, es.name, behaviour, planner=planner, options=options,
                                      inserts=behaviour.inserts(sim.max_file), bloom=bloom_of(options)))
     not_simulated = [e.name for e in scenario.engines if not kind_of(e.kind).simulated]
-    checkpoint_every = scenario.queries.checkpoint_every
-    checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
+    every = scenario.queries.checkpoint_every
+    takes = {e.name: min(sim.n, scenario.batches_of(e.name)) if as_run else sim.n for e in engines}
+    marks = {e.name: checkpoints_of(takes[e.name], every) for e in engines}
+    checkpoints = sorted(set().union(*marks.values())) if engines else []
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
                      enabled=None if progress else False) as bar, without_cycle_collector():
-        run_batches(_SimSteps(sim, engines, bar.advance), engines, MaintenanceSchedule.of(scenario, threads=False),
-                    sim.n, checkpoints=checkpoints)
-    return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
-
-
-def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None = None,
-             horizon_batches: int | None = None, run_id: str | None = None, progress: bool = False) -> Path:
-    """Simulate ``scenario`` and write a results folder of the same shape as a real run (with
-    ``progress``, a bar on an interactive terminal when the replay runs long)."""
-    with without_cycle_collector():  # the result rows are turned into columns here too
-        return _simulate(scenario, out_dir, calibration_path, horizon_batches, run_id, progress)
-
-
-def _simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None,
-              horizon_batches: int | None, run_id: str | None, progress: bool) -> Path:
-    t0 = time.perf_counter()
-    model = CostModel.load(calibration_path) if calibration_path else CostModel()
-    run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
-    writer = ResultsWriter(run_dir)
-    done = run_simulation(scenario, model, horizon_batches, writer, progress=progress)
-    sim, engines, not_simulated = done.sim, done.engines, done.not_simulated
-    for e in engines:
-        if len(e.live) <= 200_000:
-            for s in e.live.values():
-                writer.add("files", engine=e.name, checkpoint=sim.n - 1, partition=s.partition, file_id=s.file_id,
-                           path=s.path, size_bytes=s.size_bytes, rows=s.num_rows, live=True)
-    batch_bytes: dict[int, int] = {}
-    for row in writer.rows["commits"]:
-        if row["kind"] == "ingest" and row["batch"] not in batch_bytes:
-            batch_bytes[row["batch"]] = row["batch_bytes"]
-    derive_cumulative(writer, batch_bytes)
-    wall = time.perf_counter() - t0
-    requests = {e.name: {"put": e.puts, "get": e.gets, "list": e.lists,
-                         "usd": round(model.request_cost_usd(e.puts, e.gets, e.lists), 4)} for e in engines}
-    run = run_record(
-        run_id=run_dir.name, scenario=scenario, simulated=True, wall_time_s=wall, spark_master=None, overhead_s=0.0,
-        failures=[], scenario_fingerprint=fingerprint(scenario), engines={e.name: {"kind": e.kind, "table_path": None, "config": e.spec.config} for e in engines},
-        simulation={"horizon_batches": sim.n, "exact_partition_counts": sim.exact,
-                       "planning": "all partitions" if sim.exact else "partitions written since the last run",
-                       "file_ranges": ("exact: each file keeps its rows' query columns" if sim.with_rows else
-                                       "estimated from the generator's distributions"),
-                       "not_simulated": not_simulated,
-                       "bytes_per_record": sim.bpr, "cost_model": model.__dict__, "requests": requests,
-                       "elapsed_s": wall})
-    if model.requests:
-        for e in engines:
-            for row in reqmodel.predict(model.requests, e.kind, e.events):
-                writer.add("requests", engine=e.name, repeat=0, request_bytes=0, response_bytes=0, throttled=0, **row)
-    writer.write_run(run)
-    return run_dir
+        run_batches(_SimSteps(sim, engines, bar.advance, marks), engines,
+                    MaintenanceSchedule.of(scenario, threads=False), sim.n, checkpoints=checkpoints,
+                    prefix=lambda e: takes[e.name])
+    return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0, takes)
