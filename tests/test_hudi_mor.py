@@ -10,6 +10,7 @@ import hudi
 import pytest
 
 from bench.queries import SUITE, choose_params, run_query
+from engines.config.registry import MB
 from engines.hudi.config import HudiMorClusteringConfig, HudiMorConfig
 from engines.hudi.engine import HudiEngine
 from engines.kinds import kind_of
@@ -24,7 +25,6 @@ pytestmark = pytest.mark.slow
 
 SPEC = WorkloadSpec(seed=11, num_batches=4, batch_records=1200, num_partitions=2, late_fraction=0.1,
                     corrections_fraction=0.15)
-MB = 1024 * 1024
 
 
 def hudi_rs_rows(base: str) -> int:

@@ -274,9 +274,9 @@ SETTINGS: tuple[Setting, ...] = (
         ("hoodie.datasource.write.keygenerator.class", "key_generator", "class",
          "SimpleKeyGenerator (one record-key column, one partition column)"),
     )),
-    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the preset decides the table type (hudi_mor and "
-                                               "hudi_mor_clustering write MERGE_ON_READ; the report pairs engines by "
-                                               "it)", fold=str.upper),
+    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the hudi kind writes copy-on-write tables; "
+                                               "MERGE_ON_READ is the kinds hudi_mor and hudi_mor_clustering (the "
+                                               "report pairs engines by kind)", fold=str.upper),
        "name", "COPY_ON_WRITE", hudi="hoodie.datasource.write.table.type"),
     _s(None, (HUDI,), True, p.fixed("true", "our tables' partition folders are hive-style (dt=...), as the "
                                     "readers expect"), "bool", "hive-style partition folders, as ours",
