@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from reports.hudi_fidelity import fidelity_pairs
 from reports.read_amplification import read_amplification_rows, read_amplification_section
@@ -77,3 +79,25 @@ def test_a_folder_before_format_7_has_no_section(tmp_path: Path) -> None:
     assert old.table("queries").ro_latency_s.isna().all()
     assert read_amplification_section(old, md_table) is None
     assert FORMAT_VERSION == 7 and isinstance(old.table("queries"), pd.DataFrame)
+
+
+def test_the_ledger_counts_a_mor_compaction_as_maintenance(tmp_path: Path) -> None:
+    """A MERGE_ON_READ compaction row (Apache Hudi's inline one, or ours) is maintenance compute."""
+    from results_factory import make_design_results
+
+    from runresults.review.ledger import ledger
+    from runresults.review.prices import DEFAULT_PRICES
+
+    run = make_design_results(tmp_path / "run")
+    before = ledger(Results(run), "option2", DEFAULT_PRICES, 6.0).core_seconds["maintenance"]
+    path = Path(run) / "maintenance.parquet"
+    table = pq.read_table(path).to_pandas()
+    extra = {c: None for c in table.columns} | {"engine": "option2", "batch": 3, "kind": "compaction",
+                                                "instant": "20260101000000999", "mode": "engine",
+                                                "duration_s": 7.0, "repeat": 0}
+    pd.concat([table, pd.DataFrame([extra])], ignore_index=True).pipe(
+        lambda df: pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path))
+    after = ledger(Results(run), "option2", DEFAULT_PRICES, 6.0)
+    cores = after.cores
+    assert after.core_seconds["maintenance"][0] == pytest.approx(before[0] + 7.0 * cores)
+    assert after.core_seconds["maintenance"][1:] == pytest.approx(before[1:])
