@@ -43,6 +43,7 @@ def table(tmp_path_factory) -> HudiTable:
     return mor_table(tmp_path_factory.mktemp("morq"))
 
 
+@pytest.mark.slow
 def test_every_suite_query_sees_the_logs_merged(spark, table) -> None:
     truth = expected_table(SPEC, SPEC.num_batches - 1)
     params = choose_params(truth, SPEC.partition_column, 6)
@@ -72,21 +73,6 @@ def test_probe_audits_merged_rows(table) -> None:
 def test_a_cow_snapshot_has_no_overlay(tmp_path) -> None:
     table = HudiTable.create(str(tmp_path / "cow"), TableConfig("cow", "dt", "trace_id"))
     assert query_snapshot(table) == ([], None)
-
-
-def test_a_mor_table_of_log_files_only_is_read(spark, tmp_path) -> None:
-    """Every slice has logs (no plain Parquet read): the merged rows alone answer."""
-    spec = SPEC.model_copy(update={"num_batches": 2, "corrections_fraction": 0.5, "delete_fraction": 0.0})
-    table = mor_table(tmp_path, spec)
-    truth = expected_table(spec, 1)
-    params = choose_params(truth, spec.partition_column, 6)
-    slices, overlay = query_snapshot(table)
-    assert overlay is not None
-    plain = [s for s in slices if s.file_group not in {m.file_group for m in overlay.slices}]
-    for query in SUITE.values():
-        run = run_query(spark, table.storage, slices, query, params, overlay=overlay)
-        assert run.error is None and run.result == query.reference(truth, params), query.name
-    assert isinstance(truth, pa.Table) and len(plain) < len(slices)
 
 
 def test_gate_readers_read_mor_tables_as_of_every_instant(table) -> None:
