@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -455,6 +456,8 @@ def simulate(
         [], "--validate", help="a real run of the same scenario (repeatable): print every figure beside the real "
         "one (validation.md in the results folder; exit 1 when one is out of tolerance); a run on the S3 store "
         "also compares requests and query seconds, simulated at that run's first-byte latency"),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="processes replaying the engines at once "
+                                       "(default: one per engine, up to twice the cores; the results are the same)"),
 ) -> None:
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
@@ -468,7 +471,10 @@ def simulate(
     except (ScenarioError, ResultsError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
         return
-    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True)
+    # one process per engine, up to twice the cores: three engines on two cores share them evenly
+    workers = workers or min(len(sc.engines), 2 * (os.cpu_count() or 1))
+    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True,
+                             workers=workers)
     _print_summary(Results(run_dir))
     texts, ok = [], True
     for real in reals:
@@ -478,7 +484,7 @@ def simulate(
             # the real run's latency: query seconds depend on it, requests and files do not
             at = sc.model_copy(update={"store": sc.store.model_copy(update={"first_byte_ms": fb})})
             sim_dir = run_simulation(at, out, calibration_path=calibration, horizon_batches=horizon,
-                                     run_id=f"{run_dir.name}-fb{fb:g}")
+                                     run_id=f"{run_dir.name}-fb{fb:g}", workers=workers)
         checks = (validate(real, Results(sim_dir)) + validate_timings(real, Results(sim_dir))
                   + validate_store(real, Results(sim_dir)))
         ok = ok and all(c.ok for c in checks)

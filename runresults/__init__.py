@@ -241,26 +241,32 @@ class ResultsWriter:
             raise ResultsError(f"unknown results table {table!r}")
         self.rows[table].append(row)
 
-    def write_table(self, table: str) -> Path:
-        schema = TABLES[table]
-        rows = self.rows[table]
-        cols = {}
-        for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
-            default = 0 if name == "repeat" else None
-            cols[name] = [r.get(name, default) for r in rows]
+    def write_table(self, table: str, data: pa.Table | None = None) -> Path:
+        """``table``'s Parquet file from its rows here, or from ``data`` (its schema) when given."""
         path = self.folder / f"{table}.parquet"
-        pq.write_table(pa.table(cols, schema=schema), path)
+        pq.write_table(data if data is not None else rows_table(table, self.rows[table]), path)
         return path
 
-    def write_run(self, run: dict[str, Any]) -> Path:
+    def write_run(self, run: dict[str, Any], tables: dict[str, pa.Table] | None = None) -> Path:
+        """Every table (from its rows, or from ``tables`` when given), then ``run.json`` last."""
         run = {"format_version": FORMAT_VERSION, **run}
         for name in TABLES:
-            self.write_table(name)
+            self.write_table(name, tables[name] if tables is not None else None)
         path = self.folder / "run.json"
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(run, indent=2, default=str))
         tmp.replace(path)
         return path
+
+
+def rows_table(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """Results table ``table`` from its rows (a missing field is null; ``repeat`` is 0)."""
+    schema = TABLES[table]
+    cols = {}
+    for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
+        default = 0 if name == "repeat" else None
+        cols[name] = [r.get(name, default) for r in rows]
+    return pa.table(cols, schema=schema)
 
 
 def commit_row(*, engine: str, seq: int, batch: int, instant: str, action: str, operation: str, kind: str,

@@ -21,13 +21,12 @@ import json
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,7 +37,7 @@ from bench.batch_loop import SCHEDULE, MaintenanceSchedule, run_batches
 from bench.engine_factory import LOGICAL_START, MB, engine_bloom, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
-from bench.scenario import EngineSpec, Scenario, fingerprint
+from bench.scenario import EngineSpec, Scenario
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
@@ -52,14 +51,7 @@ from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
-from runresults import (
-    TABLES,
-    ResultsWriter,
-    commit_row,
-    derive_cumulative,
-    new_run_id,
-    run_record,
-)
+from runresults import TABLES, commit_row
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.rowdef import trace_id
 from workloads.spec import WorkloadSpec
@@ -231,6 +223,7 @@ class SimEngine:
     kind: str
     name: str
     behaviour: SimBehaviour  # what its kind does (engines/<kind>/sim.py)
+    index: int = 0  # its position among the scenario's engines (the order of one serial replay's rows)
     live: dict[tuple[str, str], FileSlice] = field(default_factory=dict)
     physical: dict[str, SimFile] = field(default_factory=dict)
     instants: int = 0
@@ -268,7 +261,7 @@ class SimEngine:
 
 
 class Simulator:
-    def __init__(self, scenario: Scenario, model: CostModel, writer: ResultsWriter, horizon: int | None,
+    def __init__(self, scenario: Scenario, model: CostModel, writer: RowSink, horizon: int | None,
                  stop_after: int | None = None, start_at: int = 0) -> None:
         self.sc = scenario
         self.model = model
@@ -435,7 +428,7 @@ class Simulator:
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
-        self.writer.rows["commits"].append(commit_row(
+        self.writer.add("commits", **commit_row(
             engine=e.name, seq=e.seq, batch=batch, instant=instant,
             action=action, operation=kind.upper(), kind=kind,
             duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
@@ -701,35 +694,46 @@ class Simulator:
                             row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None)
 
 
+# Sections of a batch in the loop's order (bench.batch_loop.run_batches): every engine's ingest and
+# after-commit maintenance, then the final maintenance (last batch), then the checkpoint's queries.
+INGEST_SECTION, FINAL_SECTION, CHECKPOINT_SECTION = 0, 1, 2
+
+
 class _SimSteps:
     """The simulator's part of the one batch loop (:func:`bench.batch_loop.run_batches`). A simulated
-    engine keeps no pending plans: a semi-async schedule plans when its execution is due."""
+    engine keeps no pending plans: a semi-async schedule plans when its execution is due. Before each
+    step it tells the sink where in the loop it is (:meth:`RowSink.mark`)."""
 
     def __init__(self, sim: Simulator, engines: list[SimEngine], advance: Callable[[], None]) -> None:
         self.sim = sim
         self.engines = engines
         self.advance = advance
         self.counts: dict[str, int] = {}
+        self.section = INGEST_SECTION
+        self.mark = sim.writer.mark
 
     def begin_batch(self, b: int) -> None:
         self.counts = self.sim.begin_batch(b)
 
     def ingest(self, e: SimEngine, b: int) -> None:
+        self.mark(b, INGEST_SECTION, e.index)
         self.sim.ingest(e, b, self.counts)
 
     def maintain(self, e: SimEngine, b: int, step: str) -> None:
         if step != SCHEDULE:
+            self.mark(b, self.section, e.index)
             self.sim.maintain(e, b)
 
     def end_batch(self, b: int) -> None:
         self.advance()
 
     def before_final(self, b: int) -> None:
-        return None
+        self.section = FINAL_SECTION
 
     def checkpoint(self, b: int) -> None:
         params = self.sim.query_params()
         for e in self.engines:
+            self.mark(b, CHECKPOINT_SECTION, e.index)
             self.sim.queries(e, b, params)
 
 
@@ -755,12 +759,15 @@ class RowSink:
     def add(self, table: str, **row: Any) -> None:
         self.rows[table].append(row)
 
+    def mark(self, batch: int, section: int, engine: int) -> None:
+        """Where in the loop the next rows come from (kept by a sink that merges replays)."""
+
 
 @dataclass
 class Simulation:
     """One simulated scenario: its result rows, the simulator and its engines."""
 
-    sink: RowSink | ResultsWriter
+    sink: RowSink
     sim: Simulator
     engines: list[SimEngine]
     not_simulated: list[str]
@@ -768,22 +775,25 @@ class Simulation:
 
 
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
-                   sink: RowSink | ResultsWriter | None = None, progress: bool = False,
-                   stop_after: int | None = None, start_at: int = 0) -> Simulation:
+                   sink: RowSink | None = None, progress: bool = False,
+                   stop_after: int | None = None, start_at: int = 0,
+                   only: Sequence[int] | None = None) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
     With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
     With ``stop_after``, only the horizon's first batches are replayed (times as in the whole horizon);
-    with ``start_at``, from that batch of the horizon on, on an empty table (estimated mode)."""
+    with ``start_at``, from that batch of the horizon on, on an empty table (estimated mode).
+    With ``only``, just the engines at those positions of ``scenario.engines`` (the others are
+    replayed elsewhere: an engine's replay never reads another's state)."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
-    sim = Simulator(scenario, model, sink, horizon_batches, stop_after, start_at)  # type: ignore[arg-type]
+    sim = Simulator(scenario, model, sink, horizon_batches, stop_after, start_at)
     engines = []
-    for es in scenario.engines:
-        if kind_of(es.kind).simulated:
+    for i, es in enumerate(scenario.engines):
+        if kind_of(es.kind).simulated and (only is None or i in only):
             planner, options = resolve_planner(es, scenario)
             behaviour = behaviour_of(es.kind, planner, options)
-            engines.append(SimEngine(es, es.kind, es.name, behaviour, planner=planner, options=options,
+            engines.append(SimEngine(es, es.kind, es.name, behaviour, index=i, planner=planner, options=options,
                                      inserts=behaviour.inserts(sim.max_file), bloom=bloom_of(options)))
     not_simulated = [e.name for e in scenario.engines if not kind_of(e.kind).simulated]
     checkpoint_every = scenario.queries.checkpoint_every
@@ -793,50 +803,3 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
         run_batches(_SimSteps(sim, engines, bar.advance), engines, MaintenanceSchedule.of(scenario, threads=False),
                     sim.n, checkpoints=checkpoints)
     return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
-
-
-def simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None = None,
-             horizon_batches: int | None = None, run_id: str | None = None, progress: bool = False) -> Path:
-    """Simulate ``scenario`` and write a results folder of the same shape as a real run (with
-    ``progress``, a bar on an interactive terminal when the replay runs long)."""
-    with without_cycle_collector():  # the result rows are turned into columns here too
-        return _simulate(scenario, out_dir, calibration_path, horizon_batches, run_id, progress)
-
-
-def _simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | Path | None,
-              horizon_batches: int | None, run_id: str | None, progress: bool) -> Path:
-    t0 = time.perf_counter()
-    model = CostModel.load(calibration_path) if calibration_path else CostModel()
-    run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
-    writer = ResultsWriter(run_dir)
-    done = run_simulation(scenario, model, horizon_batches, writer, progress=progress)
-    sim, engines, not_simulated = done.sim, done.engines, done.not_simulated
-    for e in engines:
-        if len(e.live) <= 200_000:
-            for s in e.live.values():
-                writer.add("files", engine=e.name, checkpoint=sim.n - 1, partition=s.partition, file_id=s.file_id,
-                           path=s.path, size_bytes=s.size_bytes, rows=s.num_rows, live=True)
-    batch_bytes: dict[int, int] = {}
-    for row in writer.rows["commits"]:
-        if row["kind"] == "ingest" and row["batch"] not in batch_bytes:
-            batch_bytes[row["batch"]] = row["batch_bytes"]
-    derive_cumulative(writer, batch_bytes)
-    wall = time.perf_counter() - t0
-    requests = {e.name: {"put": e.puts, "get": e.gets, "list": e.lists,
-                         "usd": round(model.request_cost_usd(e.puts, e.gets, e.lists), 4)} for e in engines}
-    run = run_record(
-        run_id=run_dir.name, scenario=scenario, simulated=True, wall_time_s=wall, spark_master=None, overhead_s=0.0,
-        failures=[], scenario_fingerprint=fingerprint(scenario), engines={e.name: {"kind": e.kind, "table_path": None, "config": e.spec.config} for e in engines},
-        simulation={"horizon_batches": sim.n, "exact_partition_counts": sim.exact,
-                       "planning": "all partitions" if sim.exact else "partitions written since the last run",
-                       "file_ranges": ("exact: each file keeps its rows' query columns" if sim.with_rows else
-                                       "estimated from the generator's distributions"),
-                       "not_simulated": not_simulated,
-                       "bytes_per_record": sim.bpr, "cost_model": model.__dict__, "requests": requests,
-                       "elapsed_s": wall})
-    if model.requests:
-        for e in engines:
-            for row in reqmodel.predict(model.requests, e.kind, e.events):
-                writer.add("requests", engine=e.name, repeat=0, request_bytes=0, response_bytes=0, throttled=0, **row)
-    writer.write_run(run)
-    return run_dir

@@ -486,7 +486,7 @@ def validate_corners(grid: Grid, out_dir: str | Path, progress: bool = False) ->
     Per corner: the checks of :func:`bench.simulate.validate.validate` (file counts and files
     scanned exact, WA within 10%), counted, with the largest WA error."""
     from bench.runner import run_scenario
-    from bench.simulate.simulator import simulate
+    from bench.simulate.results_folder import simulate
     from bench.simulate.validate import validate
     from runresults import Results
 
