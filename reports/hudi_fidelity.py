@@ -63,9 +63,10 @@ def _config(results: Results, engine: str) -> dict[str, Any]:
     return results.run.get("engines", {}).get(engine, {}).get("config") or {}
 
 
-def _table_type(results: Results, engine: str) -> str:
-    """The table type an engine of ours writes (its config's ``table_type``; COPY_ON_WRITE by default)."""
-    return str(_config(results, engine).get("table_type") or COPY_ON_WRITE).upper()
+def _writes_cow(kind: str) -> bool:
+    """Whether engine kind ``kind`` writes COPY_ON_WRITE tables (a kind the registry no longer names: yes)."""
+    entry = KINDS.get(kind)
+    return entry is None or COPY_ON_WRITE in entry.table_types
 
 
 def _sorted_label(design: str, sort: list[str]) -> str:
@@ -74,8 +75,8 @@ def _sorted_label(design: str, sort: list[str]) -> str:
 
 def fidelity_pairs(results: Results) -> list[tuple[str, str, str]]:
     """(label, our engine, Hudi engine) for every Apache Hudi engine that has a counterpart of ours:
-    a kind whose registry entry names one (``pairs_with``: our kind and the table type its config
-    writes; with sort columns, the same ones), else the ``hudi`` kind's preset (``hudi_cow`` ↔ the
+    a kind whose registry entry names one (``pairs_with``: our kind; with sort columns, the same
+    ones), else the ``hudi`` kind's preset (``hudi_cow`` ↔ the
     COW baseline inserting, ``hudi_clustering`` ↔ Option 2 on COPY_ON_WRITE with the same sort columns)."""
     engines = results.run.get("engines", {})
     out = []
@@ -87,17 +88,16 @@ def fidelity_pairs(results: Results) -> list[tuple[str, str, str]]:
         entry = KINDS.get(info.get("kind", ""))
         pairs_with = entry.pairs_with if entry is not None else None
         if pairs_with is not None:
-            kind, table_type = pairs_with
-            ours = [n for n, i in engines.items() if i.get("kind") == kind and _table_type(results, n) == table_type
+            ours = [n for n, i in engines.items() if i.get("kind") == pairs_with
                     and (not sort or list(_config(results, n).get("sort_columns") or []) == sort)]
-            label = _sorted_label(f"{family_of(kind)} on {table_type}", sort)
+            label = _sorted_label(f"{family_of(pairs_with)} on {' / '.join(KINDS[pairs_with].table_types)}", sort)
         elif cfg.get("preset", "hudi_cow") == "hudi_cow":
             ours = [n for n, i in engines.items() if family_of(i.get("kind", "")) == BASELINE
                     and _config(results, n).get("operation", "insert") == "insert"]
             label = "COW baseline"
         else:
             ours = [n for n, i in engines.items() if family_of(i.get("kind", "")) == OPTION_2
-                    and _table_type(results, n) == COPY_ON_WRITE
+                    and _writes_cow(i.get("kind", ""))
                     and list(_config(results, n).get("sort_columns") or []) == sort]
             label = _sorted_label("Option 2", sort)
         if ours:

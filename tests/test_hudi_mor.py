@@ -81,4 +81,4 @@ def test_mor_kinds_are_reference_columns_paired_with_option2_on_mor() -> None:
     for name in ("hudi_mor", "hudi_mor_clustering"):
         entry = kind_of(name)
         assert entry.builder == "hudi" and not entry.in_verdict and entry.needs_hudi_bundle
-        assert entry.table_types == ("MERGE_ON_READ",) and entry.pairs_with == ("clustering", "MERGE_ON_READ")
+        assert entry.table_types == ("MERGE_ON_READ",) and entry.pairs_with == "clustering_mor"

@@ -20,9 +20,8 @@ from runresults import FORMAT_VERSION, Results, ResultsWriter
 ENGINES = {
     "baseline": {"kind": "cow_baseline", "config": {}},
     "option2_sorted": {"kind": "clustering", "config": {"sort_columns": ["service", "ts"]}},
-    "option2_mor": {"kind": "clustering", "config": {"table_type": "MERGE_ON_READ"}},
-    "option2_mor_sorted": {"kind": "clustering", "config": {"table_type": "merge_on_read",
-                                                            "sort_columns": ["service", "ts"]}},
+    "option2_mor": {"kind": "clustering_mor", "config": {}},
+    "option2_mor_sorted": {"kind": "clustering_mor", "config": {"sort_columns": ["service", "ts"]}},
     "hudi_cow": {"kind": "hudi", "config": {"preset": "hudi_cow"}},
     "hudi_clustering": {"kind": "hudi", "config": {"preset": "hudi_clustering", "sort_columns": ["service", "ts"]}},
     "hudi_mor": {"kind": "hudi_mor", "config": {}},
@@ -45,7 +44,7 @@ def folder(tmp_path: Path, engines: dict, queries: list[dict]) -> Results:
     return Results(tmp_path / "run")
 
 
-def test_pairs_by_registry_and_table_type(tmp_path: Path) -> None:
+def test_pairs_by_registry(tmp_path: Path) -> None:
     pairs = {(ours, hudi) for _label, ours, hudi in fidelity_pairs(folder(tmp_path, ENGINES, []))}
     assert pairs == {("baseline", "hudi_cow"), ("option2_sorted", "hudi_clustering"), ("option2_mor", "hudi_mor"),
                      ("option2_mor_sorted", "hudi_mor_clustering")}

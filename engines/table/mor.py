@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from engines.table.logfile import LOG_BASE_VERSION, CorruptBlock, LogBlock, read_log_bytes
@@ -85,16 +86,16 @@ def merge_slice(table: HudiTable, slice_: MergeSlice, committed: set[str],
             latest[key] = None
     if base is None or not latest:
         return base, [r for r in latest.values() if r is not None], len(blocks)
-    keys = base.column(_KEY).to_pylist()
-    base_order = base.column(order).to_pylist() if order in base.column_names else [None] * len(keys)
-    keep = []
-    for key, value in zip(keys, base_order, strict=True):
-        if key not in latest:
-            keep.append(True)
-            continue
+    # only the base rows whose key a log names are decided in Python (a slice's logs hold few keys)
+    touched = pc.is_in(base.column(_KEY), value_set=pa.array(list(latest), base.schema.field(_KEY).type))
+    hits = pa.array(pc.indices_nonzero(touched.combine_chunks()).to_pylist(), pa.int64())
+    keys = base.column(_KEY).take(hits).to_pylist()
+    base_order = base.column(order).take(hits).to_pylist() if order in base.column_names else [None] * len(keys)
+    keep = pc.invert(touched).to_numpy().copy()
+    for i, key, value in zip(hits.to_pylist(), keys, base_order, strict=True):
         record = latest[key]
         base_wins = record is not None and order is not None and _ordering(value) > _ordering(record.get(order))
-        keep.append(base_wins)
+        keep[i] = base_wins
         if base_wins:
             latest[key] = None  # the base row stays; the older log write is dropped
     return base.filter(pa.array(keep)), [r for r in latest.values() if r is not None], len(blocks)
