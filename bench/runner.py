@@ -24,13 +24,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, checkpoints_of, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
 from bench.gates.in_run import final_query_rounds, measure_gates
 from bench.ingest_phases import ingest_phases
 from bench.isolation import IsolationProbe
 from bench.machine_load import LoadSampler
+from bench.partial_results import PartialResults
 from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
 from bench.scale_projection import prefix_projections
@@ -373,6 +374,8 @@ class _RunSteps:
         # the cache is filled before the clocks only when an engine reads a small batch through Spark;
         # the others read the driver's rows, and a fill nobody reads cost ~0.1 s per batch
         self.fill_cache = any(st.engine.reads_batch_in_spark for st in engines)
+        # the rows so far, written as the run goes (a run cut off keeps what it measured)
+        self.partial = PartialResults(ctx.writer, ctx.scenario, {st.engine.name: st.batches for st in engines})
 
     def begin_batch(self, b: int) -> None:
         ctx = self.ctx
@@ -432,6 +435,7 @@ class _RunSteps:
     def end_batch(self, b: int) -> None:
         self.df.unpersist()
         self.bar.advance()
+        self.partial.tick(b)
 
     def before_final(self, b: int) -> None:
         self.final = True
@@ -457,11 +461,7 @@ class _RunSteps:
                 run_checkpoint(ctx, st, b, truth, params, expected)
             if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables:
                 remove_table(st)  # a prefix done: its figures are taken, its disk is given back
-
-
-def checkpoints_of(batches: int, every: int) -> set[int]:
-    """The checkpoints of an engine that takes ``batches`` batches: every ``every``-th, and its last."""
-    return {b for b in range(batches) if (b + 1) % every == 0} | {batches - 1}
+        self.partial.write(b)
 
 
 def remove_table(st: EngineState) -> None:

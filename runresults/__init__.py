@@ -241,17 +241,21 @@ class ResultsWriter:
             raise ResultsError(f"unknown results table {table!r}")
         self.rows[table].append(row)
 
-    def write_table(self, table: str, data: pa.Table | None = None) -> Path:
-        """``table``'s Parquet file from its rows here, or from ``data`` (its schema) when given."""
+    def write_table(self, table: str) -> Path:
+        """``table``'s Parquet file from its rows, replaced whole (a cut-off write leaves the previous
+        file). The rows are a snapshot: a service thread may add rows while a partial write runs
+        (:mod:`bench.partial_results`)."""
         path = self.folder / f"{table}.parquet"
-        pq.write_table(data if data is not None else rows_table(table, self.rows[table]), path)
+        tmp = path.with_suffix(".parquet.tmp")
+        pq.write_table(rows_table(table, list(self.rows[table])), tmp)
+        tmp.replace(path)
         return path
 
-    def write_run(self, run: dict[str, Any], tables: dict[str, pa.Table] | None = None) -> Path:
-        """Every table (from its rows, or from ``tables`` when given), then ``run.json`` last."""
+    def write_run(self, run: dict[str, Any]) -> Path:
+        """Every table from its rows, then ``run.json`` last."""
         run = {"format_version": FORMAT_VERSION, **run}
         for name in TABLES:
-            self.write_table(name, tables[name] if tables is not None else None)
+            self.write_table(name)
         path = self.folder / "run.json"
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(run, indent=2, default=str))
@@ -348,6 +352,12 @@ class Results:
     @property
     def simulated(self) -> bool:
         return bool(self.run.get("simulated"))
+
+    @property
+    def incomplete(self) -> dict[str, Any] | None:
+        """What a folder written as its run went holds (batches done, per engine), when the run did
+        not finish (:mod:`bench.partial_results`); ``None`` for a finished run."""
+        return self.run.get("incomplete")
 
     @property
     def engines(self) -> list[str]:

@@ -90,7 +90,10 @@ def results_doc() -> str:
              "errors, Python workers' stderr) goes to `spark.log` in the same folder; a failed step's traceback "
              "to `error.log`. Tables are kept under `results/<run-id>/tables/<engine>` for `layoutbench inspect`, "
              "hudi-rs or Spark unless `--no-keep-tables` or the scenario's `keep_tables: false` (then each "
-             "engine's tables are removed once its figures are taken).\n"]
+             "engine's tables are removed once its figures are taken). While a run goes, the rows so far are "
+             "written every minute and after each checkpoint, with a `run.json` that holds `incomplete` (batches "
+             "done of the run's, per engine, and when; WA is derived when the run ends): a run cut off keeps what "
+             "it measured (`bench/partial_results.py`); the finished run replaces them, each file whole.\n"]
     for table, schema in TABLES.items():
         parts.append(f"## `{table}`\n")
         if table in notes:

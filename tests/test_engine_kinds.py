@@ -13,7 +13,7 @@ import yaml
 
 from bench.engine_factory import build_engine
 from bench.scenario import ScenarioError, parse_scenario
-from bench.simulate.results_folder import simulate
+from bench.simulate.simulator import simulate
 from engines.kinds import KINDS, EngineKind, family_of, kind_of
 from reports.render import render_report
 from runresults import Results

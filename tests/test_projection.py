@@ -21,7 +21,7 @@ from bench.simulate.project import (
     projection_model,
     replay,
 )
-from bench.simulate.results_folder import simulate
+from bench.simulate.simulator import simulate
 from bench.simulate.target import Target, TargetError, target_scenario, validate_target
 from runresults import Results
 from runresults.plain_ledger import cheapest, design_choice, ledger

@@ -2,6 +2,6 @@
 
 from bench.simulate.calibrate import calibrate
 from bench.simulate.replace_metadata import replace_metadata_scaling
-from bench.simulate.results_folder import simulate
+from bench.simulate.simulator import simulate
 
 __all__ = ["calibrate", "replace_metadata_scaling", "simulate"]

@@ -13,8 +13,7 @@ import pytest
 
 from bench.scenario import load_scenario
 from bench.simulate.costmodel import CostModel
-from bench.simulate.results_folder import simulate
-from bench.simulate.simulator import KEY_LENGTH, run_simulation
+from bench.simulate.simulator import KEY_LENGTH, run_simulation, simulate
 from engines.table.bloom import BloomConfig, _rows_of, dynamic_rows, footer_bytes
 from runresults import Results
 
