@@ -257,7 +257,7 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
     t0 = time.perf_counter()
     probe = engine.probe()
     with ctx.label("query_planning", f"checkpoint {checkpoint}"):
-        snap = probe.snapshot()
+        snap, overlay = probe.query_snapshot()
     live = {s.path: s for s in snap}
     with ctx.label("harness", f"checkpoint {checkpoint}"):
         for b in probe.physical_files() if st.repeat == 0 else ():
@@ -271,7 +271,8 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
         query = SUITE[name]
         for run in range((qs.warm_runs if st.warm_runs is None else st.warm_runs) + 1):
             with ctx.label("query_scan", f"{name}@{checkpoint}"):
-                res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=False)
+                res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=False,
+                                overlay=overlay)
             if run == 0 and res.error is None:
                 with ctx.label("harness", f"{name}@{checkpoint}"):  # footers read for the results, not by the query
                     add_row_groups(res, probe.storage, query, params)
@@ -287,7 +288,8 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
                            row_groups_scanned=res.row_groups_scanned if run == 0 else None,
                            rows_scanned=res.rows_scanned if run == 0 else None, result_rows=res.result_rows,
                            verified=verified, error=res.error, planning_s=res.planning_s,
-                           execution_s=res.execution_s)
+                           execution_s=res.execution_s, log_files_merged=res.log_files_merged,
+                           log_bytes_merged=res.log_bytes_merged, ro_latency_s=res.ro_latency_s)
 
 
 def warm_runs_of(warm_runs: int, engine_repeat: int | None, repeats: int) -> int:

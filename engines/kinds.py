@@ -69,6 +69,9 @@ class EngineKind:
     needs_hudi_bundle: bool = False  # its Spark session loads Apache Hudi's bundle
     driver_runs_services: bool = True  # beside a stream its services run in the driver (config mode: manual)
     sim: str | None = None  # its behaviour on the simulator's metadata-only table (None: not simulated)
+    # a reference engine's counterpart: the kind of ours "Ours next to Apache Hudi" pairs it with
+    # (reports.hudi_fidelity); None: paired by preset (the hudi kind)
+    pairs_with: str | None = None
 
     @property
     def in_verdict(self) -> bool:
@@ -124,6 +127,17 @@ KINDS: dict[str, EngineKind] = {
         APACHE_HUDI, "Apache Hudi through its Spark datasource: the real COW baseline and clustering",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiConfig", builder="hudi", role="reference",
         needs_hudi_bundle=True, driver_runs_services=False, merges_at_ingest=True),
+    "hudi_mor": EngineKind(
+        APACHE_HUDI, "Apache Hudi MERGE_ON_READ: upsert, updates to log files, inline compaction every N deltacommits",
+        "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiMorConfig", builder="hudi", role="reference",
+        table_types=("MERGE_ON_READ",), settings="hudi", needs_hudi_bundle=True, driver_runs_services=False,
+        pairs_with="clustering_mor"),
+    "hudi_mor_clustering": EngineKind(
+        APACHE_HUDI, "Apache Hudi MERGE_ON_READ: inserts to new base files, updates to log files, clustering and "
+        "inline compaction",
+        "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiMorClusteringConfig", builder="hudi",
+        role="reference", table_types=("MERGE_ON_READ",), settings="hudi", needs_hudi_bundle=True,
+        driver_runs_services=False, pairs_with="clustering_mor"),
     # the control keeps Option 1's settings, unused
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",

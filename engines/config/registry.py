@@ -206,7 +206,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("async_max_commits", (O2,), 4, p.positive, "commits", "async mode: schedule after this many commits"),
     _s("mode", (O2M,), "manual", p.choice("inline", "manual"), "name",
        "inline: the engine clusters every inline_max_commits commits by itself (compaction: compaction_inline)"),
-    _s("compact_max_delta_commits", (O2M,), 5, p.positive, "deltacommits",
+    _s("compact_max_delta_commits", (O2M, HUDI), 5, p.positive, "deltacommits",
        "MERGE_ON_READ: schedule a compaction once this many deltacommits completed since the last one",
        hudi="hoodie.compact.inline.max.delta.commits"),
     _s("compaction_inline", (O2M,), True, p.boolean, "bool",
@@ -262,14 +262,16 @@ SETTINGS: tuple[Setting, ...] = (
        "insert: Hudi's small-file handling; bulk_insert: new files only (a reference point)",
        hudi="hoodie.datasource.write.operation"),
     _s("operation", (HUDI,), None, p.choice("insert", "upsert", "bulk_insert", fold=str.lower, optional=True), "name",
-       "the write operation; none: the preset's (upsert for hudi_cow, insert for hudi_clustering)",
+       "the write operation; none: the preset's (upsert for hudi_cow and hudi_mor, insert for the clustering ones)",
        hudi="hoodie.datasource.write.operation", type=_STR_OPT),
     _s("min_files", (DELTA,), 2, p.positive, "count", "OPTIMIZE compacts a partition with at least this many files"),
     _s("compression", (DELTA,), "SNAPPY", p.choice("SNAPPY", fold=str.upper), "name",
        "the Parquet codec (as every engine's, for a fair comparison)"),
     # -- Apache Hudi itself -------------------------------------------------------------------------
-    _s("preset", (HUDI,), "hudi_cow", p.choice("hudi_cow", "hudi_clustering"), "name",
-       "hudi_cow: upsert with small-file handling; hudi_clustering: insert and clustering (Option 2 as shipped)"),
+    _s("preset", (HUDI,), "hudi_cow", p.choice("hudi_cow", "hudi_clustering", "hudi_mor", "hudi_mor_clustering"),
+       "name", "hudi_cow: upsert with small-file handling; hudi_clustering: insert and clustering (Option 2 as "
+       "shipped); hudi_mor: MERGE_ON_READ upsert, updates to log files, inline compaction; hudi_mor_clustering: "
+       "MERGE_ON_READ, inserts to new base files, updates to log files, clustering and inline compaction"),
     _s("metadata_table", (HUDI,), False, p.boolean, "bool", "Hudi's metadata table", hudi="hoodie.metadata.enable"),
     _s("stream_sink", (HUDI,), "foreach_batch", p.choice("foreach_batch", "hudi"), "name",
        "layoutbench stream: our foreachBatch writer, or Hudi's own streaming sink"),
@@ -288,9 +290,9 @@ SETTINGS: tuple[Setting, ...] = (
         ("hoodie.datasource.write.keygenerator.class", "key_generator", "class",
          "SimpleKeyGenerator (one record-key column, one partition column)"),
     )),
-    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the harness's engines write copy-on-write "
-                                               "tables (MERGE_ON_READ is in the table core, engines/table/mor.py, "
-                                               "but no engine kind writes it yet)", fold=str.upper),
+    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the hudi kind writes copy-on-write tables; "
+                                               "MERGE_ON_READ is the kinds hudi_mor and hudi_mor_clustering (the "
+                                               "report pairs engines by kind)", fold=str.upper),
        "name", "COPY_ON_WRITE", hudi="hoodie.datasource.write.table.type"),
     _s(None, (HUDI,), True, p.fixed("true", "our tables' partition folders are hive-style (dt=...), as the "
                                     "readers expect"), "bool", "hive-style partition folders, as ours",

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from engines.table.logfile import LOG_BASE_VERSION, CorruptBlock, LogBlock, read_log_bytes
-from engines.table.model import WriteStat
+from engines.table.model import FileSlice, WriteStat
 from engines.table.table import HudiTable
 from engines.table.view import MergeSlice
 
@@ -122,6 +122,63 @@ def snapshot_read(table: HudiTable, as_of: str | None = None) -> MergedRead:
             parts.append(base)
         records += logs
     return MergedRead(_concat(parts, records), corrupt, applied, log_bytes)
+
+
+@dataclass(frozen=True)
+class LogOverlay:
+    """The log side of a MERGE_ON_READ snapshot, for a query engine that reads base files itself:
+    the slices that have log files (with their base file, or log files only) and the data instants
+    a read applies (:func:`merge_slice`). Slices without logs read as plain base files."""
+
+    table: HudiTable
+    slices: tuple[MergeSlice, ...]
+    committed: frozenset[str]
+
+    @property
+    def log_bytes(self) -> int:
+        return sum(s.log_bytes for s in self.slices)
+
+    @property
+    def log_files(self) -> int:
+        return sum(len(s.logs) for s in self.slices)
+
+
+def query_snapshot(table: HudiTable, as_of: str | None = None,
+                   read_footers: bool = True) -> tuple[list[FileSlice], LogOverlay | None]:
+    """(every latest slice's base file, the slices with logs) from one view of the table; the
+    overlay is None on a COPY_ON_WRITE table or when no slice has a log file."""
+    view = table.view(read_footers=read_footers)
+    if not table.merge_on_read:
+        return view.snapshot(as_of), None
+    slices = view.merge_slices(as_of)
+    with_logs = tuple(s for s in slices if s.logs)
+    bases = [s.base for s in slices if s.base is not None]
+    if not with_logs:
+        return bases, None
+    committed = frozenset(i.timestamp for i in view.timeline.completed_data_instants()
+                          if as_of is None or i.timestamp <= as_of)
+    return bases, LogOverlay(table, with_logs, committed)
+
+
+def merged_rows(overlay: LogOverlay, schema: pa.Schema | None = None) -> MergedRead:
+    """The rows of ``overlay``'s slices, each slice's logs merged over its base, as one table in
+    ``schema`` (a base file's, so that merged and plain slices union; None: the merge's own)."""
+    corrupt: list[CorruptBlock] = []
+    parts: list[pa.Table] = []
+    records: list[dict[str, Any]] = []
+    applied = 0
+    for slice_ in overlay.slices:
+        base, logs, n = merge_slice(overlay.table, slice_, set(overlay.committed), corrupt)
+        applied += n
+        if base is not None:
+            parts.append(base if schema is None else base.select(schema.names).cast(schema))
+        records += logs
+    if schema is not None:
+        parts = [*parts, pa.Table.from_pylist(records, schema=schema)] if records else parts
+        rows = pa.concat_tables(parts) if parts else schema.empty_table()
+    else:
+        rows = _concat(parts, records)
+    return MergedRead(rows, corrupt, applied, overlay.log_bytes)
 
 
 def read_optimized_read(table: HudiTable, as_of: str | None = None) -> MergedRead:
