@@ -108,6 +108,11 @@ class BatchSteps(Protocol[T]):
         ...
 
 
+def checkpoints_of(batches: int, every: int) -> set[int]:
+    """The checkpoints of a target that takes ``batches`` batches: every ``every``-th, and its last."""
+    return {b for b in range(batches) if (b + 1) % every == 0} | {batches - 1}
+
+
 def run_batches(steps: BatchSteps[T], targets: Sequence[T], schedule: MaintenanceSchedule,
                 num_batches: int, start: int = 0, checkpoints: Iterable[int] = (),
                 prefix: Callable[[T], int] | None = None) -> None:

@@ -465,39 +465,51 @@ def simulate(
         [], "--validate", help="a real run of the same scenario (repeatable): print every figure beside the real "
         "one (validation.md in the results folder; exit 1 when one is out of tolerance); a run on the S3 store "
         "also compares requests and query seconds, simulated at that run's first-byte latency"),
-    workers: int | None = typer.Option(None, "--workers", min=1, help="processes replaying the engines at once "
-                                       "(default: one per engine, up to twice the cores; the results are the same)"),
 ) -> None:
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
     from bench.simulate import simulate as run_simulation
-    from bench.simulate.validate import render, validate, validate_store, validate_timings
+    from bench.simulate.validate import (
+        ValidationError,
+        as_taken,
+        batches_taken,
+        render,
+        validate,
+        validate_store,
+        validate_timings,
+    )
     from runresults import Results, ResultsError
 
     try:
         sc = load_scenario(scenario)
         reals = [Results(v) for v in validate_against]
-    except (ScenarioError, ResultsError) as exc:
+        taken = [as_taken(sc, real) for real in reals]
+    except (ScenarioError, ResultsError, ValidationError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
         return
-    # one process per engine, up to twice the cores: three engines on two cores share them evenly
-    workers = workers or min(len(sc.engines), 2 * (os.cpu_count() or 1))
-    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True,
-                             workers=workers)
+    run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True)
     _print_summary(Results(run_dir))
     texts, ok = [], True
-    for real in reals:
-        sim_dir = run_dir
+    for real, at in zip(reals, taken, strict=True):
+        sim_dir, suffix = run_dir, ""
         fb = (real.run.get("store") or {}).get("first_byte_ms")
         if sc.store.kind == "s3" and fb is not None and fb != sc.store.first_byte_ms:
             # the real run's latency: query seconds depend on it, requests and files do not
-            at = sc.model_copy(update={"store": sc.store.model_copy(update={"first_byte_ms": fb})})
+            at = at.model_copy(update={"store": at.store.model_copy(update={"first_byte_ms": fb})})
+            suffix += f"-fb{fb:g}"
+        if at.batches_run < sc.workload.num_batches or any(e.num_batches for e in at.engines):
+            suffix += f"-as-{real.run.get('run_id', real.folder.name)}"  # each engine over the run's batches
+        if suffix:
             sim_dir = run_simulation(at, out, calibration_path=calibration, horizon_batches=horizon,
-                                     run_id=f"{run_dir.name}-fb{fb:g}", workers=workers)
+                                     run_id=f"{run_dir.name}{suffix}", as_run=True)
         checks = (validate(real, Results(sim_dir)) + validate_timings(real, Results(sim_dir))
                   + validate_store(real, Results(sim_dir)))
         ok = ok and all(c.ok for c in checks)
-        texts.append(f"#### Against {real.folder}\n\n" + render(checks))
+        unmodelled = (Results(sim_dir).run.get("simulation") or {}).get("not_simulated") or []
+        texts.append(f"#### Against {real.folder}\n\nEach engine simulated over the batches the run took: "
+                     f"{batches_taken(at)} (of {sc.workload.num_batches})"
+                     + (f"; not simulated (no model of the kind): {', '.join(unmodelled)}" if unmodelled else "")
+                     + ".\n\n" + render(checks))
     if reals:
         text = "\n".join(texts)
         (run_dir / "validation.md").write_text(text)
@@ -616,7 +628,6 @@ def service(
 
     if design not in ("clustering", "compaction"):
         fail(f"--design {design}: expected clustering or compaction", EXIT_USAGE)
-    import os
     import tempfile
     from pathlib import Path
 

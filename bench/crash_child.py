@@ -20,12 +20,15 @@ from bench.scenario import Scenario, load_scenario
 from engines.base import Engine
 from engines.maintenance_round import MaintenanceRound, schedule_if_idle
 from engines.table.table import HudiTable
-from engines.table.timeline import COMMIT
+from engines.table.timeline import COMMIT, DELTACOMMIT
 
 
 def completed_ingest_commits(table: HudiTable) -> int:
-    """Batches committed so far: every engine commits exactly one ``commit`` per batch."""
-    return len(table.refresh().completed([COMMIT]))
+    """Batches committed so far: every engine commits exactly one ``commit`` (a MERGE_ON_READ engine
+    one ``deltacommit``) per batch; a MERGE_ON_READ compaction also completes as a ``commit``, not counted."""
+    timeline = table.refresh()
+    return sum(1 for i in timeline.completed([COMMIT, DELTACOMMIT])
+               if i.action == DELTACOMMIT or table.commit_metadata(i).operation_type != "COMPACT")
 
 
 def recover_table(table_path: str) -> list[Any]:
@@ -120,7 +123,7 @@ def run_to_end(scenario: Scenario, engine_name: str, table_path: str,
 def _maintenance_missing(table: HudiTable) -> bool:
     """True when the last instant is an ingest commit or pending (the crash hit the maintenance)."""
     instants = table.refresh().instants
-    return bool(instants) and (instants[-1].action == COMMIT or not instants[-1].is_completed)
+    return bool(instants) and (instants[-1].action in (COMMIT, DELTACOMMIT) or not instants[-1].is_completed)
 
 
 def main(argv: list[str]) -> int:

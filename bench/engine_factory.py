@@ -22,7 +22,7 @@ from engines.kinds import KINDS, kind_of
 from engines.table.bloom import BloomConfig, bloom_of
 from engines.table.properties import UnsupportedTableError
 from engines.table.table import HudiTable, TableConfig, logical_clock
-from workloads.spec import RECORD_KEY
+from workloads.spec import ORDERING_FIELD, RECORD_KEY
 
 LOGICAL_START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -52,13 +52,16 @@ def spark_conf_for(scenario: Scenario) -> dict[str, str]:
     return hudi_conf() if any(kind_of(e.kind).needs_hudi_bundle for e in scenario.engines) else {}
 
 
-def open_table(scenario: Scenario, table_path: str, name: str) -> HudiTable:
+def open_table(scenario: Scenario, table_path: str, name: str, table_type: str = "COPY_ON_WRITE") -> HudiTable:
+    """The engine's table at ``table_path`` (created as ``table_type`` when new); an existing table of
+    another type is refused."""
     clock = logical_clock(LOGICAL_START) if scenario.deterministic_instants else None
-    cfg = TableConfig(name=name, partition_field=scenario.workload.partition_column, record_key=RECORD_KEY)
+    cfg = TableConfig(name=name, partition_field=scenario.workload.partition_column, record_key=RECORD_KEY,
+                      table_type=table_type, ordering_field=ORDERING_FIELD if table_type == "MERGE_ON_READ" else None)
     table = HudiTable.create(table_path, cfg, clock=clock, exist_ok=True)
-    if table.merge_on_read:  # every engine kind writes COPY_ON_WRITE tables (MOR engines: T21's later parts)
-        raise UnsupportedTableError(f"{table.base_uri} is a MERGE_ON_READ table; this writer writes only "
-                                    "COPY_ON_WRITE tables")
+    found = "MERGE_ON_READ" if table.merge_on_read else "COPY_ON_WRITE"
+    if found != table_type:
+        raise UnsupportedTableError(f"{table.base_uri} is a {found} table; this engine writes {table_type} tables")
     return table
 
 
@@ -135,4 +138,5 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
     planner, engine_over = resolve_planner(spec, scenario)
     base = {**common, entry.planner_field: planner} if entry.planner_field else common
     cfg = _apply(entry.load("config"), base, engine_over, where)
-    return entry.load("engine")(open_table(scenario, table_path, spec.name), cfg, name=spec.name)
+    table = open_table(scenario, table_path, spec.name, entry.table_types[0])
+    return entry.load("engine")(table, cfg, name=spec.name)

@@ -20,6 +20,10 @@ OPTION1_DELETES = ("option1.after_old_file_deleted", "option1.after_old_file_del
 OPTION1 = [q for p in POINTS["option1"] for q in (OPTION1_DELETES if p == OPTION1_DELETES[0] else (p,))]
 OPTION2 = list(POINTS["clustering"])
 ROLLBACK = [p for p in POINTS["rollback"] if p.startswith("rollback.")]
+# Option 2 on MERGE_ON_READ: deltacommits and MOR clustering are written without a Spark job (no mid_* point)
+MOR_INGEST = ["timeline.deltacommit.after_requested", *(p for p in INGEST if p.startswith("ingest.") and "mid_" not in p),
+              "storage.before_rename", "storage.before_rename:3"]
+MOR_OPTION2 = [p for p in OPTION2 if "mid_" not in p] + list(POINTS["mor_compaction"])
 
 
 def points_for_kind(kind: str, config: dict[str, Any] | None = None) -> list[str]:
@@ -35,6 +39,8 @@ def points_for_kind(kind: str, config: dict[str, Any] | None = None) -> list[str
         return INGEST + [p for p in OPTION1 if immediate or p not in OPTION1_DELETES] + CLEAN
     if entry.fault_points == "clustering":
         return INGEST + OPTION2 + CLEAN
+    if entry.fault_points == "mor_compaction":
+        return MOR_INGEST + MOR_OPTION2 + CLEAN
     if entry.cleans_after_commit:  # the baseline: ingest and its automatic clean
         return INGEST + CLEAN
     return []
@@ -47,10 +53,12 @@ def reduced_points(kind: str, config: dict[str, Any] | None = None) -> list[str]
         return ["option1.before_commit", "option1.after_new_files_written"]
     if points == "clustering":
         return ["clustering.after_group_written", "clustering.before_replacecommit"]
+    if points == "mor_compaction":
+        return ["compaction.after_group_written", "clustering.before_replacecommit"]
     return ["ingest.after_files_written"]
 
 
 def rollback_trigger(kind: str) -> str:
     """The write crash whose recovery a ``rollback.*`` point kills: the engine's mid-write point."""
-    return {"option1": "option1.after_new_files_written", "clustering": "clustering.after_group_written"
-            }.get(kind_of(kind).fault_points or "", "ingest.after_files_written")
+    return {"option1": "option1.after_new_files_written", "clustering": "clustering.after_group_written",
+            "mor_compaction": "compaction.after_group_written"}.get(kind_of(kind).fault_points or "", "ingest.after_files_written")

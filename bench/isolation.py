@@ -38,9 +38,10 @@ class IsolationProbe:
             query = self.queries[seq % len(self.queries)]
             started = time.perf_counter() - self._t0
             try:
-                slices = self.engine.snapshot()
-                res = run_query(self.spark, self.engine.probe().storage, slices, query, self.params,
-                                count_row_groups_too=False)
+                probe = self.engine.probe()
+                slices, overlay = probe.query_snapshot()
+                res = run_query(self.spark, probe.storage, slices, query, self.params,
+                                count_row_groups_too=False, overlay=overlay)
                 error = res.error
                 got = res.result
             except Exception as exc:  # the snapshot itself failed (e.g. a file vanished mid-listing)

@@ -21,8 +21,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from bench.query_suite import DESCRIPTIONS, PREDICATES, TOP_N, QueryParams, choose_params
+from engines.spark.mor_reader import MergedScan, read_merged_snapshot
 from engines.spark.reader import count_row_groups, read_snapshot
 from engines.table.model import FileSlice
+from engines.table.mor import LogOverlay
 from engines.table.pruning import Predicate
 from engines.table.storage import Storage
 
@@ -63,6 +65,12 @@ class QueryRun:
     # files, analysis, optimisation and the physical plan) and execution (the jobs, the rows collected)
     planning_s: float | None = None
     execution_s: float | None = None
+    # read amplification on a MERGE_ON_READ snapshot (None on a table without log files): the log files
+    # and bytes merged into the query's slices, and the same query's seconds over the base files alone
+    # (the read-optimized view: stale by design, so not verified)
+    log_files_merged: int | None = None
+    log_bytes_merged: int | None = None
+    ro_latency_s: float | None = None
 
 
 def _canon_counts(pairs: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
@@ -169,13 +177,14 @@ def result_size(value: Any) -> int:
 
 
 def run_query(spark: Any, storage: Storage, slices: list[FileSlice], query: Query, params: QueryParams,
-              count_row_groups_too: bool = True) -> QueryRun:
+              count_row_groups_too: bool = True, overlay: LogOverlay | None = None) -> QueryRun:
     """Plan (prune, Spark's plan) and execute one query on a snapshot, timed apart; errors are
-    captured, not raised."""
+    captured, not raised. ``overlay``: a MERGE_ON_READ snapshot's slices with log files, merged over
+    their bases (:mod:`engines.spark.mor_reader`); the run then also times the read-optimized view."""
     preds = query.predicates(params)
     t0 = time.perf_counter()
     try:
-        scan = read_snapshot(spark, storage, slices, preds)
+        scan = read_merged_snapshot(spark, storage, slices, overlay, preds)
         frame = query.frame(scan.df, params)
         frame._jdf.queryExecution().executedPlan()  # planned now; the collect below reuses this plan
         t1 = time.perf_counter()
@@ -187,9 +196,24 @@ def run_query(spark: Any, storage: Storage, slices: list[FileSlice], query: Quer
     run = QueryRun(query.name, t2 - t0, scan.files_total, scan.files_scanned, scan.files_pruned,
                    result=result, result_rows=result_size(result), extra={"scanned": scan.scanned},
                    planning_s=t1 - t0, execution_s=t2 - t1)
+    if isinstance(scan, MergedScan):
+        run.log_files_merged, run.log_bytes_merged = scan.log_files_merged, scan.log_bytes_merged
+        run.ro_latency_s = read_optimized_seconds(spark, storage, slices, query, params)
     if count_row_groups_too:
         add_row_groups(run, storage, query, params)
     return run
+
+
+def read_optimized_seconds(spark: Any, storage: Storage, slices: list[FileSlice], query: Query,
+                           params: QueryParams) -> float | None:
+    """Seconds of ``query`` over the base files of ``slices`` alone (Hudi's read-optimized view), as
+    :func:`run_query` times a snapshot query; None when it fails."""
+    t0 = time.perf_counter()
+    try:
+        query.canon(query.frame(read_snapshot(spark, storage, slices, query.predicates(params)).df, params).collect())
+    except Exception:  # noqa: BLE001 - a figure beside the verified query, never a failure of it
+        return None
+    return time.perf_counter() - t0
 
 
 def add_row_groups(run: QueryRun, storage: Storage, query: Query, params: QueryParams) -> None:
@@ -203,4 +227,4 @@ def add_row_groups(run: QueryRun, storage: Storage, query: Query, params: QueryP
 
 
 __all__ = ["SUITE", "Query", "QueryParams", "QueryRun", "add_row_groups", "choose_params", "count_row_groups",
-           "run_query"]
+           "read_optimized_seconds", "run_query"]

@@ -53,12 +53,13 @@ def run_query_rounds(spark: Any, engines: Sequence[Engine], checkpoint: int, que
     snaps = {}
     for e in engines:
         probe = e.probe()
-        snaps[e.name] = (probe.storage, probe.snapshot())
+        snaps[e.name] = (probe.storage, *probe.query_snapshot())
     failures: list[str] = []
     for r in range(rounds):
         for pos, slot in enumerate(round_order(list(by_name), list(queries), r)):
-            storage, snap = snaps[slot.engine]
-            res = run_query(spark, storage, snap, SUITE[slot.query], params, count_row_groups_too=False)
+            storage, snap, overlay = snaps[slot.engine]
+            res = run_query(spark, storage, snap, SUITE[slot.query], params, count_row_groups_too=False,
+                            overlay=overlay)
             ok = res.error is None and (not verify or res.result == expected[slot.query])
             if not ok:
                 got = res.error or str(res.result)[:200]

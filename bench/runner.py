@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from bench.batch_frame import batch_frame
-from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, checkpoints_of, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
 from bench.gates.in_run import (
@@ -38,6 +38,7 @@ from bench.gates.in_run import (
 from bench.ingest_phases import ingest_phases
 from bench.isolation import IsolationProbe
 from bench.machine_load import LoadSampler
+from bench.partial_results import PartialResults
 from bench.process_cpu import TreeCpu
 from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
@@ -276,7 +277,7 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
     t0 = time.perf_counter()
     probe = engine.probe()
     with ctx.label("query_planning", f"checkpoint {checkpoint}"):
-        snap = probe.snapshot()
+        snap, overlay = probe.query_snapshot()
     live = {s.path: s for s in snap}
     with ctx.label("harness", f"checkpoint {checkpoint}"):
         for b in probe.physical_files() if st.repeat == 0 else ():
@@ -292,7 +293,8 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
             warm_runs = qs.warm_runs if st.warm_runs is None else st.warm_runs
         for run in range(warm_runs + 1):
             with ctx.label("query_scan", f"{name}@{checkpoint}"):
-                res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=False)
+                res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=False,
+                                overlay=overlay)
             if run == 0 and res.error is None:
                 with ctx.label("harness", f"{name}@{checkpoint}"):  # footers read for the results, not by the query
                     add_row_groups(res, probe.storage, query, params)
@@ -308,7 +310,8 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
                            row_groups_scanned=res.row_groups_scanned if run == 0 else None,
                            rows_scanned=res.rows_scanned if run == 0 else None, result_rows=res.result_rows,
                            verified=verified, error=res.error, planning_s=res.planning_s,
-                           execution_s=res.execution_s)
+                           execution_s=res.execution_s, log_files_merged=res.log_files_merged,
+                           log_bytes_merged=res.log_bytes_merged, ro_latency_s=res.ro_latency_s)
 
 
 def warm_runs_of(warm_runs: int, engine_repeat: int | None, repeats: int) -> int:
@@ -394,6 +397,8 @@ class _RunSteps:
         # the cache is filled before the clocks only when an engine reads a small batch through Spark;
         # the others read the driver's rows, and a fill nobody reads cost ~0.1 s per batch
         self.fill_cache = any(st.engine.reads_batch_in_spark for st in engines)
+        # the rows so far, written as the run goes (a run cut off keeps what it measured)
+        self.partial = PartialResults(ctx.writer, ctx.scenario, {st.engine.name: st.batches for st in engines})
 
     def begin_batch(self, b: int) -> None:
         ctx = self.ctx
@@ -445,6 +450,7 @@ class _RunSteps:
     def end_batch(self, b: int) -> None:
         self.df.unpersist()
         self.bar.advance()
+        self.partial.tick(b)
 
     def before_final(self, b: int) -> None:
         self.final = True
@@ -486,11 +492,7 @@ class _RunSteps:
                     run_checkpoint(ctx, st, b, truth, params, expected, warm_runs=0 if cold_only else None)
             if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables:
                 remove_table(st)  # a prefix done: its figures are taken, its disk is given back
-
-
-def checkpoints_of(batches: int, every: int) -> set[int]:
-    """The checkpoints of an engine that takes ``batches`` batches: every ``every``-th, and its last."""
-    return {b for b in range(batches) if (b + 1) % every == 0} | {batches - 1}
+        self.partial.write(b)
 
 
 def remove_table(st: EngineState) -> None:

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from engines.config.registry import COW, MB, default
-from engines.kinds import KINDS, kind_of
+from engines.kinds import KINDS, kind_for_table_type, kind_of
 from runresults.review.settings import ReviewSpec
 from workloads.spec import WorkloadSpec
 
@@ -48,6 +48,20 @@ class EngineSpec(_Strict):
         if v not in KINDS:
             raise ValueError(f"unknown engine kind; known: {', '.join(KINDS)}")
         return v
+
+    @model_validator(mode="after")
+    def _table_type(self) -> EngineSpec:
+        """``config.table_type`` picks the kind that runs this design on that table type (``clustering``
+        with ``MERGE_ON_READ`` is ``clustering_mor``); a kind without it is refused, naming both."""
+        if "table_type" in self.config:
+            config = dict(self.config)
+            value = config.pop("table_type")
+            if not isinstance(value, str):
+                raise ValueError(f"config.table_type: expected COPY_ON_WRITE or MERGE_ON_READ, got {value!r}")
+            kind = kind_for_table_type(self.kind, value)
+            object.__setattr__(self, "config", config)
+            object.__setattr__(self, "kind", kind)
+        return self
 
 
 class MaintenanceSpec(_Strict):

@@ -53,8 +53,9 @@ def normalize_mode(mode: str) -> str:
 
 
 # The service's designs (a table service of ours) and the RFC design's kind that runs each, whose
-# hoodie.* keys it takes (bench/hoodie_conf.py).
-DESIGN_KINDS: dict[str, str] = {k.service: name for name, k in KINDS.items() if k.in_verdict and k.service}
+# hoodie.* keys it takes (bench/hoodie_conf.py): the first kind of each service in the registry
+# (reversed, so the first wins: Option 2's COPY_ON_WRITE kind, not its MERGE_ON_READ one).
+DESIGN_KINDS: dict[str, str] = {k.service: name for name, k in reversed(KINDS.items()) if k.in_verdict and k.service}
 
 
 def parse_conf(pairs: list[str], props: str | None) -> dict[str, str]:

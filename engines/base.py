@@ -108,7 +108,7 @@ class TableEngine:
 
     def committed_extras(self) -> list[dict[str, str]]:
         table = self.table
-        return [table.commit_metadata(i).extra for i in table.refresh().completed(["commit", "replacecommit"])]
+        return [table.commit_metadata(i).extra for i in table.refresh().completed(["commit", "deltacommit", "replacecommit"])]
 
     def after_commit(self) -> list[MaintenanceResult]:
         return []

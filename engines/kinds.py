@@ -69,6 +69,9 @@ class EngineKind:
     needs_hudi_bundle: bool = False  # its Spark session loads Apache Hudi's bundle
     driver_runs_services: bool = True  # beside a stream its services run in the driver (config mode: manual)
     sim: str | None = None  # its behaviour on the simulator's metadata-only table (None: not simulated)
+    # a reference engine's counterpart: the kind of ours "Ours next to Apache Hudi" pairs it with
+    # (reports.hudi_fidelity); None: paired by preset (the hudi kind)
+    pairs_with: str | None = None
 
     @property
     def in_verdict(self) -> bool:
@@ -111,6 +114,11 @@ KINDS: dict[str, EngineKind] = {
         "engines.clustering.engine:ClusteringEngine", "engines.clustering.engine:Option2Config",
         "engines.clustering.config:ClusteringConfig", "clustering", service="clustering",
         fault_points="clustering", settings="clustering", sim="engines.clustering.sim:ClusteringSim"),
+    "clustering_mor": EngineKind(
+        OPTION_2, "Option 2 on MERGE_ON_READ: deltacommits (updates in logs), compaction and clustering",
+        "engines.clustering_mor.engine:MorClusteringEngine", "engines.clustering_mor.engine:MorOption2Config",
+        "engines.clustering.config:ClusteringConfig", "clustering", table_types=("MERGE_ON_READ",),
+        service="clustering", fault_points="mor_compaction", settings="clustering_mor"),
     "delta_peer": EngineKind(
         DELTA_PEER, "delta-rs peer: append, OPTIMIZE / Z-ORDER, VACUUM",
         "engines.delta_peer.engine:DeltaPeerEngine", "engines.delta_peer.engine:DeltaPeerConfig",
@@ -119,6 +127,17 @@ KINDS: dict[str, EngineKind] = {
         APACHE_HUDI, "Apache Hudi through its Spark datasource: the real COW baseline and clustering",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiConfig", builder="hudi", role="reference",
         needs_hudi_bundle=True, driver_runs_services=False, merges_at_ingest=True),
+    "hudi_mor": EngineKind(
+        APACHE_HUDI, "Apache Hudi MERGE_ON_READ: upsert, updates to log files, inline compaction every N deltacommits",
+        "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiMorConfig", builder="hudi", role="reference",
+        table_types=("MERGE_ON_READ",), settings="hudi", needs_hudi_bundle=True, driver_runs_services=False,
+        pairs_with="clustering_mor"),
+    "hudi_mor_clustering": EngineKind(
+        APACHE_HUDI, "Apache Hudi MERGE_ON_READ: inserts to new base files, updates to log files, clustering and "
+        "inline compaction",
+        "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiMorClusteringConfig", builder="hudi",
+        role="reference", table_types=("MERGE_ON_READ",), settings="hudi", needs_hudi_bundle=True,
+        driver_runs_services=False, pairs_with="clustering_mor"),
     # the control keeps Option 1's settings, unused
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",
@@ -134,6 +153,28 @@ def kind_of(kind: str) -> EngineKind:
         return KINDS[kind]
     except KeyError:
         raise UnknownKind(f"unknown engine kind {kind!r}; known: {', '.join(KINDS)}") from None
+
+
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+
+
+def kind_for_table_type(kind: str, table_type: str) -> str:
+    """The kind that runs ``kind``'s design on ``table_type`` tables (a scenario's ``table_type``
+    config key): ``kind`` itself when its entry writes them, else the kind of the same family that
+    does. A ``ValueError`` names the kind, the field and the kinds that have that table type."""
+    entry = kind_of(kind)
+    wanted = table_type.upper()
+    if wanted not in TABLE_TYPES:
+        raise ValueError(f"table_type {table_type!r}: expected one of {', '.join(TABLE_TYPES)}")
+    if wanted in entry.table_types:
+        return kind
+    for name, other in KINDS.items():
+        if other.family == entry.family and wanted in other.table_types:
+            return name
+    having = [n for n, k in KINDS.items() if wanted in k.table_types]
+    raise ValueError(f"engine kind {kind!r} has no {wanted} (config key table_type): it writes "
+                     f"{', '.join(entry.table_types)} tables; the kinds that write {wanted} tables: "
+                     f"{', '.join(having) or 'none'}")
 
 
 def family_of(kind: str) -> str:

@@ -1,6 +1,7 @@
-"""Ours next to Apache Hudi, same batches (T10): each ``hudi`` engine of a run beside the engine
+"""Ours next to Apache Hudi, same batches (T10): each Apache Hudi engine of a run beside the engine
 of ours with the same semantics (``hudi_cow`` ↔ the COW baseline, ``hudi_clustering`` ↔ Option 2
-with the same sort columns), figure by figure, from the results tables alone."""
+with the same sort columns, ``hudi_mor`` / ``hudi_mor_clustering`` ↔ Option 2 on MERGE_ON_READ by
+their registry entries' ``pairs_with``), figure by figure, from the results tables alone."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from engines.config.registry import MB
-from engines.kinds import APACHE_HUDI, BASELINE, OPTION_2, family_of
+from engines.kinds import APACHE_HUDI, BASELINE, KINDS, OPTION_2, family_of
 from reports.summary import EngineSummary, fmt
 from runresults import Results
+
+COPY_ON_WRITE = "COPY_ON_WRITE"
 
 # Why real Hudi's figures still differ from ours, each a named Hudi rule we do not follow (engines/hudi/config.py
 # keeps Hudi's defaults for them; a scenario may override any of them with its hoodie.* key).
@@ -60,24 +63,43 @@ def _config(results: Results, engine: str) -> dict[str, Any]:
     return results.run.get("engines", {}).get(engine, {}).get("config") or {}
 
 
+def _writes_cow(kind: str) -> bool:
+    """Whether engine kind ``kind`` writes COPY_ON_WRITE tables (a kind the registry no longer names: yes)."""
+    entry = KINDS.get(kind)
+    return entry is None or COPY_ON_WRITE in entry.table_types
+
+
+def _sorted_label(design: str, sort: list[str]) -> str:
+    return design + (f" sorted by {', '.join(sort)}" if sort else "")
+
+
 def fidelity_pairs(results: Results) -> list[tuple[str, str, str]]:
-    """(label, our engine, Hudi engine) for every ``hudi`` engine that has a counterpart of ours."""
+    """(label, our engine, Hudi engine) for every Apache Hudi engine that has a counterpart of ours:
+    a kind whose registry entry names one (``pairs_with``: our kind; with sort columns, the same
+    ones), else the ``hudi`` kind's preset (``hudi_cow`` ↔ the
+    COW baseline inserting, ``hudi_clustering`` ↔ Option 2 on COPY_ON_WRITE with the same sort columns)."""
     engines = results.run.get("engines", {})
     out = []
     for name, info in engines.items():
         if family_of(info.get("kind", "")) != APACHE_HUDI:
             continue
         cfg = _config(results, name)
-        preset = cfg.get("preset", "hudi_cow")
         sort = list(cfg.get("sort_columns") or [])
-        if preset == "hudi_cow":
+        entry = KINDS.get(info.get("kind", ""))
+        pairs_with = entry.pairs_with if entry is not None else None
+        if pairs_with is not None:
+            ours = [n for n, i in engines.items() if i.get("kind") == pairs_with
+                    and (not sort or list(_config(results, n).get("sort_columns") or []) == sort)]
+            label = _sorted_label(f"{family_of(pairs_with)} on {' / '.join(KINDS[pairs_with].table_types)}", sort)
+        elif cfg.get("preset", "hudi_cow") == "hudi_cow":
             ours = [n for n, i in engines.items() if family_of(i.get("kind", "")) == BASELINE
                     and _config(results, n).get("operation", "insert") == "insert"]
             label = "COW baseline"
         else:
             ours = [n for n, i in engines.items() if family_of(i.get("kind", "")) == OPTION_2
+                    and _writes_cow(i.get("kind", ""))
                     and list(_config(results, n).get("sort_columns") or []) == sort]
-            label = "Option 2" + (f" sorted by {', '.join(sort)}" if sort else "")
+            label = _sorted_label("Option 2", sort)
         if ours:
             out.append((label, ours[0], name))
     return out

@@ -18,6 +18,7 @@ from reports.design_review import conditions, findings
 from reports.hudi_fidelity import attachment_note, fidelity_rows, find_fidelity_run
 from reports.hudi_fidelity import note as HUDI_NOTE
 from reports.plots import ledger_plot, render_plots
+from reports.read_amplification import read_amplification_section
 from reports.scale import scale_section
 from reports.store_requests import requests_section
 from reports.stream import stream_section
@@ -221,6 +222,9 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
              "WA = data bytes written / batch bytes; space amplification = bytes on storage / live bytes; query "
              "cells are the warm-run median at the final checkpoint and, in parentheses, files scanned.\n",
              md_table(summary_frame(summaries))]
+    amplification = read_amplification_section(results, md_table)
+    if amplification is not None:  # engines whose queries merged log files (MERGE_ON_READ)
+        parts += ["\n## Read amplification (MERGE_ON_READ)\n", amplification]
     scale = scale_section(results, md_table)
     if scale is not None:
         parts += ["\n## At scale: Apache Hudi's default sizes\n", scale]

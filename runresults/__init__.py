@@ -21,7 +21,10 @@ Tables (one row per …):
 - ``queries``: query execution — engine, checkpoint, query, run (0 = cold, 1.. warm), latency_s,
   files_total, files_scanned, files_pruned, row_groups_total, row_groups_scanned, rows_scanned,
   result_rows, verified, error, planning_s and execution_s (latency_s split as LHBench does: our file
-  pruning, Spark's file index, analysis, optimisation and physical plan, then the jobs).
+  pruning, Spark's file index, analysis, optimisation and physical plan, then the jobs); on a
+  MERGE_ON_READ snapshot with log files, its read amplification: log_files_merged and log_bytes_merged
+  (the log files merged over their base files for the query) and ro_latency_s (the same query over the
+  base files alone, Hudi's read-optimized view; null elsewhere).
 - ``isolation``: reader query during maintenance — engine, maintenance_instant, reader, seq,
   query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
 - ``stream`` (``layoutbench stream``): micro-batch — engine, run (``fixed`` or ``rate:<r>``),
@@ -89,8 +92,10 @@ import pyarrow.parquet as pq
 
 # 2: repeat column in commits, maintenance and queries (--repeat); 3: requests, stream tables; 4: gates,
 # query_rounds (T17); 5: an ingest's plan_s, write_s, commit_s in commits (null in older folders); 6: a query's
-# planning_s and execution_s in queries and query_rounds (T18; null in older folders)
-FORMAT_VERSION = 6
+# planning_s and execution_s in queries and query_rounds (T18; null in older folders); 7: a query's read
+# amplification on a MERGE_ON_READ snapshot, log_files_merged, log_bytes_merged, ro_latency_s (T21; null
+# in older folders and on tables without log files)
+FORMAT_VERSION = 7
 REPEATED = ("commits", "maintenance", "queries", "requests")  # tables with a row per repetition
 
 TABLES: dict[str, pa.Schema] = {
@@ -122,6 +127,7 @@ TABLES: dict[str, pa.Schema] = {
         ("files_pruned", pa.int64()), ("row_groups_total", pa.int64()), ("row_groups_scanned", pa.int64()),
         ("rows_scanned", pa.int64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
         ("error", pa.string()), ("repeat", pa.int64()), ("planning_s", pa.float64()), ("execution_s", pa.float64()),
+        ("log_files_merged", pa.int64()), ("log_bytes_merged", pa.int64()), ("ro_latency_s", pa.float64()),
     ]),
     "isolation": pa.schema([
         ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),
@@ -235,17 +241,21 @@ class ResultsWriter:
             raise ResultsError(f"unknown results table {table!r}")
         self.rows[table].append(row)
 
-    def write_table(self, table: str, data: pa.Table | None = None) -> Path:
-        """``table``'s Parquet file from its rows here, or from ``data`` (its schema) when given."""
+    def write_table(self, table: str) -> Path:
+        """``table``'s Parquet file from its rows, replaced whole (a cut-off write leaves the previous
+        file). The rows are a snapshot: a service thread may add rows while a partial write runs
+        (:mod:`bench.partial_results`)."""
         path = self.folder / f"{table}.parquet"
-        pq.write_table(data if data is not None else rows_table(table, self.rows[table]), path)
+        tmp = path.with_suffix(".parquet.tmp")
+        pq.write_table(rows_table(table, list(self.rows[table])), tmp)
+        tmp.replace(path)
         return path
 
-    def write_run(self, run: dict[str, Any], tables: dict[str, pa.Table] | None = None) -> Path:
-        """Every table (from its rows, or from ``tables`` when given), then ``run.json`` last."""
+    def write_run(self, run: dict[str, Any]) -> Path:
+        """Every table from its rows, then ``run.json`` last."""
         run = {"format_version": FORMAT_VERSION, **run}
         for name in TABLES:
-            self.write_table(name, tables[name] if tables is not None else None)
+            self.write_table(name)
         path = self.folder / "run.json"
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(run, indent=2, default=str))
@@ -342,6 +352,12 @@ class Results:
     @property
     def simulated(self) -> bool:
         return bool(self.run.get("simulated"))
+
+    @property
+    def incomplete(self) -> dict[str, Any] | None:
+        """What a folder written as its run went holds (batches done, per engine), when the run did
+        not finish (:mod:`bench.partial_results`); ``None`` for a finished run."""
+        return self.run.get("incomplete")
 
     @property
     def engines(self) -> list[str]:

@@ -27,7 +27,8 @@ UNITS: dict[str, str] = {
     "files_total": "files", "files_written": "files", "final_backlog_s": S, "freshness_s": S, "gate": TEXT,
     "got": TEXT, "hudi_rs_agrees": FLAG, "ingest_s": S, "inline_maintenance_s": S,
     "instant": "17-digit Hudi instant time", "kind": TEXT, "lag_slope": "seconds of backlog per second",
-    "late_rows": "rows", "latency_s": S, "live": FLAG, "live_bytes": B, "live_files": "files",
+    "late_rows": "rows", "latency_s": S, "log_bytes_merged": B, "log_files_merged": "files",
+    "ro_latency_s": S + " (the read-optimized view: base files only)", "live": FLAG, "live_bytes": B, "live_files": "files",
     "maintenance_instant": "17-digit Hudi instant time", "maintenance_running": FLAG, "mean_file_bytes": B,
     "metadata_bytes": B, "micro_batch": "Spark micro-batch id", "mode": TEXT, "object": TEXT,
     "oldest_freshness_s": S, "op": "request type (GET, PUT, LIST, HEAD, ...)", "operation": TEXT,
@@ -89,7 +90,10 @@ def results_doc() -> str:
              "errors, Python workers' stderr) goes to `spark.log` in the same folder; a failed step's traceback "
              "to `error.log`. Tables are kept under `results/<run-id>/tables/<engine>` for `layoutbench inspect`, "
              "hudi-rs or Spark unless `--no-keep-tables` or the scenario's `keep_tables: false` (then each "
-             "engine's tables are removed once its figures are taken).\n"]
+             "engine's tables are removed once its figures are taken). While a run goes, the rows so far are "
+             "written every minute and after each checkpoint, with a `run.json` that holds `incomplete` (batches "
+             "done of the run's, per engine, and when; WA is derived when the run ends): a run cut off keeps what "
+             "it measured (`bench/partial_results.py`); the finished run replaces them, each file whole.\n"]
     for table, schema in TABLES.items():
         parts.append(f"## `{table}`\n")
         if table in notes:

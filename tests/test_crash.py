@@ -16,6 +16,7 @@ from reports.render import crash_section
 from runresults import Results
 
 CRASH = str(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "crash.yaml")
+CRASH_MOR = str(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "crash_mor.yaml")
 
 
 def test_prefix_start_counts_hits_from_the_copy(tmp_path) -> None:
@@ -76,6 +77,18 @@ def test_crash_matrix_reduced(tmp_path) -> None:
     assert all(r["rows_lost"] == 0 for r in run.run["crashtest"]["reference_runs"].values())
     matrix = crash_section(run)
     assert f"| option1.before_commit | ok | lost {int(rfc.rows_lost)} | - |" in matrix, matrix
+
+
+@pytest.mark.slow
+def test_crash_matrix_reduced_mor(tmp_path) -> None:
+    """Option 2 on MERGE_ON_READ killed inside its compaction: recovered, nothing lost or duplicated."""
+    run = Results(run_crashtest(CRASH_MOR, tmp_path, points=["compaction.after_group_written"]))
+    crash = run.table("crash").set_index(["engine", "point"])
+    row = crash.loc[("option2_mor", "compaction.after_group_written")]
+    assert len(crash) == 1 and row.recovered and row.hudi_rs_agrees
+    assert (row.rows_lost, row.rows_duplicated, row.query_failures) == (0, 0, 0)
+    details = json.loads(row.details)
+    assert details["crashed"] and details["query_matches_truth"]
 
 
 def test_engine_points_are_the_steps_each_engine_passes() -> None:

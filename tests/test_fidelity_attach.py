@@ -31,6 +31,7 @@ def test_bench_hudi_runs_the_default_batches_and_sizes() -> None:
     assert {e["kind"] for e in hudi["engines"]} >= {"hudi", "cow_baseline", "clustering"}
 
 
+@pytest.mark.slow  # an end-to-end run (20-60 s): make test-slow
 def test_report_names_the_fidelity_run_or_says_none(tmp_path: Path) -> None:
     bench = make_results(tmp_path / "results" / "20260101T000000-default", engines=["baseline", "option2"])
     md = render_report(bench)["report.md"].read_text()

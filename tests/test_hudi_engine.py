@@ -66,6 +66,7 @@ def _hudi_rows(spark, path: str, **options: str):
     return reader.load(path)
 
 
+@pytest.mark.slow  # an end-to-end run (20-60 s): make test-slow
 def test_real_hudi_tables_verify_like_ours(spark, hudi_run) -> None:
     from engines.spark.session import HUDI_BUNDLE
     from engines.table.table import HudiTable
@@ -398,6 +399,7 @@ def test_article_plans_bloom_off_real_hudi_clusters_with_the_filter_anyway(spark
         hudi.close()
 
 
+@pytest.mark.slow  # an end-to-end run (20-60 s): make test-slow
 def test_report_sets_ours_next_to_real_hudi(hudi_run) -> None:
     from reports.hudi_fidelity import fidelity_pairs
     from reports.render import render_report

@@ -95,6 +95,7 @@ def test_rewrite_is_deterministic(spark, tmp_path, monkeypatch, sort, single_tas
     assert digests[0] == digests[1] == digests[2]
 
 
+@pytest.mark.slow  # an end-to-end run (20-60 s): make test-slow
 @pytest.mark.parametrize("foreign", [False, True])
 def test_hudi_split_writes_whole_input_files_per_output(spark, tmp_path, foreign: bool) -> None:
     """``clustering_split: hudi``: each output holds whole input files, the plan's slices coalesced as

@@ -117,6 +117,7 @@ def test_spark_submit_launch_keeps_its_master_and_matches_local(small_run: Resul
     assert deterministic_figures(submitted) == deterministic_figures(small_run)
 
 
+@pytest.mark.slow  # an end-to-end run (20-60 s): make test-slow
 def test_repeat_runs_fresh_tables_and_gives_intervals(spark, tmp_path) -> None:
     """--repeat 2: each engine twice on fresh tables from the same batches; exact figures are the
     first repetition's and equal the second's (the run checks it); timings pool both, with

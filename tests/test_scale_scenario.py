@@ -123,8 +123,19 @@ def test_a_scenario_the_disk_cannot_hold_is_refused_before_spark(tmp_path: Path)
         check_disk(parse_scenario(doc), tmp_path)
 
 
-def test_small_scale_run_wiring(spark, tmp_path: Path) -> None:
+def test_small_scale_run_wiring(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.partial_results import PartialResults
     from bench.runner import run_scenario
+
+    seen: list[tuple[dict, int]] = []  # what the folder held after each partial write (a run cut off there)
+    write = PartialResults.write
+
+    def snapshot(self: PartialResults, batch: int) -> None:
+        write(self, batch)
+        got = Results(self.writer.folder)
+        seen.append((got.incomplete, len(got.table("commits"))))
+
+    monkeypatch.setattr(PartialResults, "write", snapshot)
     from reports.render import md_table
     from reports.scale import scale_section
 
@@ -137,6 +148,10 @@ def test_small_scale_run_wiring(spark, tmp_path: Path) -> None:
     assert res.run["verification"]["ok"], res.run["verification"]["failures"]
     c = res.table("commits")
     assert c[c.engine == "baseline"].batch.max() == 2 and c[c.engine == "append_only"].batch.max() == 5
+    assert res.incomplete is None  # the finished run replaced the partial folder
+    at_prefix = next(inc for inc, _ in seen if inc["batches_done"] == 3)  # the baseline's prefix ended there
+    assert at_prefix["engines_batches_done"]["baseline"] == 3 and at_prefix["batches_run"] == 6
+    assert seen[-1][1] <= len(c) and seen[0][1] > 0
     assert not (run_dir / "tables").exists()  # keep_tables: false; the prefix's table went at its end
     q = res.table("queries")
     assert set(q[q.engine == "baseline"].checkpoint) == {2} and set(q[q.engine != "baseline"].checkpoint) == {5}

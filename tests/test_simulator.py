@@ -173,24 +173,3 @@ def test_simulated_instants_are_the_logical_clocks() -> None:
         for _ in range(2500):
             last, fast = LOGICAL_CLOCK.next(last), next_logical_instant(fast)
             assert fast == last
-
-
-def test_engines_replayed_in_processes_write_the_same_folder(tmp_path) -> None:
-    """`simulate --workers`: each engine replayed in a process of its own, the tables merged in the
-    batch loop's order, gives the folder one serial replay gives (exact mode with rows, and the
-    estimated mode of long horizons, whose cleaner and final maintenance sections differ)."""
-    import pandas as pd
-
-    from bench.scenario import load_scenario
-
-    year = SMALL.parent / "sim_year_hourly.yaml"
-    for name, path, horizon in (("small", SMALL, None), ("year", year, 2100)):
-        folders = [Results(simulate(load_scenario(path), tmp_path, horizon_batches=horizon, run_id=f"{name}{w}",
-                                    workers=w)) for w in (1, 3)]
-        serial, apart = folders
-        assert apart.run["simulation"]["processes"] == 3 and serial.run["simulation"]["processes"] == 1
-        assert serial.run["simulation"]["requests"] == apart.run["simulation"]["requests"]
-        for table in ("commits", "maintenance", "queries", "files"):
-            a, b = serial.table(table), apart.table(table)
-            assert len(a) > 0, (name, table)
-            pd.testing.assert_frame_equal(a, b, obj=f"{name} {table}")

@@ -96,3 +96,59 @@ def test_query_seconds_are_held_at_30_percent(tmp_path: Path) -> None:
     q = [c for c in validate_timings(real, slow) if c.figure.startswith("query seconds")]
     assert q and all(not c.ok and "n=" in c.note for c in q if abs(float(c.simulated) / float(c.real) - 1) > 0.3)
     assert any(not c.ok for c in q)
+
+
+def test_a_prefixed_run_is_validated_over_exactly_the_batches_each_engine_took(tmp_path: Path) -> None:
+    """A run of the first 5 of 6 batches (``run --batches 5``) whose baseline took a prefix of 4: the
+    validation replays each engine over its own batches, with its final maintenance and checkpoints
+    where the runner puts them, and every figure holds; the whole scenario's replay would not."""
+    from bench.simulate.validate import as_taken
+
+    sc = load_scenario(SMALL)
+    engines = [e.model_copy(update={"num_batches": 4}) if e.name == "baseline" else e for e in sc.engines]
+    prefixed = sc.model_copy(update={"engines": engines}).first_batches(5)
+    model = tmp_path / "m.json"
+    CostModel(bytes_per_record=BPR).save(model)
+    real = Results(simulate(prefixed, tmp_path, calibration_path=model, run_id="real", as_run=True))
+    commits = real.table("commits")
+    ingests = commits[commits.kind == "ingest"].groupby("engine").batch.max()
+    assert ingests["baseline"] == 3 and ingests["option2"] == 4
+    checkpoints = real.table("queries").groupby("engine").checkpoint.unique()
+    assert sorted(checkpoints["baseline"]) == [2, 3] and sorted(checkpoints["option2"]) == [2, 4]
+
+    taken = as_taken(sc, real)
+    assert taken.batches_run == 5 and taken.batches_of("baseline") == 4
+    sim = Results(simulate(taken, tmp_path, calibration_path=model, run_id="sim", as_run=True))
+    checks = validate(real, sim)
+    assert checks and all(c.ok for c in checks), render(checks)
+    assert any("at batch 4" in c.figure for c in checks if c.engine == "baseline")
+
+    whole = Results(simulate(sc, tmp_path, calibration_path=model, run_id="whole"))
+    assert not all(c.ok for c in validate(real, whole))
+
+
+def test_a_run_of_another_workload_is_refused(tmp_path: Path) -> None:
+    from bench.simulate.validate import ValidationError, as_taken
+
+    sc = load_scenario(SMALL)
+    other = sc.model_copy(update={"workload": sc.workload.model_copy(update={"seed": 8})})
+    real = Results(simulate(other, tmp_path, run_id="other"))
+    with pytest.raises(ValidationError, match="workload .*differs in seed"):
+        as_taken(sc, real)
+
+
+def test_simulate_validate_on_a_prefixed_run_through_the_cli(tmp_path: Path) -> None:
+    """`layoutbench simulate SCENARIO --validate RUN` on a run of the first 5 batches whose baseline took
+    4: the validation names the batches each engine took, and every figure holds."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    sc = load_scenario(SMALL)
+    engines = [e.model_copy(update={"num_batches": 4}) if e.name == "baseline" else e for e in sc.engines]
+    real = simulate(sc.model_copy(update={"engines": engines}).first_batches(5), tmp_path, run_id="real", as_run=True)
+    res = CliRunner().invoke(app, ["simulate", str(SMALL), "--validate", str(real), "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "batches the run took: baseline 4, option1_rfc 5" in text and "(of 6)" in text
+    assert "**no**" not in text

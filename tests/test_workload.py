@@ -69,6 +69,7 @@ def test_frame_from_driver_rows_equals_the_spark_generated_batch(spark) -> None:
         remember_partition_counts(frame_from_arrow(spark, batch_table(SPEC, 0)), "dt", {})
 
 
+@pytest.mark.slow  # an end-to-end run (20-60 s): make test-slow
 def test_local1_and_local2_generate_identical_batches(spark) -> None:
     code = ("from engines.spark.session import get_spark; from workloads.spec import WorkloadSpec;"
             "from workloads.generator import batch_df; from workloads.truth import GroundTruth;"

@@ -146,8 +146,12 @@ def arrow_schema(spec: WorkloadSpec) -> pa.Schema:
     ])
 
 
+_UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1)}
+
+
 def partition_unit(spec: WorkloadSpec) -> timedelta:
-    return timedelta(days=1) if spec.partition_granularity == "day" else timedelta(hours=1)
+    """A partition's span of time (a simulated year asks for it several times per batch)."""
+    return _UNITS[spec.partition_granularity]
 
 
 def partition_value(spec: WorkloadSpec, moment: datetime) -> str:

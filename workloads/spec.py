@@ -37,9 +37,21 @@ class WorkloadSpec(BaseModel):
     num_services: int = Field(20, gt=0, le=100_000)
     service_skew: float = Field(1.1, ge=0.0, le=5.0)
     num_hosts: int = Field(50, gt=0)
+    # a share of each batch that upserts earlier keys (T21 calls it update_fraction: an accepted alias)
     corrections_fraction: float = Field(0.0, ge=0.0, le=1.0)
     delete_fraction: float = Field(0.0, ge=0.0, le=1.0)
     partition_column: str = Field("dt", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _update_fraction(cls, data: Any) -> Any:
+        """``update_fraction`` is the documented alias of ``corrections_fraction`` (one field: set twice, refused)."""
+        if isinstance(data, dict) and "update_fraction" in data:
+            if "corrections_fraction" in data:
+                raise ValueError("update_fraction and corrections_fraction are one field (update_fraction is its "
+                                 "alias): set one of them")
+            data = {("corrections_fraction" if k == "update_fraction" else k): v for k, v in data.items()}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> WorkloadSpec:

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.gates.truth import KeySum, key_hashes
+from engines.table.mor import snapshot_read
 from engines.table.storage import hadoop_uri
 from engines.table.table import HudiTable
 
@@ -53,7 +54,8 @@ class FileKeySums:
 
 
 class OurReader:
-    """Our file-system view's snapshot as of an instant (``view.snapshot(as_of)``), its files' keys."""
+    """Our file-system view's snapshot as of an instant (``view.snapshot(as_of)``), its files' keys; on a
+    MERGE_ON_READ table the table core's merged read as of the instant (:func:`engines.table.mor.snapshot_read`)."""
 
     def __init__(self, table: HudiTable, files: FileKeySums | None = None) -> None:
         self.table = table
@@ -61,6 +63,8 @@ class OurReader:
 
     def key_sum(self, as_of: str | None = None) -> KeySum:
         try:
+            if self.table.merge_on_read:  # log files insert, update and delete rows: only the merge counts them
+                return KeySum.of(key_hashes(snapshot_read(self.table, as_of).rows.column(KEY)))
             return self.files.total([s.path for s in self.table.view().snapshot(as_of=as_of)])
         except Exception as exc:  # noqa: BLE001 - a failed read is the reader's answer
             raise ReadError(f"ours: {type(exc).__name__}: {_first_line(exc)}") from exc
@@ -68,7 +72,8 @@ class OurReader:
 
 class HudiRsSlices:
     """hudi-rs's file slices as of an instant (``get_file_slices``: its time-travel resolution of
-    which file group versions are visible), their files' keys."""
+    which file group versions are visible), their files' keys; slices with log files (MERGE_ON_READ):
+    hudi-rs's own merged read as of the instant."""
 
     def __init__(self, table: HudiTable, files: FileKeySums | None = None) -> None:
         self.table = table
@@ -82,8 +87,8 @@ class HudiRsSlices:
             if as_of is not None:
                 opts = opts.with_as_of_timestamp(as_of)
             slices = hudi.HudiTableBuilder.from_base_uri(self.table.base_uri).build().get_file_slices(opts)
-            if any(s.has_log_files() for s in slices):
-                raise ReadError("hudi-rs: log files in a slice; the gate reads base files only")
+            if any(s.has_log_files() for s in slices):  # MERGE_ON_READ: hudi-rs merges the slices itself
+                return KeySum.of(key_hashes(hudi_rs_read(self.table.base_uri, [KEY], as_of=as_of).column(0)))
             paths = [s.base_file_relative_path() for s in slices]
         except ReadError:
             raise

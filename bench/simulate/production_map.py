@@ -28,6 +28,10 @@ The fast path, and what it assumes:
   does (:func:`bench.simulate.project.periodicity`); each row says whether its replay was periodic.
   Where a file takes longer than the replay to fill (a tiny batch against a large limit), the replay
   sees part of the cycle only, and the row says so.
+- **The steady state is detected, not planned** (:func:`fit_window`): a replay whose planned windows
+  are not periodic gets the window its bytes written repeat over (a file's fill cycle, a partition's
+  span), replayed again up to ``replay_max`` batches where a partition's span fits
+  (:func:`run_replay`); a row says ``window_fitted``.
 - **Sizes from the calibration**: a batch of ``batch_mb`` holds ``batch_mb / bytes_per_record``
   records of the calibration (the same per-record bytes the simulator sizes files by).
 - **The store**: local prices no requests and has no first-byte latency; S3 adds the shipped request
@@ -51,7 +55,7 @@ import numpy as np
 
 from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import CostModel
-from bench.simulate.project import Plan, archived, plan_replay
+from bench.simulate.project import WINDOWS, Plan, archived, plan_replay
 from bench.simulate.simulator import RowSink, run_simulation
 from bench.simulate.target import Target, target_scenario, validate_target
 from engines.config.registry import DECIMAL_TB as TB
@@ -81,6 +85,8 @@ MAX_FILE_RATIO = 1.2  # Hudi's max file over its small-file limit (120 MB / 100 
 YEAR_DAYS = 365.0
 # The fast path against the full simulator on small points (tests/test_production_map.py)
 FULL_TOLERANCE = {"wa": 0.05, "bytes_written": 0.05, "live_files": 0.10}
+# a fitted window's bytes written, batch by batch, repeat the window before within this share
+PROFILE_TOLERANCE = 0.01
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,7 @@ class Settings:
     latency_ms: float = 20.0
     replay_cap: int = 400
     margin: float = 0.05
+    replay_max: int | None = None  # a replay not periodic within replay_cap is replayed up to this (run_replay)
 
 
 def point_target(point: dict[str, Any], settings: Settings, horizon_days: float | None = None) -> Target:
@@ -173,6 +180,7 @@ class Replay:
     elapsed_s: float
     first_byte_share: float
     start: int = 0  # the horizon's batch the replay started at (:func:`replay_start`)
+    fitted: bool = False  # the window was fitted to the steady state (:func:`fit_window`)
 
 
 def _per_batch(batches: Iterable[int], values: Iterable[float], n: int, carry: bool) -> np.ndarray:
@@ -258,20 +266,69 @@ def _predicted(coef: dict[str, list[float]], kind: str, events: Any) -> list[tup
     return out
 
 
-def run_replay(scenario: Any, target: Target, model: CostModel, cap: int) -> Replay:
-    """The full simulator over the replayed batches of ``target``'s horizon, per engine as arrays."""
+def run_replay(scenario: Any, target: Target, model: CostModel, cap: int, replay_max: int | None = None) -> Replay:
+    """The full simulator over the replayed batches of ``target``'s horizon, per engine as arrays.
+
+    A replay whose planned windows are not periodic gets its window fitted to the steady state it
+    reached (:func:`fit_window`); when none fits within ``cap`` batches, it is replayed again over
+    the plan ``replay_max`` allows (a partition's span and more, :func:`bench.simulate.project.
+    plan_replay`) and fitted there, when a window of a partition's span fits in it after a warm-up
+    (partitions rotate within it: the steady state of a partitioned table is the span, two partitions
+    taking rows at once). Where a partition outlasts ``replay_max`` (unpartitioned over a year), the
+    steady state is a file's fill inside it, which a window fitted within ``cap`` finds, or no
+    affordable replay does. A replay that still has no periodic window keeps its plan and says so
+    (``periodic`` false, ``off`` the figures that differ)."""
     t0 = time.perf_counter()
     plan = plan_replay(scenario, target, cap=cap)
+    rep = _replay(scenario, target, model, plan)
+    if not rep.periodic and replay_max and replay_max > plan.replay:
+        longer = plan_replay(scenario, target, cap=replay_max)
+        if longer.replay > plan.replay and target.batches_per_partition * (WINDOWS + 1) <= longer.replay:
+            rep = _replay(scenario, target, model, longer)
+    rep.elapsed_s = time.perf_counter() - t0
+    return rep
+
+
+def _replay(scenario: Any, target: Target, model: CostModel, plan: Plan) -> Replay:
+    t0 = time.perf_counter()
     sc = scenario.model_copy(update={"queries": scenario.queries.model_copy(
         update={"checkpoint_every": plan.window})})
     sink = RowSink()
     start = replay_start(scenario, target, plan)
     done = run_simulation(sc, model, sink=sink, stop_after=plan.replay, start_at=start)
     engines = [_engine_replay(sink, e.name, e.kind, plan.replay, model, e.events) for e in done.engines]
-    periodic, off = True, []
+    periodic, off, fitted = True, [], False
     if plan.extrapolated:
         periodic, off = _periodic(engines, plan)
-    return Replay(plan, engines, periodic, off, time.perf_counter() - t0, model.first_byte_share, start)
+        if not periodic:
+            better = fit_window(engines, plan, int(scenario.maintenance.every_commits))
+            if better is not None:
+                plan, periodic, off, fitted = better, True, [], True
+    return Replay(plan, engines, periodic, off, time.perf_counter() - t0, model.first_byte_share, start, fitted)
+
+
+def fit_window(engines: list[EngineReplay], plan: Plan, every: int,
+               tolerance: float = PROFILE_TOLERANCE) -> Plan | None:
+    """The replay's steady state, detected: the shortest window of whole maintenance intervals (at
+    most a quarter of the replay, so a warm-up of at least one window precedes three windows) over
+    which every engine's bytes written batch by batch repeat, the last window against the one
+    before, within ``tolerance`` of what they wrote (a sawtooth's cycle, or a partition's span), and
+    the projection's periodicity test holds (:func:`_periodic`). ``None`` when no such window fits."""
+    r = plan.replay
+    for w in range(every, r // (WINDOWS + 1) + 1, every):
+        repeats = True
+        for e in engines:
+            last, prev = e.written[r - w:r], e.written[r - 2 * w:r - w]
+            scale = float(np.abs(last).sum() + np.abs(prev).sum()) / 2
+            if scale > 0 and float(np.abs(last - prev).sum()) > tolerance * scale:
+                repeats = False
+                break
+        if not repeats:
+            continue
+        fitted = Plan(plan.horizon, r, w, r - WINDOWS * w)
+        if _periodic(engines, fitted)[0]:
+            return fitted
+    return None
 
 
 def replay_start(scenario: Any, target: Target, plan: Plan) -> int:
@@ -365,7 +422,8 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
         k_end = j // w + 1
         live_end = float(e.live_files[lo + j % w] + k_end * g_live)
         last = float(suite[-1])
-        steps_end = (horizon - r) / w
+        spacing = _spacing(e, w)  # the replay's checkpoints (a fitted window is not their spacing)
+        steps_end = (horizon - r) / spacing
         end_s = last + float(_growth(per_query).sum()) * steps_end
         end_files = float(np.round(e.suite_files[-1] + _growth(e.suite_files) * steps_end).sum())  # per query
         q_int = _trapezoids(e.checkpoints, suite, r - 1) + (horizon - r) * (last + end_s) / 2
@@ -377,7 +435,7 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
             lb = e.commit_live[in_win] + k * g_live_bytes
             amps_parts.append(p / np.where(lb > 0, lb, np.nan))
         amps = np.concatenate(amps_parts)
-        req_usd = _extrapolated_requests(e, plan, horizon) if s3 else 0.0
+        req_usd = _extrapolated_requests(e, plan, horizon, spacing) if s3 else 0.0
     gb_hours = float(phys_sum) * hours_per_batch / GB
     q_seconds = qph * q_int * hours_per_batch
     usd = (compute / 3600 * PRICES.core_hour.usd + q_seconds / 3600 * PRICES.core_hour.usd
@@ -394,6 +452,11 @@ def horizon_figures(e: EngineReplay, plan: Plan, horizon: int, hours_per_batch: 
         "bytes_written": float(written),
         "requests_usd": float(req_usd),
     }
+
+
+def _spacing(e: EngineReplay, window: int) -> int:
+    """Batches between the replay's last two checkpoints (its planned window; ``window`` with one)."""
+    return int(e.checkpoints[-1] - e.checkpoints[-2]) if len(e.checkpoints) > 1 else window
 
 
 def _growth(per_checkpoint: np.ndarray) -> np.ndarray:
@@ -430,7 +493,7 @@ def _prefix_requests(e: EngineReplay, h: int, keep: np.ndarray) -> float:
     return out + sum(_usd(op, float(arr[keep].sum())) for (_p, op, _o, _l), arr in e.query_requests.items())
 
 
-def _extrapolated_requests(e: EngineReplay, plan: Plan, horizon: int) -> float:
+def _extrapolated_requests(e: EngineReplay, plan: Plan, horizon: int, spacing: int) -> float:
     """Requests in dollars over the horizon, as :func:`bench.simulate.project._extrapolate_requests`
     extrapolates them: write phases per window grown by the last two windows' difference (the last,
     partial window pro rata), each query context grown by the last two checkpoints' difference."""
@@ -444,8 +507,8 @@ def _extrapolated_requests(e: EngineReplay, plan: Plan, horizon: int) -> float:
         g = last - prev
         windows = float(np.maximum(0.0, last + g * k).sum()) + max(0.0, last + g * (full + 1)) * rest / w
         usd += _usd(op, float(arr.sum()) + round(windows))
-    cps = _checkpoints_after(r - 1, w, horizon)
-    steps = (cps - (r - 1)) / w
+    cps = _checkpoints_after(r - 1, spacing, horizon)
+    steps = (cps - (r - 1)) / spacing
     for (_p, op, _o, _l), arr in e.query_requests.items():
         last = float(arr[-1])
         prev = float(arr[-2]) if len(arr) > 1 else 0.0
@@ -472,7 +535,7 @@ def _replay_job(args: tuple[Any, dict[str, Any], Settings, CostModel, float, lis
                 ) -> list[dict[str, Any]]:
     base, key_point, settings, model, max_days, points = args
     sc, tgt = replay_scenario(base, key_point, settings, model, max_days)
-    rep = run_replay(sc, tgt, model, settings.replay_cap)
+    rep = run_replay(sc, tgt, model, settings.replay_cap, settings.replay_max)
     return priced_rows(rep, points, settings)
 
 
@@ -489,7 +552,7 @@ def priced_rows(rep: Replay, points: list[dict[str, Any]], settings: Settings) -
                                    settings.latency_ms, rep.first_byte_share)
             rows.append({**point, "engine": e.name, "kind": e.kind, **figs, "replayed_batches": rep.plan.replay,
                          "window_batches": rep.plan.window, "replay_start": rep.start, "horizon_batches": horizon,
-                         "periodic": rep.periodic, "replay_s": rep.elapsed_s})
+                         "periodic": rep.periodic, "window_fitted": rep.fitted, "replay_s": rep.elapsed_s})
     return rows
 
 
@@ -521,6 +584,8 @@ def run_points(base: Any, points: list[dict[str, Any]], settings: Settings, mode
                   "the rest of the horizon in closed form",
         "replays": len(jobs), "points": len(points),
         "periodic_replays": sum(1 for r in per_replay.values() if r["periodic"]),
+        "fitted_windows": sum(1 for r in per_replay.values() if r["window_fitted"]),
+        "replayed_batches_total": sum(int(r["replayed_batches"]) for r in per_replay.values()),
         "replay_s_total": round(sum(r["replay_s"] for r in per_replay.values()), 2),
         "wall_s": round(time.perf_counter() - t0, 2), "settings": settings.__dict__,
     }

@@ -21,7 +21,7 @@ import json
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.batch_loop import SCHEDULE, MaintenanceSchedule, run_batches
+from bench.batch_loop import SCHEDULE, MaintenanceSchedule, checkpoints_of, run_batches
 from bench.engine_factory import LOGICAL_START, MB, engine_bloom, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
@@ -51,7 +51,7 @@ from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
-from runresults import TABLES, commit_row
+from runresults import TABLES, ResultsWriter, commit_row
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.rowdef import trace_id
 from workloads.spec import WorkloadSpec
@@ -223,7 +223,6 @@ class SimEngine:
     kind: str
     name: str
     behaviour: SimBehaviour  # what its kind does (engines/<kind>/sim.py)
-    index: int = 0  # its position among the scenario's engines (the order of one serial replay's rows)
     live: dict[tuple[str, str], FileSlice] = field(default_factory=dict)
     physical: dict[str, SimFile] = field(default_factory=dict)
     instants: int = 0
@@ -261,8 +260,8 @@ class SimEngine:
 
 
 class Simulator:
-    def __init__(self, scenario: Scenario, model: CostModel, writer: RowSink, horizon: int | None,
-                 stop_after: int | None = None, start_at: int = 0) -> None:
+    def __init__(self, scenario: Scenario, model: CostModel, writer: RowSink | ResultsWriter, horizon: int | None,
+                 stop_after: int | None = None, start_at: int = 0, as_run: bool = False) -> None:
         self.sc = scenario
         self.model = model
         self.writer = writer
@@ -274,7 +273,9 @@ class Simulator:
         # ``start_at``: the replay's batch 0 is the horizon's batch ``start_at`` (on an empty table): a
         # replay shorter than a partition then still sees late rows land in the partition before
         self.start_at = start_at
-        self.exact = full <= EXACT_BATCHES and not stop_after and not start_at
+        # ``as_run``: a run's own prefix (``run --batches``), replayed in the exact mode a run of the
+        # whole horizon would get, since its batches are the same (the simulator held to that run)
+        self.exact = full <= EXACT_BATCHES and (not stop_after or as_run) and not start_at
         total_rows = sum(batch_num_records(self.spec, b) for b in range(self.n)) if self.exact else None
         self.with_rows = total_rows is not None and total_rows <= ROWS_LIMIT
         self.bpr = model.bytes_per_record or bytes_per_record(self.spec)
@@ -694,47 +695,39 @@ class Simulator:
                             row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None)
 
 
-# Sections of a batch in the loop's order (bench.batch_loop.run_batches): every engine's ingest and
-# after-commit maintenance, then the final maintenance (last batch), then the checkpoint's queries.
-INGEST_SECTION, FINAL_SECTION, CHECKPOINT_SECTION = 0, 1, 2
-
-
 class _SimSteps:
     """The simulator's part of the one batch loop (:func:`bench.batch_loop.run_batches`). A simulated
-    engine keeps no pending plans: a semi-async schedule plans when its execution is due. Before each
-    step it tells the sink where in the loop it is (:meth:`RowSink.mark`)."""
+    engine keeps no pending plans: a semi-async schedule plans when its execution is due."""
 
-    def __init__(self, sim: Simulator, engines: list[SimEngine], advance: Callable[[], None]) -> None:
+    def __init__(self, sim: Simulator, engines: list[SimEngine], advance: Callable[[], None],
+                 marks: dict[str, set[int]]) -> None:
         self.sim = sim
         self.engines = engines
         self.advance = advance
+        self.marks = marks  # each engine's checkpoints
         self.counts: dict[str, int] = {}
-        self.section = INGEST_SECTION
-        self.mark = sim.writer.mark
 
     def begin_batch(self, b: int) -> None:
         self.counts = self.sim.begin_batch(b)
 
     def ingest(self, e: SimEngine, b: int) -> None:
-        self.mark(b, INGEST_SECTION, e.index)
         self.sim.ingest(e, b, self.counts)
 
     def maintain(self, e: SimEngine, b: int, step: str) -> None:
         if step != SCHEDULE:
-            self.mark(b, self.section, e.index)
             self.sim.maintain(e, b)
 
     def end_batch(self, b: int) -> None:
         self.advance()
 
     def before_final(self, b: int) -> None:
-        self.section = FINAL_SECTION
+        return None
 
     def checkpoint(self, b: int) -> None:
         params = self.sim.query_params()
         for e in self.engines:
-            self.mark(b, CHECKPOINT_SECTION, e.index)
-            self.sim.queries(e, b, params)
+            if b in self.marks[e.name]:
+                self.sim.queries(e, b, params)
 
 
 @contextmanager
@@ -759,47 +752,52 @@ class RowSink:
     def add(self, table: str, **row: Any) -> None:
         self.rows[table].append(row)
 
-    def mark(self, batch: int, section: int, engine: int) -> None:
-        """Where in the loop the next rows come from (kept by a sink that merges replays)."""
-
 
 @dataclass
 class Simulation:
     """One simulated scenario: its result rows, the simulator and its engines."""
 
-    sink: RowSink
+    sink: RowSink | ResultsWriter
     sim: Simulator
     engines: list[SimEngine]
     not_simulated: list[str]
     elapsed_s: float
+    takes: dict[str, int] = field(default_factory=dict)  # batches each engine took
 
 
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
-                   sink: RowSink | None = None, progress: bool = False,
+                   sink: RowSink | ResultsWriter | None = None, progress: bool = False,
                    stop_after: int | None = None, start_at: int = 0,
-                   only: Sequence[int] | None = None) -> Simulation:
+                   as_run: bool = False) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
     With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
     With ``stop_after``, only the horizon's first batches are replayed (times as in the whole horizon);
     with ``start_at``, from that batch of the horizon on, on an empty table (estimated mode).
-    With ``only``, just the engines at those positions of ``scenario.engines`` (the others are
-    replayed elsewhere: an engine's replay never reads another's state)."""
+    With ``as_run``, the batches a real run of ``scenario`` takes: the loop stops after
+    ``scenario.batches_run`` (``run --batches``) and each engine takes its own prefix
+    (``engines.<name>.num_batches``), with its final maintenance and checkpoints where the runner
+    puts them (:func:`bench.batch_loop.checkpoints_of`); otherwise every engine takes every batch."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
-    sim = Simulator(scenario, model, sink, horizon_batches, stop_after, start_at)
+    if as_run and scenario.batches_run < (horizon_batches or scenario.workload.num_batches):
+        stop_after = scenario.batches_run
+    sim = Simulator(scenario, model, sink, horizon_batches, stop_after, start_at, as_run=as_run)
     engines = []
-    for i, es in enumerate(scenario.engines):
-        if kind_of(es.kind).simulated and (only is None or i in only):
+    for es in scenario.engines:
+        if kind_of(es.kind).simulated:
             planner, options = resolve_planner(es, scenario)
             behaviour = behaviour_of(es.kind, planner, options)
-            engines.append(SimEngine(es, es.kind, es.name, behaviour, index=i, planner=planner, options=options,
+            engines.append(SimEngine(es, es.kind, es.name, behaviour, planner=planner, options=options,
                                      inserts=behaviour.inserts(sim.max_file), bloom=bloom_of(options)))
     not_simulated = [e.name for e in scenario.engines if not kind_of(e.kind).simulated]
-    checkpoint_every = scenario.queries.checkpoint_every
-    checkpoints = [b for b in range(sim.n) if (b + 1) % checkpoint_every == 0 or b == sim.n - 1]
+    every = scenario.queries.checkpoint_every
+    takes = {e.name: min(sim.n, scenario.batches_of(e.name)) if as_run else sim.n for e in engines}
+    marks = {e.name: checkpoints_of(takes[e.name], every) for e in engines}
+    checkpoints = sorted(set().union(*marks.values())) if engines else []
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
                      enabled=None if progress else False) as bar, without_cycle_collector():
-        run_batches(_SimSteps(sim, engines, bar.advance), engines, MaintenanceSchedule.of(scenario, threads=False),
-                    sim.n, checkpoints=checkpoints)
-    return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0)
+        run_batches(_SimSteps(sim, engines, bar.advance, marks), engines,
+                    MaintenanceSchedule.of(scenario, threads=False), sim.n, checkpoints=checkpoints,
+                    prefix=lambda e: takes[e.name])
+    return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0, takes)

@@ -126,7 +126,10 @@ class SweepSpec(BaseModel):
     store_calibration: str | None = None  # fast: the request model and first-byte share of the S3 points
     batches_per_hour: float = Field(60.0, gt=0)  # fast: the ingest rate of every point
     latency_ms: float = Field(20.0, ge=0, le=5000)  # fast: the S3 points' first-byte latency
-    replay_cap: int = Field(400, ge=8, le=100_000)  # fast: batches replayed per replay key at most
+    replay_cap: int = Field(400, ge=8, le=100_000)  # fast: batches replayed per replay key at first
+    # fast: a replay that is not periodic within replay_cap is replayed again up to this many batches
+    # (None: replay_cap), its window fitted to the steady state (production_map.fit_window)
+    replay_max: int | None = Field(None, ge=8, le=100_000)
     parameters: dict[str, list[float | str] | Range]
     axes: list[str] | None = None
     workers: int | None = Field(None, ge=1, le=64)
@@ -338,7 +341,8 @@ def fast_settings(grid: Grid) -> Any:
     from bench.simulate.production_map import Settings
 
     return Settings(batches_per_hour=grid.spec.batches_per_hour, latency_ms=grid.spec.latency_ms,
-                    replay_cap=grid.spec.replay_cap, margin=grid.margin)
+                    replay_cap=grid.spec.replay_cap, replay_max=grid.spec.replay_max or grid.spec.replay_cap,
+                    margin=grid.margin)
 
 
 def fast_model(grid: Grid) -> CostModel:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from bench.scenario import Scenario
 from bench.simulate import requests as reqmodel
 from runresults import Results
 
@@ -66,6 +67,33 @@ class Check:
     ok: bool
     error: str = ""  # the simulated figure's error against the real one (relative, or where series part)
     note: str = ""  # a miss's measured cause, or the limit-edge files a differing count is explained by
+
+
+class ValidationError(ValueError):
+    """A real run that cannot be held to the scenario (another workload or sizing)."""
+
+
+def as_taken(scenario: Scenario, real: Results) -> Scenario:
+    """``scenario`` as the real run took it: its ``run --batches`` (``stop_after``) and each engine's
+    prefix (``engines.<name>.num_batches``), so the simulator replays each engine over exactly the
+    batches the run measured (:func:`bench.simulate.simulator.run_simulation`, ``as_run``).
+    Refused when the run's workload or sizing is not the scenario's: the batches would differ."""
+    done = real.run.get("scenario") or {}
+    for part in ("workload", "sizing"):
+        mine = getattr(scenario, part).model_dump(mode="json")
+        theirs = {k: v for k, v in (done.get(part) or {}).items() if k in mine}
+        if theirs != {k: mine[k] for k in theirs}:
+            diff = sorted(k for k in theirs if theirs[k] != mine[k])
+            raise ValidationError(f"{real.folder}: the run's {part} is not {scenario.name}'s (differs in "
+                                  f"{', '.join(diff)}): it cannot be held to this scenario")
+    prefixes = {e.get("name"): e.get("num_batches") for e in done.get("engines") or []}
+    engines = [e.model_copy(update={"num_batches": prefixes.get(e.name, e.num_batches)}) for e in scenario.engines]
+    return scenario.model_copy(update={"engines": engines, "stop_after": done.get("stop_after")})
+
+
+def batches_taken(scenario: Scenario) -> str:
+    """Each engine's batches, as a run of ``scenario`` takes them (the validation's header)."""
+    return ", ".join(f"{e.name} {scenario.batches_of(e.name)}" for e in scenario.engines)
 
 
 def _series(df, engine: str, column: str) -> list:  # noqa: ANN001
@@ -222,11 +250,11 @@ def validate_timings(real: Results, sim: Results) -> list[Check]:
                             round(b, 3), ok, _err(a, b), "" if ok else _maintenance_cause(r, s, sim)))
     if not _requests(real).empty:
         return checks
-    overhead = float(sim.run.get("simulation", {}).get("cost_model", {}).get("query_overhead_s", float("nan")))
+    model = (sim.run.get("simulation") or {}).get("cost_model") or {}
     for engine, name, last, runs, sel in _final_query_pairs(_real_runs(real), sim.table("queries"), engines):
         a, b = float(runs.latency_s.median()), float(sel.latency_s.iloc[0])
         ok = abs(b - a) <= SECONDS_TOLERANCE * a
-        note = "" if ok else f"{_query_cause(runs, sel)}; the model's fixed cost {overhead:.3f} s"
+        note = "" if ok else f"{_query_cause(runs, sel)}; {_query_terms(model, sel, b)}"
         checks.append(Check(engine, f"query seconds: {name} at batch {last + 1}", round(a, 3), round(b, 3), ok,
                             _err(a, b), note))
     return checks
@@ -248,6 +276,19 @@ def _final_query_pairs(rq: pd.DataFrame, sq: pd.DataFrame, engines: list[str]) -
 def _query_cause(runs: pd.DataFrame, sel: pd.DataFrame) -> str:
     return (f"real runs {runs.latency_s.min():.3f}-{runs.latency_s.max():.3f} s (n={len(runs)}); files scanned real "
             f"{int(runs.files_scanned.iloc[0])}, simulated {int(sel.files_scanned.iloc[0])}")
+
+
+def _query_terms(model: dict, sel: pd.DataFrame, seconds: float) -> str:
+    """The model's query seconds split into its terms: fixed cost, per file, per MB of the files
+    scanned (whole files: the model has no column projection)."""
+    nan = float("nan")
+    fixed, per_file = float(model.get("query_overhead_s", nan)), float(model.get("file_open_s", nan))
+    files = int(sel.files_scanned.iloc[0])
+    per_mb = float(model.get("scan_s_per_mb", nan))
+    scan = seconds - fixed - files * per_file
+    mb = scan / per_mb if per_mb else nan
+    return (f"the model: fixed {fixed:.3f} s + {files} files x {per_file:.4f} s + {mb:,.1f} MB of whole files x "
+            f"{per_mb:.4f} s/MB = {seconds:.3f} s")
 
 
 def _maintenance_cause(r: pd.DataFrame, s: pd.DataFrame, sim: Results) -> str:

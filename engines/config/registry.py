@@ -30,7 +30,8 @@ DECIMAL_GB = 10**9  # bytes, for a price table that counts decimal gigabytes
 DECIMAL_TB = 10**12  # bytes: the ledger's "$ per TB ingested"
 
 COW, O1, AO, O2, DELTA, HUDI = "cow_baseline", "append_compaction", "append_only", "clustering", "delta_peer", "hudi"
-OURS = (COW, O1, AO, O2)  # the kinds over our own Hudi tables: they read hoodie.* keys through this registry
+O2M = "clustering_mor"  # Option 2 on MERGE_ON_READ: Option 2's plan keys, its own ingest and compaction keys
+OURS = (COW, O1, AO, O2, O2M)  # the kinds over our own Hudi tables: they read hoodie.* keys through this registry
 BLOOM_TYPES = ("DYNAMIC_V0", "SIMPLE")
 
 # Sizes that are not keys: fixed by the writers, named here so no size is written twice.
@@ -89,8 +90,9 @@ IDENTITIES = {"table_name": "the engine's name (each engine's table is named aft
 SIMPLE_KEY_GENERATOR = "org.apache.hudi.keygen.SimpleKeyGenerator"
 SIZE_PLAN_STRATEGY = "org.apache.hudi.client.clustering.plan.strategy.SparkSizeBasedClusteringPlanStrategy"
 SORT_AND_SIZE_EXECUTION = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
-_IDENTIFIED = (*(COW, O1, AO, O2), HUDI)
-_SIZED = (COW, O1, AO, O2, DELTA, HUDI)
+_IDENTIFIED = (*(COW, O1, AO, O2, O2M), HUDI)
+_SIZED = (COW, O1, AO, O2, O2M, DELTA, HUDI)
+_O2S = (O2, O2M)  # the keys Option 2 has on both table types
 _O1S = (O1, AO)  # the control keeps Option 1's settings, unused by its (absent) compaction
 _BLOOMED = OURS  # real Hudi takes the hoodie.* keys, passed through
 _STR_OPT = str | None
@@ -103,23 +105,32 @@ SETTINGS: tuple[Setting, ...] = (
        "files below this are small: the baseline's inserts top them up, Option 1 compacts them, delta-rs "
        "OPTIMIZE picks them (real Hudi's hudi_clustering preset: its clustering plan's limit)",
        hudi="hoodie.parquet.small.file.limit", type=int),
-    _s("small_file_limit", (O2,), 300 * MB, p.non_negative, "bytes",
+    _s("small_file_limit", _O2S, 300 * MB, p.non_negative, "bytes",
        "files below this are clustered", hudi=_CS + "small.file.limit", type=int),
     _s(None, (O2,), 0, p.zero_only("Option 2 inserts never merge into small files (the article's setting is 0)"),
        "bytes", "fixed at 0: Option 2's inserts never top up a small file", hudi="hoodie.parquet.small.file.limit"),
+    _s("insert_small_file_limit", (O2M,), 0, p.non_negative, "bytes",
+       "MERGE_ON_READ inserts: 0 writes them to new base files; above 0 appends them as log blocks to the "
+       "smallest base-only file groups below it (Hudi's MOR small-file handling)",
+       hudi="hoodie.parquet.small.file.limit", type=int),
+    _s("small_file_group_candidates", (O2M,), 1, p.positive, "count",
+       "MERGE_ON_READ inserts: small file groups per partition that take inserts in one deltacommit",
+       hudi="hoodie.merge.small.file.group.candidates.limit"),
+    _s(None, (O2M,), "MERGE_ON_READ", p.fixed("MERGE_ON_READ", "this kind writes MERGE_ON_READ tables", fold=str.upper),
+       "name", "MERGE_ON_READ", hudi="hoodie.datasource.write.table.type"),
     _s("max_file_size", _SIZED, 120 * MB, p.positive, "bytes", "the size an insert rolls a new file at",
        hudi="hoodie.parquet.max.file.size", type=int),
-    _s("target_file_size", (O2, HUDI), 1024 * MB, p.positive, "bytes",
+    _s("target_file_size", (*_O2S, HUDI), 1024 * MB, p.positive, "bytes",
        "the size of a clustering group's output files", hudi=_CS + "target.file.max.bytes", type=int),
     _s("target_file_size", _O1S, 120 * MB, p.positive, "bytes",
        "a compaction's outputs are evenly sized, each at most this (Hudi's max file size sets it too)",
        hudi="hoodie.parquet.max.file.size", type=int),
     _s("target_file_size", (DELTA,), 120 * MB, p.positive, "bytes", "OPTIMIZE's target file size", type=int),
-    _s("max_bytes_per_group", (O2,), 2048 * MB, p.positive, "bytes", "a clustering group reads at most this",
+    _s("max_bytes_per_group", _O2S, 2048 * MB, p.positive, "bytes", "a clustering group reads at most this",
        hudi=_CS + "max.bytes.per.group", type=int),
     _s("max_bytes_per_operation", _O1S, None, p.optional_positive, "bytes",
        "split a partition's small files into several compaction operations of at most this", type=int | None),
-    _s("row_group_rows", (COW, O1, AO, O2, DELTA), 65_536, p.positive, "rows",
+    _s("row_group_rows", (COW, O1, AO, *_O2S, DELTA), 65_536, p.positive, "rows",
        "rows per Parquet row group our writers write"),
     # -- how an insert cuts a batch into files (Hudi's UpsertPartitioner) ----------------------------
     _s("record_size_estimate", (COW, O2, HUDI), 1024, p.positive, "bytes/record",
@@ -138,32 +149,32 @@ SETTINGS: tuple[Setting, ...] = (
     _s("insert_split", (O2,), "hudi", p.choice("hudi", "bytes"), "name",
        "hudi: UpsertPartitioner's buckets; bytes: one file per partition and task, rolled at the max file size"),
     # -- the clustering plan -------------------------------------------------------------------------
-    _s("max_num_groups", (O2,), 30, p.positive, "count", "clustering groups per plan at most",
+    _s("max_num_groups", _O2S, 30, p.positive, "count", "clustering groups per plan at most",
        hudi=_CS + "max.num.groups"),
-    _s("sort_columns", (O2, HUDI), (), p.columns, "columns", "the columns a clustering sorts its groups by",
+    _s("sort_columns", (*_O2S, HUDI), (), p.columns, "columns", "the columns a clustering sorts its groups by",
        hudi=_CS + "sort.columns", type=_COLS),
     _s("sort_columns", (*_O1S, DELTA), (), p.columns, "columns",
        "Option 1: ingest and compaction sort by these; delta-rs: OPTIMIZE Z-ORDER by these", type=_COLS),
-    _s("single_group_clustering_enabled", (O2,), True, p.boolean, "bool",
+    _s("single_group_clustering_enabled", _O2S, True, p.boolean, "bool",
        "a group of one file is clustered (0.14+)", hudi=_CS + "single.group.clustering.enabled"),
-    _s("partition_filter_mode", (O2,), "NONE", p.choice("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", fold=str.upper),
+    _s("partition_filter_mode", _O2S, "NONE", p.choice("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", fold=str.upper),
        "name", "which partitions a plan considers", hudi="hoodie.clustering.plan.partition.filter.mode"),
-    _s("lookback_partitions", (O2,), 2, p.integer, "partitions", "RECENT_DAYS: this many latest partitions",
+    _s("lookback_partitions", _O2S, 2, p.integer, "partitions", "RECENT_DAYS: this many latest partitions",
        hudi=_CS + "daybased.lookback.partitions"),
-    _s("skip_from_latest_partitions", (O2,), 0, p.integer, "partitions", "RECENT_DAYS: skip this many latest",
+    _s("skip_from_latest_partitions", _O2S, 0, p.integer, "partitions", "RECENT_DAYS: skip this many latest",
        hudi=_CS + "daybased.skipfromlatest.partitions"),
-    _s("begin_partition", (O2,), None, p.optional_text, "partition", "SELECTED_PARTITIONS: from this partition",
+    _s("begin_partition", _O2S, None, p.optional_text, "partition", "SELECTED_PARTITIONS: from this partition",
        hudi=_CS + "cluster.begin.partition", type=_STR_OPT),
-    _s("end_partition", (O2,), None, p.optional_text, "partition", "SELECTED_PARTITIONS: to this partition",
+    _s("end_partition", _O2S, None, p.optional_text, "partition", "SELECTED_PARTITIONS: to this partition",
        hudi=_CS + "cluster.end.partition", type=_STR_OPT),
-    _s("partitions", (O2,), None, p.optional_columns, "partitions", "only these partitions",
+    _s("partitions", _O2S, None, p.optional_columns, "partitions", "only these partitions",
        hudi=_CS + "partition.selected", type=_COLS_OPT),
     _s("partitions", _O1S, None, p.optional_columns, "partitions", "only these partitions", type=_COLS_OPT),
-    _s("partition_regex", (O2,), None, p.optional_text, "regex", "only partitions fully matching this",
+    _s("partition_regex", _O2S, None, p.optional_text, "regex", "only partitions fully matching this",
        hudi=_CS + "partition.regex.pattern", type=_STR_OPT),
     _s("partition_regex", _O1S, None, p.optional_text, "regex", "only partitions fully matching this",
        type=_STR_OPT),
-    _s("grouping", (O2,), None, p.choice("size", "sort_overlap", "key_range", "commit_time", optional=True), "name",
+    _s("grouping", _O2S, None, p.choice("size", "sort_overlap", "key_range", "commit_time", optional=True), "name",
        "how files are grouped; none: sort_overlap with sort columns, else size", type=_STR_OPT),
     # -- the clustering executor ---------------------------------------------------------------------
     _s("ordering", (O2,), None,
@@ -173,7 +184,7 @@ SETTINGS: tuple[Setting, ...] = (
        "none: linear with sort columns", hudi="hoodie.layout.optimize.strategy", type=_STR_OPT),
     _s("max_parallel_groups", (O2,), 2, p.positive, "count", "groups rewritten at once",
        hudi="hoodie.clustering.max.parallelism"),
-    _s("preserve_commit_metadata", (O2,), True, p.boolean, "bool", "rewritten rows keep their commit time",
+    _s("preserve_commit_metadata", _O2S, True, p.boolean, "bool", "rewritten rows keep their commit time",
        hudi="hoodie.clustering.preserve.commit.metadata"),
     _s("update_strategy", (O2,), "reject",
        p.class_or_short((("reject", "SparkRejectUpdateStrategy"), ("allow", "SparkAllowUpdateStrategy"))),
@@ -191,27 +202,32 @@ SETTINGS: tuple[Setting, ...] = (
     _s("inline_every", _O1S, 10, p.positive, "commits", "inline mode: compact every this many commits"),
     _s("inline_every", (HUDI,), 4, p.positive, "commits",
        "hoodie.clustering.inline.max.commits and .async.max.commits"),
-    _s("inline_max_commits", (O2,), 4, p.positive, "commits", "inline mode: cluster every this many commits"),
+    _s("inline_max_commits", _O2S, 4, p.positive, "commits", "inline mode: cluster every this many commits"),
     _s("async_max_commits", (O2,), 4, p.positive, "commits", "async mode: schedule after this many commits"),
-    _s("compact_max_delta_commits", (O2,), 5, p.positive, "deltacommits",
+    _s("mode", (O2M,), "manual", p.choice("inline", "manual"), "name",
+       "inline: the engine clusters every inline_max_commits commits by itself (compaction: compaction_inline)"),
+    _s("compact_max_delta_commits", (O2M, HUDI), 5, p.positive, "deltacommits",
        "MERGE_ON_READ: schedule a compaction once this many deltacommits completed since the last one",
        hudi="hoodie.compact.inline.max.delta.commits"),
+    _s("compaction_inline", (O2M,), True, p.boolean, "bool",
+       "compact inside the writer after the deltacommit that makes one due (false: only a maintenance round's "
+       "execute runs a pending compaction)", hudi="hoodie.compact.inline"),
     _s("schedule_rules", (O2,), "0.12.1", p.choice("0.12.1", "1.2"), "name",
        "whose scheduling gates: the article's Hudi 0.12.1 or Apache Hudi 1.2 (no Hudi key says this)"),
     _s("async_interval_s", _O1S, 2.0, p.number, "seconds", "async mode: the service's poll period"),
     _s("async_interval_s", (O2,), 1.0, p.number, "seconds", "async mode: the service's poll period"),
     _s("async_interval_s", (HUDI,), 5.0, p.number, "seconds", "async mode: the service thread's poll period"),
-    _s(None, (O1, AO, O2), False, p.boolean, "bool", "inline clustering: the maintenance section's mode inline",
+    _s(None, (O1, AO, *_O2S), False, p.boolean, "bool", "inline clustering: the maintenance section's mode inline",
        hudi="hoodie.clustering.inline", maintenance="inline"),
-    _s(None, (O1, AO, O2), False, p.boolean, "bool",
+    _s(None, (O1, AO, *_O2S), False, p.boolean, "bool",
        "semi-async clustering: the maintenance section's mode schedule_inline",
        hudi="hoodie.clustering.schedule.inline", maintenance="schedule_inline"),
-    _s(None, (O1, AO, O2), False, p.boolean, "bool", "async clustering: the maintenance section's mode async",
+    _s(None, (O1, AO, *_O2S), False, p.boolean, "bool", "async clustering: the maintenance section's mode async",
        hudi="hoodie.clustering.async.enabled", maintenance="async"),
-    _s(None, (O1, AO, O2), 4, p.positive, "commits",
+    _s(None, (O1, AO, *_O2S), 4, p.positive, "commits",
        "inline: must equal maintenance.every_commits; refused in another mode (nothing would read it)",
        hudi="hoodie.clustering.inline.max.commits", maintenance="commits"),
-    _s(None, (O1, AO, O2), 4, p.positive, "commits",
+    _s(None, (O1, AO, *_O2S), 4, p.positive, "commits",
        "async: must equal maintenance.async_max_commits (the async service waits for that many commits after "
        "the last maintenance); refused in another mode (semi-async schedules after every commit)",
        hudi="hoodie.clustering.async.max.commits", maintenance="commits"),
@@ -229,7 +245,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("cleaner_commits_retained", _SIZED, 10, p.positive, "commits",
        "KEEP_LATEST_COMMITS: files a reader of the last this many commits needs are kept",
        hudi="hoodie.cleaner.commits.retained"),
-    _s("auto_clean", (COW, O2), True, p.boolean, "bool", "clean after each commit", hudi="hoodie.clean.automatic"),
+    _s("auto_clean", (COW, *_O2S), True, p.boolean, "bool", "clean after each commit", hudi="hoodie.clean.automatic"),
     # -- the footer bloom filter (engines.table.bloom) -------------------------------------------------
     _s("bloom_filter", _BLOOMED, True, p.boolean, "bool", "every base file carries Hudi's record-key bloom filter",
        hudi="hoodie.parquet.bloom.filter.enabled"),
@@ -246,14 +262,16 @@ SETTINGS: tuple[Setting, ...] = (
        "insert: Hudi's small-file handling; bulk_insert: new files only (a reference point)",
        hudi="hoodie.datasource.write.operation"),
     _s("operation", (HUDI,), None, p.choice("insert", "upsert", "bulk_insert", fold=str.lower, optional=True), "name",
-       "the write operation; none: the preset's (upsert for hudi_cow, insert for hudi_clustering)",
+       "the write operation; none: the preset's (upsert for hudi_cow and hudi_mor, insert for the clustering ones)",
        hudi="hoodie.datasource.write.operation", type=_STR_OPT),
     _s("min_files", (DELTA,), 2, p.positive, "count", "OPTIMIZE compacts a partition with at least this many files"),
     _s("compression", (DELTA,), "SNAPPY", p.choice("SNAPPY", fold=str.upper), "name",
        "the Parquet codec (as every engine's, for a fair comparison)"),
     # -- Apache Hudi itself -------------------------------------------------------------------------
-    _s("preset", (HUDI,), "hudi_cow", p.choice("hudi_cow", "hudi_clustering"), "name",
-       "hudi_cow: upsert with small-file handling; hudi_clustering: insert and clustering (Option 2 as shipped)"),
+    _s("preset", (HUDI,), "hudi_cow", p.choice("hudi_cow", "hudi_clustering", "hudi_mor", "hudi_mor_clustering"),
+       "name", "hudi_cow: upsert with small-file handling; hudi_clustering: insert and clustering (Option 2 as "
+       "shipped); hudi_mor: MERGE_ON_READ upsert, updates to log files, inline compaction; hudi_mor_clustering: "
+       "MERGE_ON_READ, inserts to new base files, updates to log files, clustering and inline compaction"),
     _s("metadata_table", (HUDI,), False, p.boolean, "bool", "Hudi's metadata table", hudi="hoodie.metadata.enable"),
     _s("stream_sink", (HUDI,), "foreach_batch", p.choice("foreach_batch", "hudi"), "name",
        "layoutbench stream: our foreachBatch writer, or Hudi's own streaming sink"),
@@ -272,20 +290,20 @@ SETTINGS: tuple[Setting, ...] = (
         ("hoodie.datasource.write.keygenerator.class", "key_generator", "class",
          "SimpleKeyGenerator (one record-key column, one partition column)"),
     )),
-    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the harness's engines write copy-on-write "
-                                               "tables (MERGE_ON_READ is in the table core, engines/table/mor.py, "
-                                               "but no engine kind writes it yet)", fold=str.upper),
+    _s(None, (HUDI,), "COPY_ON_WRITE", p.fixed("COPY_ON_WRITE", "the hudi kind writes copy-on-write tables; "
+                                               "MERGE_ON_READ is the kinds hudi_mor and hudi_mor_clustering (the "
+                                               "report pairs engines by kind)", fold=str.upper),
        "name", "COPY_ON_WRITE", hudi="hoodie.datasource.write.table.type"),
     _s(None, (HUDI,), True, p.fixed("true", "our tables' partition folders are hive-style (dt=...), as the "
                                     "readers expect"), "bool", "hive-style partition folders, as ours",
        hudi="hoodie.datasource.write.hive_style_partitioning"),
     # -- the clustering strategies: the ones our planner and executor are --------------------------------
-    _s(None, (O2, HUDI), SIZE_PLAN_STRATEGY,
+    _s(None, (*_O2S, HUDI), SIZE_PLAN_STRATEGY,
        p.implemented_class((SIZE_PLAN_STRATEGY,), "the clustering plan strategy we implement is "
                            "SparkSizeBasedClusteringPlanStrategy (RECENT_DAYS and SELECTED_PARTITIONS are "
                            "hoodie.clustering.plan.partition.filter.mode)"),
        "class", "the size-based plan strategy (our planner)", hudi=_CS + "class"),
-    _s(None, (O2, HUDI), SORT_AND_SIZE_EXECUTION,
+    _s(None, (*_O2S, HUDI), SORT_AND_SIZE_EXECUTION,
        p.implemented_class((SORT_AND_SIZE_EXECUTION,), "the clustering execution strategy we implement is "
                            "SparkSortAndSizeExecutionStrategy"),
        "class", "sort (by the sort columns) and size the groups' outputs (our executor)",

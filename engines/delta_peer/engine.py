@@ -60,6 +60,10 @@ class DeltaProbe:
     def snapshot(self) -> list[FileSlice]:
         return self.engine.snapshot()
 
+    def query_snapshot(self) -> tuple[list[FileSlice], None]:
+        """Delta has no log files to merge: the snapshot alone."""
+        return self.snapshot(), None
+
     def state(self) -> tuple[list[FileSlice], list[PhysicalFile]]:
         return self.snapshot(), self.physical_files()
 

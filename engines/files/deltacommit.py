@@ -16,21 +16,24 @@ a slice whose base instant is older than the write (Hudi writes such logs to the
 compaction's new slice, and its Spark writers reject updates to clustering groups by default,
 ``SparkRejectUpdateStrategy``). Inserts go to new file groups and always proceed.
 
-Keys are located by reading the latest slices' record keys (a full scan: right for the table
-core's tests; an index for benchmark-sized tables comes with the MOR engine). Routing is
-non-global, as Hudi's default index: a key is looked up in the partition its row names.
+Keys are located by ``locate`` (the MOR engine's :class:`engines.clustering_mor.key_index.KeyIndex`)
+or, without one, by reading the latest slices' record keys (a full scan: right for the table
+core's tests). Routing is non-global, as Hudi's default index: a key is looked up in the partition
+its row names. ``small_files`` (Hudi's MOR small-file handling, :mod:`engines.clustering_mor.small_files`)
+names file groups that take a number of a partition's inserts: those rows go to the group's new
+log file with its updates (counted as inserts in its write stat), the rest to new base files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from engines.files.writer import WriteSpec, write_partition_rows
-from engines.table import plans
+from engines.table import faults, plans
 from engines.table.logfile import LogFileName, avro_data_block, delete_block
 from engines.table.model import META_COLUMNS, WriteStat
 from engines.table.mor import DeltaWriteStat, committed_instants, merge_slice
@@ -42,6 +45,17 @@ from engines.table.view import MergeSlice
 
 WRITE_TOKEN = "0-0-0"  # <taskPartition>-<stage>-<attempt>; fixed so reruns give the same names
 _KEY = "_hoodie_record_key"
+
+
+Locate = Callable[[Sequence[str], Sequence[str]], list[str | None]]  # (partition paths, keys) -> fileIds
+
+
+class SmallFileTarget(NamedTuple):
+    """A file group that takes up to ``records`` of its partition's inserts into its log."""
+
+    partition: str
+    file_id: str
+    records: int
 
 
 class PendingServiceConflictError(ValueError):
@@ -70,10 +84,22 @@ def _log_records(rows: pa.Table, table: HudiTable, instant: str, partition: str,
     return out
 
 
+def _full_scan_locator(table: HudiTable, slices: Sequence[MergeSlice]) -> Locate:
+    index = _key_index(table, slices, committed_instants(table, None))
+
+    def locate(partitions: Sequence[str], keys: Sequence[str]) -> list[str | None]:
+        found = [index.get((p, k)) for p, k in zip(partitions, keys, strict=True)]
+        return [None if s is None else s.file_id for s in found]
+    return locate
+
+
 def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Iterable[tuple[str, str]] = (),
-                      operation: str = "upsert") -> CommitResult:
-    """One deltacommit: new keys to base files, updates and deletes ((record key, partition value)
-    pairs) to log files; see the module docstring."""
+                      operation: str = "upsert", *, locate: Locate | None = None,
+                      small_files: Sequence[SmallFileTarget] = (), target_file_bytes: int | None = None,
+                      row_group_rows: int | None = None, on_step: faults.StepHook = None) -> CommitResult:
+    """One deltacommit: new keys to base files (or, up to ``small_files``' counts, to those groups'
+    logs), updates and deletes ((record key, partition value) pairs) to log files; see the module
+    docstring."""
     table.check_writable(merge_on_read=True)
     deletes = list(deletes)
     if (upserts is None or upserts.num_rows == 0) and not deletes:
@@ -88,23 +114,47 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
     with table.lock:
         view = table.view(read_footers=False)
         slices = view.merge_slices()
-        index = _key_index(table, slices, committed_instants(table, None))
+        by_group = {s.file_group: s for s in slices}
+        locate = locate or _full_scan_locator(table, slices)
         stats: list[WriteStat] = []
         updates: dict[tuple[str, str], tuple[MergeSlice, list[int], list[tuple[str, str]]]] = {}
         inserts: list[int] = []
+        log_inserts: dict[tuple[str, str], int] = {}  # file group -> its rows (in ``updates``) that are inserts
+        room = {(t.partition, t.file_id): t.records for t in small_files if t.records > 0}
+        takers: dict[str, list[tuple[str, str]]] = {}
+        for group in room:
+            takers.setdefault(group[0], []).append(group)
+
+        def slice_of(partition: str, file_id: str) -> MergeSlice:
+            found = by_group.get((partition, file_id))
+            if found is None:
+                raise ValueError(f"the key index names file group {file_id} of partition {partition!r}, which the "
+                                 "table's view does not hold; nothing was written")
+            return found
+
         if upserts is not None:
             keys = pc.cast(upserts.column(table.record_key), pa.string()).to_pylist()
-            parts = pc.cast(upserts.column(part_col), pa.string()).to_pylist()
-            for i, (key, value) in enumerate(zip(keys, parts, strict=True)):
-                found = index.get((table.partition_path(value), key))
-                if found is None:
+            values = pc.cast(upserts.column(part_col), pa.string())
+            paths = {v: table.partition_path(v) for v in pc.unique(values).to_pylist()}  # once per partition
+            parts = [paths[v] for v in values.to_pylist()]
+            for i, (part, fid) in enumerate(zip(parts, locate(parts, keys), strict=True)):
+                if fid is not None:
+                    updates.setdefault((part, fid), (slice_of(part, fid), [], []))[1].append(i)
+                    continue
+                open_groups = takers.get(part)
+                if not open_groups:
                     inserts.append(i)
-                else:
-                    updates.setdefault(found.file_group, (found, [], []))[1].append(i)
-        for key, value in deletes:
-            found = index.get((table.partition_path(value), key))
-            if found is not None:  # a key the table does not hold: nothing to delete
-                updates.setdefault(found.file_group, (found, [], []))[2].append((key, found.partition))
+                    continue
+                group = open_groups[0]
+                updates.setdefault(group, (slice_of(*group), [], []))[1].append(i)
+                log_inserts[group] = log_inserts.get(group, 0) + 1
+                room[group] -= 1
+                if room[group] == 0:
+                    open_groups.pop(0)
+        deletes = [(key, table.partition_path(value)) for key, value in deletes]
+        for (key, part), fid in zip(deletes, locate([p for _, p in deletes], [k for k, _ in deletes]), strict=True):
+            if fid is not None:  # a key the table does not hold: nothing to delete
+                updates.setdefault((part, fid), (slice_of(part, fid), [], []))[2].append((key, part))
         held = {**plans.pending_file_groups(view.timeline, REPLACE),
                 **plans.pending_file_groups(view.timeline, MOR_COMPACTION)}
         conflicts = sorted(g for g in updates if g in held)
@@ -117,6 +167,10 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
         if inserts:
             spec = WriteSpec(table.base_uri, inst.timestamp, part_col, table.record_key, table.hive_style,
                              bloom=table.bloom)
+            if target_file_bytes is not None:
+                spec.target_file_bytes = target_file_bytes
+            if row_group_rows is not None:
+                spec.row_group_rows = row_group_rows
             stats += write_partition_rows(spec, [upserts.take(inserts)], task=0, attempt=0)
         last_version: dict[tuple[str, str, str], int] = {}
         for log in view.log_files:
@@ -136,7 +190,10 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
             table.storage.write_atomic(path, data, overwrite=False)
             stats.append(DeltaWriteStat(
                 file_id=slice_.file_id, partition=slice_.partition, path=path, num_writes=len(rows),
-                file_size=len(data), prev_commit=slice_.base_instant, num_inserts=0, num_update_writes=len(rows),
+                file_size=len(data), prev_commit=slice_.base_instant, num_inserts=log_inserts.get(group, 0),
+                num_update_writes=len(rows) - log_inserts.get(group, 0),
                 num_deletes=len(dels), base_file=slice_.base.path.rsplit("/", 1)[-1] if slice_.base else "",
                 log_files=[name], log_version=version))
+        faults.step("ingest.after_files_written", on_step)
+        faults.step("ingest.before_complete", on_step)
         return commit_write(table, inst, stats, operation.upper(), schema)

@@ -6,6 +6,7 @@ options every write and table service of the engine uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from engines.config.registry import HUDI, setting, settings
 
@@ -21,7 +22,10 @@ STREAM_WRITER_ID = "layoutbench"  # the sink's checkpoint identifier, as the for
 @dataclass(frozen=True)
 class HudiConfig(settings(kind=HUDI, frozen=True)):
     """``preset`` hudi_cow: upsert with Hudi's small-file handling (the real baseline);
-    hudi_clustering: insert with small-file limit 0 and Hudi's clustering (Option 2 as shipped).
+    hudi_clustering: insert with small-file limit 0 and Hudi's clustering (Option 2 as shipped);
+    hudi_mor: a MERGE_ON_READ table, upsert (updates and inserts topping up small slices to log
+    files), compacted inline every ``compact_max_delta_commits`` deltacommits; hudi_mor_clustering:
+    MERGE_ON_READ, hudi_clustering's inserts and clustering, updates to log files, the same compaction.
     ``mode`` for clustering: manual (the runner schedules and executes), inline
     (``hoodie.clustering.inline`` every ``inline_every`` commits, inside the write), async (plans
     scheduled after each write once ``inline_every`` commits passed, as Hudi's streaming sink does,
@@ -30,10 +34,15 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
     :meth:`~engines.hudi.engine.HudiEngine.execute`)."""
 
     options: dict[str, str] = field(default_factory=dict)  # hoodie.* keys, passed through unchanged
+    KIND: ClassVar[str] = "hudi"  # the engine kind this config class is (KIND_OF_PRESET)
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
             raise ValueError(f"unknown Hudi preset {self.preset!r}; known: {list(PRESETS)}")
+        if KIND_OF_PRESET[self.preset] != self.KIND:
+            mine = [p for p, k in KIND_OF_PRESET.items() if k == self.KIND]
+            raise ValueError(f"preset {self.preset!r} is engine kind {KIND_OF_PRESET[self.preset]!r} "
+                             f"(kind: {KIND_OF_PRESET[self.preset]}); kind {self.KIND!r} takes {mine}")
         if self.mode not in MODES:
             raise ValueError(f"unknown Hudi clustering mode {self.mode!r}; known: {list(MODES)}")
         if self.stream_sink not in STREAM_SINKS:
@@ -57,7 +66,37 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
 
     @property
     def clustering(self) -> bool:
-        return self.preset == "hudi_clustering"
+        return self.preset in ("hudi_clustering", "hudi_mor_clustering")
+
+    @property
+    def merge_on_read(self) -> bool:
+        return self.preset in MOR_PRESETS
+
+
+MOR_PRESETS = ("hudi_mor", "hudi_mor_clustering")
+
+
+# Which engine kind (engines/kinds.py) writes each preset: the MERGE_ON_READ ones are kinds of their own,
+# so that a report pairs them with ours by kind.
+KIND_OF_PRESET = {"hudi_cow": "hudi", "hudi_clustering": "hudi", "hudi_mor": "hudi_mor",
+                  "hudi_mor_clustering": "hudi_mor_clustering"}
+
+
+@dataclass(frozen=True)
+class HudiMorConfig(HudiConfig):
+    """The ``hudi_mor`` kind: the ``hudi_mor`` preset (MERGE_ON_READ upsert, inline compaction)."""
+
+    preset: str = "hudi_mor"
+    KIND: ClassVar[str] = "hudi_mor"
+
+
+@dataclass(frozen=True)
+class HudiMorClusteringConfig(HudiConfig):
+    """The ``hudi_mor_clustering`` kind: the ``hudi_mor_clustering`` preset (MERGE_ON_READ, clustering
+    beside inline compaction)."""
+
+    preset: str = "hudi_mor_clustering"
+    KIND: ClassVar[str] = "hudi_mor_clustering"
 
 
 def _text(value: object) -> str:
@@ -73,7 +112,7 @@ def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, recor
     keep_min = max(20, retained + 1)
     opts: dict[str, object] = {
         "hoodie.table.name": table_name,
-        "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ" if cfg.merge_on_read else "COPY_ON_WRITE",
         "hoodie.datasource.write.recordkey.field": record_key,
         "hoodie.datasource.write.partitionpath.field": partition_field,
         "hoodie.datasource.write.precombine.field": ordering_field,
@@ -111,6 +150,16 @@ def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, recor
         opts.update({
             "hoodie.datasource.write.operation": cfg.operation or "upsert",
             "hoodie.parquet.small.file.limit": cfg.small_file_limit,
+        })
+    if cfg.merge_on_read:
+        # Updates (and, under hudi_mor, inserts topping up small base-only slices) go to log files; the
+        # writer compacts inline once compact_max_delta_commits deltacommits followed the last compaction.
+        # Hudi's datasource runs async compaction only inside its streaming sink, so a batch write compacts inline.
+        opts.update({
+            "hoodie.compact.inline": True,
+            "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
+            "hoodie.compact.inline.max.delta.commits": cfg.compact_max_delta_commits,
+            "hoodie.datasource.compaction.async.enable": False,
         })
     opts.update(cfg.options)
     return {k: _text(v) for k, v in opts.items()}

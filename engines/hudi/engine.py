@@ -28,11 +28,11 @@ from engines.spark.session import HUDI_BUNDLE, HUDI_VERSION, get_spark
 from engines.table.model import FileSlice
 from engines.table.storage import hadoop_uri
 from engines.table.table import HudiTable
-from engines.table.timeline import Instant, State
+from engines.table.timeline import MOR_COMPACTION, Instant, State
 from engines.table.transaction import CommitResult, EmptyBatchError, current_commit_extra
 from engines.table.view import AsOfError
 
-CLEAN, REPLACE, COMMIT = "clean", "replacecommit", "commit"
+CLEAN, REPLACE, COMMIT, DELTACOMMIT = "clean", "replacecommit", "commit", "deltacommit"
 
 
 class HudiError(RuntimeError):
@@ -128,6 +128,8 @@ class HudiEngine(TableEngine):
                                      files_deleted=int(meta.get("totalFilesDeleted") or 0),
                                      details={"earliest_commit_to_retain": meta.get("earliestCommitToRetain")})
         meta = self.table.commit_metadata(instant)
+        if instant.action == MOR_COMPACTION:
+            return self._compaction_of(instant, meta, duration)
         replaced = {(p, f) for p, ids in meta.replaced_file_ids.items() for f in ids}
         try:
             before = {(s.partition, s.file_id): s for s in self.table.view().snapshot(self._previous(instant))}
@@ -139,8 +141,24 @@ class HudiEngine(TableEngine):
                                  bytes_read=sum(s.size_bytes for s in read), bytes_written=meta.bytes_written,
                                  records=meta.records_written, details={"hudi": HUDI_VERSION})
 
+    def _compaction_of(self, instant: Instant, meta: Any, duration: float) -> MaintenanceResult:
+        """A completed compaction: its file slices (base and log files) in, one base file per group out."""
+        try:
+            before = {m.file_group: m for m in self.table.view(read_footers=False).merge_slices(
+                self._previous(instant))}
+        except AsOfError:
+            before = {}
+        slices = [before[(s.partition, s.file_id)] for s in meta.write_stats if (s.partition, s.file_id) in before]
+        read = sum((m.base.size_bytes if m.base is not None else 0) + m.log_bytes for m in slices)
+        return MaintenanceResult(kind="compaction", instant=instant.timestamp, duration_s=duration,
+                                 files_in=sum((m.base is not None) + len(m.logs) for m in slices),
+                                 files_out=len(meta.write_stats), bytes_read=read,
+                                 bytes_written=meta.bytes_written, records=meta.records_written,
+                                 details={"hudi": HUDI_VERSION, "file_groups": len(meta.write_stats),
+                                          "log_files": sum(len(m.logs) for m in slices)})
+
     def _previous(self, instant: Instant) -> str | None:
-        earlier = [i.timestamp for i in self.table.refresh().completed([COMMIT, REPLACE])
+        earlier = [i.timestamp for i in self.table.refresh().completed([COMMIT, REPLACE, DELTACOMMIT])
                    if i.timestamp < instant.timestamp]
         return earlier[-1] if earlier else None
 
@@ -155,16 +173,24 @@ class HudiEngine(TableEngine):
 
     # -- the Engine protocol -------------------------------------------------------------------
     def ingest(self, df: DataFrame) -> CommitResult:
+        return self._write(df, {})
+
+    def upsert(self, df: DataFrame) -> CommitResult:
+        """Commit ``df`` as Hudi's upsert (updates of earlier keys; on MERGE_ON_READ, to log files)."""
+        return self._write(df, {"hoodie.datasource.write.operation": "upsert"})
+
+    def _write(self, df: DataFrame, override: dict[str, str]) -> CommitResult:
         with self._lock:
             try:
                 # a streaming writer's checkpoint: Hudi copies write options named "_..." (its
                 # commitmeta.key.prefix) into the commit's extraMetadata
                 extra = {k: v for k, v in current_commit_extra().items() if k.startswith("_")}
-                df.write.format("hudi").options(**self.options, **extra).mode("append").save(self.path)
+                options = {**self.options, **override, **extra}
+                df.write.format("hudi").options(**options).mode("append").save(self.path)
             except Exception as exc:
                 raise HudiError(f"{self.name}: Apache Hudi failed the commit: {_java_message(exc)}") from None
             new = self._new_instants()
-            commits = [i for i in new if i.action == COMMIT]
+            commits = [i for i in new if i.action == (DELTACOMMIT if self.config.merge_on_read else COMMIT)]
             if not commits:
                 raise EmptyBatchError(f"{self.name}: Apache Hudi completed no commit for the batch")
             ingest = commits[0]

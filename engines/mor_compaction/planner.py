@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from engines.config.registry import MB, O2, default
+from engines.config.registry import MB, O2M, default
 from engines.mor_compaction.plan import CompactionOperation, CompactionPlan, SkippedGroup
 
-MAX_DELTA_COMMITS: int = default("compact_max_delta_commits", O2)  # hoodie.compact.inline.max.delta.commits
+MAX_DELTA_COMMITS: int = default("compact_max_delta_commits", O2M)  # hoodie.compact.inline.max.delta.commits
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,9 @@ ROLLBACK_COMMAND = "0"
 
 _LONG = struct.Struct(">q")
 _INT = struct.Struct(">i")
-_NAME = re.compile(r"^\.([^_/]+)_(\d+)\.log\.(\d+)_([^_/]+)$")
+# A file id never starts with a dot: "..<fileId>_..." is Hadoop's checksum of a log file (the local
+# file system writes ".<name>.crc" beside every file Apache Hudi writes), not a log file.
+_NAME = re.compile(r"^\.([^._/][^_/]*)_(\d+)\.log\.(\d+)_([^_/]+)$")
 
 
 class BlockType(IntEnum):

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from engines.table.logfile import LOG_BASE_VERSION, CorruptBlock, LogBlock, read_log_bytes
-from engines.table.model import WriteStat
+from engines.table.model import FileSlice, WriteStat
 from engines.table.table import HudiTable
 from engines.table.view import MergeSlice
 
@@ -85,16 +86,16 @@ def merge_slice(table: HudiTable, slice_: MergeSlice, committed: set[str],
             latest[key] = None
     if base is None or not latest:
         return base, [r for r in latest.values() if r is not None], len(blocks)
-    keys = base.column(_KEY).to_pylist()
-    base_order = base.column(order).to_pylist() if order in base.column_names else [None] * len(keys)
-    keep = []
-    for key, value in zip(keys, base_order, strict=True):
-        if key not in latest:
-            keep.append(True)
-            continue
+    # only the base rows whose key a log names are decided in Python (a slice's logs hold few keys)
+    touched = pc.is_in(base.column(_KEY), value_set=pa.array(list(latest), base.schema.field(_KEY).type))
+    hits = pa.array(pc.indices_nonzero(touched.combine_chunks()).to_pylist(), pa.int64())
+    keys = base.column(_KEY).take(hits).to_pylist()
+    base_order = base.column(order).take(hits).to_pylist() if order in base.column_names else [None] * len(keys)
+    keep = pc.invert(touched).to_numpy().copy()
+    for i, key, value in zip(hits.to_pylist(), keys, base_order, strict=True):
         record = latest[key]
         base_wins = record is not None and order is not None and _ordering(value) > _ordering(record.get(order))
-        keep.append(base_wins)
+        keep[i] = base_wins
         if base_wins:
             latest[key] = None  # the base row stays; the older log write is dropped
     return base.filter(pa.array(keep)), [r for r in latest.values() if r is not None], len(blocks)
@@ -121,6 +122,63 @@ def snapshot_read(table: HudiTable, as_of: str | None = None) -> MergedRead:
             parts.append(base)
         records += logs
     return MergedRead(_concat(parts, records), corrupt, applied, log_bytes)
+
+
+@dataclass(frozen=True)
+class LogOverlay:
+    """The log side of a MERGE_ON_READ snapshot, for a query engine that reads base files itself:
+    the slices that have log files (with their base file, or log files only) and the data instants
+    a read applies (:func:`merge_slice`). Slices without logs read as plain base files."""
+
+    table: HudiTable
+    slices: tuple[MergeSlice, ...]
+    committed: frozenset[str]
+
+    @property
+    def log_bytes(self) -> int:
+        return sum(s.log_bytes for s in self.slices)
+
+    @property
+    def log_files(self) -> int:
+        return sum(len(s.logs) for s in self.slices)
+
+
+def query_snapshot(table: HudiTable, as_of: str | None = None,
+                   read_footers: bool = True) -> tuple[list[FileSlice], LogOverlay | None]:
+    """(every latest slice's base file, the slices with logs) from one view of the table; the
+    overlay is None on a COPY_ON_WRITE table or when no slice has a log file."""
+    view = table.view(read_footers=read_footers)
+    if not table.merge_on_read:
+        return view.snapshot(as_of), None
+    slices = view.merge_slices(as_of)
+    with_logs = tuple(s for s in slices if s.logs)
+    bases = [s.base for s in slices if s.base is not None]
+    if not with_logs:
+        return bases, None
+    committed = frozenset(i.timestamp for i in view.timeline.completed_data_instants()
+                          if as_of is None or i.timestamp <= as_of)
+    return bases, LogOverlay(table, with_logs, committed)
+
+
+def merged_rows(overlay: LogOverlay, schema: pa.Schema | None = None) -> MergedRead:
+    """The rows of ``overlay``'s slices, each slice's logs merged over its base, as one table in
+    ``schema`` (a base file's, so that merged and plain slices union; None: the merge's own)."""
+    corrupt: list[CorruptBlock] = []
+    parts: list[pa.Table] = []
+    records: list[dict[str, Any]] = []
+    applied = 0
+    for slice_ in overlay.slices:
+        base, logs, n = merge_slice(overlay.table, slice_, set(overlay.committed), corrupt)
+        applied += n
+        if base is not None:
+            parts.append(base if schema is None else base.select(schema.names).cast(schema))
+        records += logs
+    if schema is not None:
+        parts = [*parts, pa.Table.from_pylist(records, schema=schema)] if records else parts
+        rows = pa.concat_tables(parts) if parts else schema.empty_table()
+    else:
+        rows = _concat(parts, records)
+    return MergedRead(rows, corrupt, applied, overlay.log_bytes)
 
 
 def read_optimized_read(table: HudiTable, as_of: str | None = None) -> MergedRead:

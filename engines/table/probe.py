@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from engines.table.model import FileSlice, InstantWrites, PhysicalFile
+from engines.table.mor import LogOverlay, query_snapshot, snapshot_read
 from engines.table.storage import Storage
 from engines.table.table import HudiTable
 from engines.table.timeline import METAFOLDER
@@ -17,6 +18,11 @@ class TableProbe(Protocol):
     storage: Storage
 
     def snapshot(self) -> list[FileSlice]: ...
+
+    def query_snapshot(self) -> tuple[list[FileSlice], LogOverlay | None]:
+        """What a query reads: the snapshot's base files and, on a MERGE_ON_READ table, the slices
+        with log files to merge over them (None: none), from one reading of the table."""
+        ...
 
     def state(self) -> tuple[list[FileSlice], list[PhysicalFile]]:
         """(snapshot, physical files), from one reading of the table where the format allows."""
@@ -45,6 +51,9 @@ class HudiProbe:
 
     def snapshot(self) -> list[FileSlice]:
         return self.table.view().snapshot()
+
+    def query_snapshot(self) -> tuple[list[FileSlice], LogOverlay | None]:
+        return query_snapshot(self.table)
 
     def physical_files(self) -> list[PhysicalFile]:
         return self.state()[1]
@@ -75,7 +84,13 @@ class HudiProbe:
                                     f"{inst.timestamp}")
         snap = view.snapshot()
         failures += [f"live file {s.path} is missing from storage" for s in snap if s.path not in sizes]
-        rows = sum(s.num_rows for s in snap)
+        overlay = query_snapshot(self.table, read_footers=False)[1] if self.table.merge_on_read else None
+        if overlay is None:
+            rows, how = sum(s.num_rows for s in snap), "by commit metadata"
+        else:  # log files update and delete rows: only the merge counts them
+            merged = snapshot_read(self.table)
+            rows, how = merged.rows.num_rows, "merged with its log files"
+            failures += [str(c) for c in merged.corrupt]
         if rows != expected_rows:
-            failures.append(f"snapshot has {rows} rows by commit metadata, ground truth {expected_rows}")
+            failures.append(f"snapshot has {rows} rows {how}, ground truth {expected_rows}")
         return failures
