@@ -68,6 +68,6 @@ def test_merge_on_read_table_is_refused_by_every_cow_engine(hudi_fixtures, tmp_p
     before = sorted((p.relative_to(root), p.stat().st_size) for p in root.rglob("*"))
     scenario = load_scenario(str(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "crash.yaml"))
     for spec in scenario.engines:
-        with pytest.raises(UnsupportedTableError, match="MERGE_ON_READ table; this writer writes only COPY_ON_WRITE"):
+        with pytest.raises(UnsupportedTableError, match="is a MERGE_ON_READ table; this engine writes COPY_ON_WRITE tables"):
             build_engine(spec, scenario, str(root))
     assert sorted((p.relative_to(root), p.stat().st_size) for p in root.rglob("*")) == before
