@@ -22,12 +22,19 @@ SMALL = REPO / "bench" / "scenarios" / "small.yaml"
 
 
 def figures(results: Results) -> dict:
-    """perf-check's deterministic figures per engine, and per commit its bytes, files, rows, WA."""
+    """perf-check's deterministic figures per engine, and per commit its bytes, files, rows, WA. Query
+    runs are counted at the checkpoints' own runs (run 0): the final checkpoint's warm runs are the
+    interleaved rounds' when the review measures (the `run` command), one per query otherwise."""
     c = results.table("commits").sort_values(["engine", "seq"])
     per_commit = {engine: g[["instant", "bytes_written", "files_written", "records_written", "live_files",
                              "physical_files", "wa"]].round(6).to_dict("records")
                   for engine, g in c.groupby("engine")}
-    return {"engines": extract_figures(results)["deterministic"], "commits": per_commit}
+    engines = {name: {k: v for k, v in figs.items() if k not in ("queries_total", "queries_verified")}
+               for name, figs in extract_figures(results)["deterministic"].items()}
+    q = results.table("queries")
+    own = q[q.run == 0]
+    verified = {engine: (len(g), int(g.verified.sum())) for engine, g in own.groupby("engine")}
+    return {"engines": engines, "commits": per_commit, "checkpoint_queries": verified}
 
 
 @pytest.fixture(scope="module")
