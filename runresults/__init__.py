@@ -247,7 +247,13 @@ class ResultsWriter:
         (:mod:`bench.partial_results`)."""
         path = self.folder / f"{table}.parquet"
         tmp = path.with_suffix(".parquet.tmp")
-        pq.write_table(rows_table(table, list(self.rows[table])), tmp)
+        rows = list(self.rows[table])
+        schema = TABLES[table]
+        cols = {}
+        for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
+            default = 0 if name == "repeat" else None
+            cols[name] = [r.get(name, default) for r in rows]
+        pq.write_table(pa.table(cols, schema=schema), tmp)
         tmp.replace(path)
         return path
 
@@ -261,16 +267,6 @@ class ResultsWriter:
         tmp.write_text(json.dumps(run, indent=2, default=str))
         tmp.replace(path)
         return path
-
-
-def rows_table(table: str, rows: list[dict[str, Any]]) -> pa.Table:
-    """Results table ``table`` from its rows (a missing field is null; ``repeat`` is 0)."""
-    schema = TABLES[table]
-    cols = {}
-    for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
-        default = 0 if name == "repeat" else None
-        cols[name] = [r.get(name, default) for r in rows]
-    return pa.table(cols, schema=schema)
 
 
 def commit_row(*, engine: str, seq: int, batch: int, instant: str, action: str, operation: str, kind: str,
