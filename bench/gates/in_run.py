@@ -84,7 +84,8 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
 
     with ctx.timed("query_rounds"):
         ctx.failures += run_query_rounds(ctx.spark, designs, checkpoint, qs.suite, params, expected, qs.rounds,
-                                         qs.verify, lambda **row: ctx.writer.add("query_rounds", **row), add_run)
+                                         qs.verify, lambda **row: ctx.writer.add("query_rounds", **row), add_run,
+                                         label=ctx.label)
 
 
 def measure_gates(ctx: Any, sha: str | None) -> None:
