@@ -24,7 +24,9 @@ Tables (one row per …):
   pruning, Spark's file index, analysis, optimisation and physical plan, then the jobs); on a
   MERGE_ON_READ snapshot with log files, its read amplification: log_files_merged and log_bytes_merged
   (the log files merged over their base files for the query) and ro_latency_s (the same query over the
-  base files alone, Hudi's read-optimized view; null elsewhere).
+  base files alone, Hudi's read-optimized view; null elsewhere); on the S3-protocol store, the run's own
+  requests (``store_requests``, of them ``store_get``, ``store_head``, ``store_list``: those the counting
+  proxy recorded during the run, so a figure per run with an interval; null on local disk).
 - ``isolation``: reader query during maintenance — engine, maintenance_instant, reader, seq,
   query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
 - ``stream`` (``layoutbench stream``): micro-batch — engine, run (``fixed`` or ``rate:<r>``),
@@ -94,8 +96,9 @@ import pyarrow.parquet as pq
 # query_rounds (T17); 5: an ingest's plan_s, write_s, commit_s in commits (null in older folders); 6: a query's
 # planning_s and execution_s in queries and query_rounds (T18; null in older folders); 7: a query's read
 # amplification on a MERGE_ON_READ snapshot, log_files_merged, log_bytes_merged, ro_latency_s (T21; null
-# in older folders and on tables without log files)
-FORMAT_VERSION = 7
+# in older folders and on tables without log files); 8: a query run's own store requests, store_requests,
+# store_get, store_head, store_list (T18; null in older folders and on local disk)
+FORMAT_VERSION = 8
 REPEATED = ("commits", "maintenance", "queries", "requests")  # tables with a row per repetition
 
 TABLES: dict[str, pa.Schema] = {
@@ -128,6 +131,8 @@ TABLES: dict[str, pa.Schema] = {
         ("rows_scanned", pa.int64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
         ("error", pa.string()), ("repeat", pa.int64()), ("planning_s", pa.float64()), ("execution_s", pa.float64()),
         ("log_files_merged", pa.int64()), ("log_bytes_merged", pa.int64()), ("ro_latency_s", pa.float64()),
+        ("store_requests", pa.int64()), ("store_get", pa.int64()), ("store_head", pa.int64()),
+        ("store_list", pa.int64()),
     ]),
     "isolation": pa.schema([
         ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),

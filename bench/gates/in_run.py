@@ -21,6 +21,7 @@ from bench.gates.isolation import isolation_rows
 from bench.gates.no_loss import latest_crashtest, no_loss_rows
 from bench.queries import QueryParams, QueryRun
 from bench.query_rounds import RoundSlot, run_query_rounds
+from bench.store.proxy import run_columns
 from engines.base import Engine
 from engines.kinds import kind_of
 
@@ -74,13 +75,13 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
     designs = list(engines) if every_engine else round_engines(engines, {e.name: e.kind for e in ctx.scenario.engines})
     designs = [e for e in designs if e.name not in skip]  # ruled out by a required gate already
 
-    def add_run(slot: RoundSlot, r: int, res: QueryRun, verified: bool) -> None:
+    def add_run(slot: RoundSlot, r: int, res: QueryRun, verified: bool, tally: dict[str, int] | None) -> None:
         """Round ``r``'s run is warm run ``r + 1`` of the final checkpoint (its run 0, cold, ran there)."""
         ctx.writer.add("queries", engine=slot.engine, repeat=0, checkpoint=checkpoint, query=slot.query, run=r + 1,
                        latency_s=res.latency_s, files_total=res.files_total, files_scanned=res.files_scanned,
                        files_pruned=res.files_pruned, row_groups_total=None, row_groups_scanned=None,
                        rows_scanned=None, result_rows=res.result_rows, verified=verified, error=res.error,
-                       planning_s=res.planning_s, execution_s=res.execution_s)
+                       planning_s=res.planning_s, execution_s=res.execution_s, **run_columns(tally))
 
     with ctx.timed("query_rounds"):
         ctx.failures += run_query_rounds(ctx.spark, designs, checkpoint, qs.suite, params, expected, qs.rounds,
