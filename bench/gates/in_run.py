@@ -24,20 +24,23 @@ from bench.query_rounds import RoundSlot, run_query_rounds
 from bench.store.proxy import run_columns
 from engines.base import Engine
 from engines.kinds import kind_of
+from runresults import query_runs
 
 
 def rounds_run(scenario: Any) -> bool:
     """Whether the run ends with the final checkpoint's interleaved rounds (T17's review measures
     them; ``queries.interleaved`` asks for them over every engine)."""
-    return bool(scenario.review.measure or scenario.queries.interleaved)
+    return query_runs.rounds_run({"review": {"measure": scenario.review.measure},
+                                  "queries": {"interleaved": scenario.queries.interleaved}})
 
 
 def in_rounds(scenario: Any, kind: str) -> bool:
     """Whether an engine of ``kind`` takes part in the rounds (when they run, and it takes every batch):
     every engine under ``queries.interleaved``, else the design candidates (:func:`round_engines`).
     The rounds are then its final checkpoint's warm runs: the checkpoint itself runs its queries once,
-    cold (files and row groups scanned, the result verified), and no more."""
-    return bool(scenario.queries.interleaved) or kind_of(kind).in_verdict
+    cold (files and row groups scanned, the result verified), and no more (the simulator counts the
+    same runs: :func:`runresults.query_runs.query_runs`)."""
+    return query_runs.in_rounds({"queries": {"interleaved": scenario.queries.interleaved}}, kind)
 
 
 def ruled_out_before_rounds(ctx: Any) -> set[str]:

@@ -145,8 +145,17 @@ def totals(rows: Iterable[dict[str, Any]] | pd.DataFrame, by: tuple[str, ...] = 
 
 def per_run(coef: dict[str, list[float]] | None, kind: str, phase: str, figures: dict[str, float]) -> float:
     """All requests of one run of ``phase`` with ``figures`` (0 without a fitted model)."""
+    return sum(per_run_ops(coef, kind, phase, figures).values())
+
+
+def per_run_ops(coef: dict[str, list[float]] | None, kind: str, phase: str,
+                figures: dict[str, float]) -> dict[str, float]:
+    """The requests of one run of ``phase`` with ``figures`` per operation (empty without a fitted model)."""
+    out: dict[str, float] = defaultdict(float)
     if not coef:
-        return 0.0
+        return out
     x = vector(phase, {"runs": 1.0, **figures})
-    return sum(max(0.0, float(np.array(c) @ x)) for key, c in coef.items()
-               if key.startswith(f"{kind}|{phase}|"))
+    for key, c in coef.items():
+        if key.startswith(f"{kind}|{phase}|"):
+            out[key.split("|")[2]] += max(0.0, float(np.array(c) @ x))
+    return out

@@ -52,6 +52,7 @@ from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
 from runresults import TABLES, ResultsWriter, commit_row
+from runresults.query_runs import query_runs
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.rowdef import trace_id
 from workloads.spec import WorkloadSpec
@@ -263,6 +264,9 @@ class Simulator:
     def __init__(self, scenario: Scenario, model: CostModel, writer: RowSink | ResultsWriter, horizon: int | None,
                  stop_after: int | None = None, start_at: int = 0, as_run: bool = False) -> None:
         self.sc = scenario
+        q = scenario.queries
+        self.query_spec = {"review": {"measure": scenario.review.measure},  # for query_runs
+                           "queries": {"interleaved": q.interleaved, "rounds": q.rounds, "warm_runs": q.warm_runs}}
         self.model = model
         self.writer = writer
         full = horizon or scenario.workload.num_batches
@@ -675,8 +679,13 @@ class Simulator:
                     rows += chunk.num_rows
         return total, matching, rows
 
-    def queries(self, e: SimEngine, b: int, params: QueryParams) -> None:
+    def queries(self, e: SimEngine, b: int, params: QueryParams, final: bool = False) -> None:
+        """The suite at checkpoint ``b`` (``final``: the replay's last batch): one row per query, the
+        cold run's figures, with request events for every run the runner makes there
+        (:func:`runresults.query_runs.query_runs`: at the final checkpoint the interleaved rounds')
+        and one run's predicted requests in the store columns."""
         live = sorted(e.live.values(), key=lambda s: s.path)
+        runs = query_runs(self.query_spec, e.kind, final)
         reqmodel.add_event(e.events, "query_planning", f"checkpoint {b}", commits=e.seq)
         for name in self.sc.queries.suite:
             preds = PREDICATES[name](params)
@@ -685,14 +694,19 @@ class Simulator:
             rg_total, rg_match, rows = self._row_groups(e, kept, preds)
             e.gets += len(kept)
             one_run = {"files_scanned": len(kept), "row_groups_scanned": rg_match}
-            for _ in range(self.sc.queries.warm_runs + 1):  # the runner's cold run and its warm runs
+            for _ in range(runs):  # the runner's cold run and its warm runs (or rounds)
                 reqmodel.add_event(e.events, "query_scan", f"{name}@{b}", **one_run)
-            requests = reqmodel.per_run(self.model.requests, e.kind, "query_scan", one_run)
+            ops = reqmodel.per_run_ops(self.model.requests, e.kind, "query_scan", one_run)
+            requests = sum(ops.values())
+            store = {"store_requests": round(requests), "store_get": round(ops.get("GET", 0.0)),
+                     "store_head": round(ops.get("HEAD", 0.0)), "store_list": round(ops.get("LIST", 0.0))} \
+                if self.model.requests else {}
             self.writer.add("queries", engine=e.name, checkpoint=b, query=name, run=0,
                             latency_s=self.model.query_s(len(kept), scanned, requests, self.first_byte_ms),
                             files_total=len(live),
                             files_scanned=len(kept), files_pruned=pruned, row_groups_total=rg_total,
-                            row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None)
+                            row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None,
+                            **store)
 
 
 class _SimSteps:
@@ -727,7 +741,7 @@ class _SimSteps:
         params = self.sim.query_params()
         for e in self.engines:
             if b in self.marks[e.name]:
-                self.sim.queries(e, b, params)
+                self.sim.queries(e, b, params, final=b == self.sim.n - 1)
 
 
 @contextmanager
