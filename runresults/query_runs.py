@@ -41,12 +41,14 @@ def runs_per_row(run: Mapping[str, Any], queries: pd.DataFrame) -> pd.Series:
     """Per row of a ``queries`` table (a pandas frame with engine and checkpoint): how many query runs
     it stands for. A real run writes a row per run (1); the simulator writes one row per query and
     checkpoint and counts requests for every run the runner would make (:func:`query_runs`), the
-    run's final checkpoint being the table's last."""
+    run's final checkpoint being its replay's last batch (``simulation.batches_per_engine``; the
+    table's last checkpoint in a folder without it)."""
     if not run.get("simulated") or len(queries) == 0:
         return pd.Series(1, index=queries.index, dtype="int64")
     scenario = run.get("scenario") or {}
     kinds = {name: (e or {}).get("kind", "") for name, e in (run.get("engines") or {}).items()}
-    last = int(queries.checkpoint.max())
+    taken = ((run.get("simulation") or {}).get("batches_per_engine") or {}).values()
+    last = max(taken) - 1 if taken else int(queries.checkpoint.max())
     return pd.Series([query_runs(scenario, kinds.get(e, ""), int(cp) == last)
                       for e, cp in zip(queries.engine, queries.checkpoint, strict=True)], index=queries.index,
                      dtype="int64")

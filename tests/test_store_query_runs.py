@@ -40,6 +40,10 @@ def test_query_runs_counts_the_interleaved_rounds() -> None:
     run = {"simulated": True, "scenario": interleaved, "engines": {"a": {"kind": "append_only"},
                                                                     "b": {"kind": "clustering"}}}
     assert runs_per_row(run, q).tolist() == [2, 11, 11]
+    # an engine's prefix ends before the replay's last batch: its last checkpoint is not the final one
+    prefix = {**run, "simulation": {"batches_per_engine": {"a": 5, "b": 10}}}
+    assert runs_per_row(prefix, q[q.engine == "a"].iloc[:1]).tolist() == [2]
+    assert runs_per_row(prefix, q[q.engine == "b"]).tolist() == [11]
     assert runs_per_row({**run, "simulated": False}, q).tolist() == [1, 1, 1]
 
 
