@@ -40,6 +40,7 @@ from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
+from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
 from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
 from bench.simulate.costmodel import CostModel
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
@@ -87,77 +88,10 @@ def _merge_two(a: Any, b: Any) -> dict:
 
 def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     """Rows per partition of batch ``b`` without generating rows (on-time split by time overlap,
-    late rows spread evenly over the partitions up to ``max_lateness_partitions`` back).
-
-    The on-time rows of each partition the batch's time range overlaps are its share rounded; the
-    rounding's difference goes to the first one. When the others rounded up past what the first
-    holds (a batch that starts just before a partition boundary), the first keeps none and the
-    rest is taken back, one row each, from the shares rounded up most: no count is negative."""
-    from workloads.generator import partition_unit
-
-    n = batch_num_records(spec, b)
-    start, end = batch_ts_range(spec, b)
-    unit = partition_unit(spec)
-    late = int(round(n * spec.late_fraction))
-    ks = range(1, spec.max_lateness_partitions + 1)
-    per_k = [late // len(ks) + (1 if i < late % len(ks) else 0) for i in range(len(ks))]
-    # rows whose shift would land before the run's start stay on time (as the generator does)
-    shifted = {k: c for k, c in zip(ks, per_k, strict=True) if start - unit * k >= spec.start}
-    on_time = n - sum(shifted.values())
-    out: dict[str, int] = defaultdict(int)
-    first = _partition_label(spec, start)
-    epoch_end = spec.start + unit * ((start - spec.start) // unit + 1)
-    if end <= epoch_end:  # the whole batch in one partition (a short batch): no rounding
-        out[first] += on_time
-    else:
-        span = (end - start).total_seconds()
-        cursor = start
-        assigned = 0
-        pieces: list[tuple[float, str, int]] = []  # (exact share - rounded share, partition, rounded)
-        while cursor < end:
-            epoch = (cursor - spec.start) // unit
-            boundary = min(end, spec.start + unit * (epoch + 1))
-            exact = on_time * (boundary - cursor).total_seconds() / span
-            share = int(round(exact))
-            value = _partition_label(spec, cursor)
-            out[value] += share
-            pieces.append((exact - share, value, share))
-            assigned += share
-            cursor = boundary
-        surplus = assigned - on_time
-        if out[first] >= surplus:
-            out[first] -= surplus
-        else:
-            surplus -= out[first]
-            out[first] = 0
-            for _, value, share in sorted(pieces):
-                if surplus == 0:
-                    break
-                if value != first and share > 0:
-                    out[value] -= 1
-                    surplus -= 1
-    for k, count in shifted.items():
-        out[_partition_label(spec, start - unit * k)] += count
-    return {k: v for k, v in sorted(out.items()) if v}
-
-
-_LABELS: dict[tuple[str, datetime], str] = {}  # (granularity, the partition's first instant) -> its value
-
-
-def _partition_label(spec: WorkloadSpec, moment: datetime) -> str:
-    """``partition_value(spec, moment)``, formatted once per partition (a long replay asks for each
-    partition's value on every batch that writes it)."""
-    from workloads.generator import partition_value
-
-    floor = moment.replace(hour=0 if spec.partition_granularity == "day" else moment.hour, minute=0, second=0,
-                           microsecond=0)
-    key = (spec.partition_granularity, floor)
-    label = _LABELS.get(key)
-    if label is None:
-        if len(_LABELS) >= 1 << 17:
-            _LABELS.clear()
-        label = _LABELS[key] = partition_value(spec, floor)
-    return label
+    late rows spread evenly over the partitions up to ``max_lateness_partitions`` back): batch
+    ``b``'s entries of :func:`bench.simulate.batch_schedule.build_schedule`, which has the rule."""
+    one = build_schedule(spec, b, 1)
+    return {partition_label(spec, k): c for k, c in zip(one.keys, one.counts, strict=True)}
 
 
 # Generated rows depend on the workload only: grid points of a sweep that share it share these.
@@ -291,6 +225,11 @@ class Simulator:
         self.batch_rows: dict[str, pa.Table] = {}  # this batch's query columns per partition path (exact mode)
         self.batch_stats: dict[str, dict] = {}  # this batch's estimated ranges per partition path (estimated mode)
         self.batch_range: tuple[datetime, datetime] | None = None  # this batch's ts range, once asked for
+        # estimated mode: every batch's partitions, rows and ts ranges, computed once for the horizon
+        self.schedule = None if self.exact else build_schedule(self.spec, start_at, self.n)
+        if self.schedule is not None:
+            labels = {k: partition_label(self.spec, k) for k in set(self.schedule.keys)}
+            self.schedule_paths = [f"{self.prefix}{labels[k]}" for k in self.schedule.keys]
         self.quantile_ranges: dict[int, list[tuple[str, str]]] = {}  # outputs -> service range of each
         self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
         self.partition_rows: dict[str, int] = defaultdict(int)
@@ -442,9 +381,8 @@ class Simulator:
         self.batch = b
         self.batch_stats = {}
         self.batch_range = None
-        if not self.exact:
-            counts_raw = analytic_partition_counts(self.spec, b + self.start_at)
-            counts = {f"{self.prefix}{k}": v for k, v in counts_raw.items()}
+        if self.schedule is not None:
+            counts = self._scheduled_batch(b)
         else:
             counts, batch_rows, _ = _generated_batch(self.spec, b, self.with_rows)
             if self.with_rows:
@@ -461,6 +399,23 @@ class Simulator:
         self.batch_context = f"batch {b}"
         return counts
 
+    def _scheduled_batch(self, b: int) -> dict[str, int]:
+        """Rows per partition path of batch ``b`` from the horizon's schedule, and the ranges of
+        those rows (:meth:`_estimated_stats`), one dict per partition shared by every engine's slices."""
+        sched, paths = self.schedule, self.schedule_paths
+        lo, hi = sched.offsets[b], sched.offsets[b + 1]
+        services = (self.services[0], self.services[-1])
+        stats = self.batch_stats
+        pcol, cut = self.pcol, len(self.prefix)
+        for i in range(lo, hi):
+            value = paths[i][cut:]
+            ts_hi = sched.ts_hi[i]
+            out = {"service": services, pcol: (value, value)}
+            if ts_hi >= 0:
+                out["ts"] = (utc_moment(sched.ts_lo[i]), utc_moment(ts_hi))
+            stats[paths[i]] = out
+        return dict(zip(paths[lo:hi], sched.counts[lo:hi], strict=True))
+
     def _estimated_stats(self, partition: str) -> dict:
         """Ranges of a batch's rows in ``partition`` from the generator's distributions (estimated
         mode); one dict per batch and partition, shared by every engine's slices (never mutated)."""
@@ -470,7 +425,7 @@ class Simulator:
         value = partition[len(self.prefix):]
         if self.batch_range is None:
             self.batch_range = batch_ts_range(self.spec, self.batch + self.start_at)
-        ts = simrows.ts_range_in_partition(self.spec, self.batch_range, value)
+        ts = ts_range_in_partition(self.spec, self.batch_range, value)
         out = {"service": (self.services[0], self.services[-1]), self.pcol: (value, value)}
         self.batch_stats[partition] = out = {**out, "ts": ts} if ts is not None else out
         return out
