@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -144,11 +144,12 @@ def next_logical_instant(last: str | None) -> str:
 _INSTANT = attrgetter("instant")
 
 
-@dataclass
-class SimFile:
+class DeadFile(NamedTuple):
+    """A physical file no longer live, waiting for the cleaner."""
+
     slice: FileSlice
-    dead_at: str | None = None  # the instant at which it left the snapshot
-    replaced: bool = False  # its whole file group was replaced (vs a superseded slice)
+    dead_at: str  # the instant at which it left the snapshot
+    replaced: bool  # its whole file group was replaced (vs a superseded slice)
 
 
 @dataclass
@@ -158,7 +159,7 @@ class SimEngine:
     name: str
     behaviour: SimBehaviour  # what its kind does (engines/<kind>/sim.py)
     live: dict[tuple[str, str], FileSlice] = field(default_factory=dict)
-    physical: dict[str, SimFile] = field(default_factory=dict)
+    physical: dict[str, FileSlice] = field(default_factory=dict)  # live or dead, until deleted
     instants: int = 0
     seq: int = 0
     dirty: set[str] = field(default_factory=set)
@@ -172,7 +173,7 @@ class SimEngine:
     dead: set[str] = field(default_factory=set)  # physical files no longer live, waiting for the cleaner
     # the cleaner's bookkeeping: each dead file's group, the dead files of each group, the dead files by
     # the instant they left the snapshot (a heap), and those that left before the earliest retained instant
-    dead_by_group: dict[tuple[str, str], dict[str, SimFile]] = field(default_factory=dict)
+    dead_by_group: dict[tuple[str, str], dict[str, DeadFile]] = field(default_factory=dict)
     dying: list[tuple[str, str]] = field(default_factory=list)
     expired: set[str] = field(default_factory=set)
     footers: dict[int, int] = field(default_factory=dict)  # rows -> footer bytes of its bloom filter
@@ -282,34 +283,42 @@ class Simulator:
             e.rows[path] = data
         s = file_slice(partition, file_id, instant, path, size, rows, stats or {})
         key = (partition, file_id)
-        old = e.live.get(key)
+        live = e.live
+        old = live.get(key)
+        small = self.small
         if old is not None:
-            self._bury(e, e.physical[old.path], instant, False)
-            e.rows.pop(old.path, None)
+            self._bury(e, old, instant, False)
+            if e.rows:
+                e.rows.pop(old.path, None)
             e.live_bytes -= old.size_bytes
-            e.small -= old.size_bytes < self.small
-        e.live[key] = s
+            e.small -= old.size_bytes < small
+        live[key] = s
         e.by_part[partition][file_id] = s
-        e.physical[path] = SimFile(s)
+        e.physical[path] = s
         e.live_bytes += size
         e.phys_bytes += size
-        e.small += size < self.small
+        e.small += size < small
         e.dirty.add(partition)
         e.puts += 1
         return s
 
-    def _bury(self, e: SimEngine, f: SimFile, at: str, replaced: bool) -> None:
-        """``f`` left the snapshot at instant ``at``: it waits for the cleaner."""
-        f.dead_at = at
-        if replaced:
-            f.replaced = True
-        path = f.slice.path
+    @staticmethod
+    def _bury(e: SimEngine, s: FileSlice, at: str, replaced: bool) -> None:
+        """``s`` left the snapshot at instant ``at``: it waits for the cleaner."""
+        path = s.path
         e.dead.add(path)
-        e.dead_by_group.setdefault(f.slice.file_group, {})[path] = f
+        group = e.dead_by_group.get(s.file_group)
+        if group is None:
+            group = e.dead_by_group[s.file_group] = {}
+        elif not replaced:
+            before = group.get(path)
+            replaced = before is not None and before.replaced
+        group[path] = DeadFile(s, at, replaced)
         heapq.heappush(e.dying, (at, path))
 
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
-        e.rows.pop(s.path, None)
+        if e.rows:
+            e.rows.pop(s.path, None)
         if e.live.pop(s.file_group, None) is not None:
             e.by_part[s.partition].pop(s.file_id, None)
             e.live_bytes -= s.size_bytes
@@ -336,23 +345,29 @@ class Simulator:
             expired.add(heapq.heappop(dying)[1])
         if not expired:
             return 0
-        doomed: list[str] = []
-        for key in {e.physical[p].slice.file_group for p in expired}:
-            dead = e.dead_by_group[key].values()
+        physical, dead_by_group = e.physical, e.dead_by_group
+        doomed: list[FileSlice] = []
+        for key in {physical[p].file_group for p in expired}:
+            dead = dead_by_group[key].values()
             live = e.live.get(key)
-            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=_INSTANT)
-            replaced_at = max(f.dead_at for f in dead if f.replaced) if live is None and any(
-                f.replaced for f in dead) else None
-            doomed += [s.path for s in doomed_in_group(committed, earliest, replaced_at)]
-        for p in doomed:
-            f = e.physical.pop(p)
-            e.phys_bytes -= f.slice.size_bytes
+            committed = [f.slice for f in dead]
+            if live is not None:
+                committed.append(live)
+                replaced_at = None
+            else:
+                replaced_at = max([f.dead_at for f in dead if f.replaced], default=None)
+            committed.sort(key=_INSTANT)
+            doomed += doomed_in_group(committed, earliest, replaced_at)
+        for s in doomed:
+            p = s.path
+            del physical[p]
+            e.phys_bytes -= s.size_bytes
             e.dead.discard(p)
             expired.discard(p)
-            group = e.dead_by_group[f.slice.file_group]
+            group = dead_by_group[s.file_group]
             del group[p]
             if not group:
-                del e.dead_by_group[f.slice.file_group]
+                del dead_by_group[s.file_group]
         return len(doomed)
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
