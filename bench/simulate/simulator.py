@@ -142,6 +142,13 @@ def next_logical_instant(last: str | None) -> str:
 
 
 _INSTANT = attrgetter("instant")
+# the figures of each event the replay records (bench.simulate.requests.FEATURES), in the order it gives them
+_COMMITS = ("commits",)
+_INGEST_FEATURES = ("commits", "files_written", "files_merged", "row_groups_merged", "partitions_new")
+_CLEAN_FEATURES = ("commits", "files_deleted")
+_PLANNING_FEATURES = ("commits", "live_files")
+_EXECUTION_FEATURES = ("commits", "files_in", "files_out", "row_groups_in")
+_SCAN_FEATURES = ("files_scanned", "row_groups_scanned")
 
 
 class DeadFile(NamedTuple):
@@ -186,8 +193,13 @@ class SimEngine:
     planner: Any = None  # the planner config resolved once from the scenario (bench.engine_factory)
     options: dict[str, Any] = field(default_factory=dict)  # engine-level config keys (order, sort_columns)
     rows: dict[str, pa.Table] = field(default_factory=dict)  # path -> its rows' query columns (exact mode)
-    events: reqmodel.Events = field(default_factory=dict)  # what each phase did, for the request model
+    log: reqmodel.EventLog = field(default_factory=reqmodel.EventLog)  # what each phase did, for the request model
     partitions: set[str] = field(default_factory=set)  # partition paths ever written (a new one is a new prefix)
+
+    @property
+    def events(self) -> reqmodel.Events:
+        """What each phase did, per (phase, context), for the request model."""
+        return self.log.events
 
     def new_id(self) -> str:
         self.counter += 1
@@ -243,7 +255,6 @@ class Simulator:
         # else its scratch write's: the first engine's)
         self.batch_footers: dict[int, int] = {}  # rows -> footer bytes of the reference write's file
         self.reference_bytes = 0  # this batch's bytes written once (the runner's reference write)
-        self.batch_context = ""  # this batch's context in the request model's events
         self.batch_bloom = engine_bloom(next((e for e in scenario.engines if kind_of(e.kind).simulated
                                               and behaviour_class(e.kind).writes_batches_once),
                                              scenario.engines[0]), scenario)
@@ -411,7 +422,6 @@ class Simulator:
             if r not in footers:
                 footers[r] = footer_bytes(r, self.batch_bloom, KEY_LENGTH)
         self.reference_bytes = sum([int(r * self.bpr) + footers[r] for r in counts.values()])
-        self.batch_context = f"batch {b}"
         return counts
 
     def _scheduled_batch(self, b: int) -> dict[str, int]:
@@ -525,15 +535,10 @@ class Simulator:
         new_partitions = len(touched - e.partitions)
         if new_partitions:
             e.partitions |= touched
-        reqmodel.add_event(e.events, "ingest", self._context(b), commits=e.seq, files_written=len(written),
-                           files_merged=len(merged), row_groups_merged=self._row_groups_of(merged) if merged else 0,
-                           partitions_new=new_partitions)
+        e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), len(merged),
+                                                  self._row_groups_of(merged) if merged else 0, new_partitions))
         if e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
             self._maybe_clean(e, b)
-
-    def _context(self, b: int) -> str:
-        """Batch ``b``'s context in the request model's events."""
-        return self.batch_context if b == self.batch else f"batch {b}"
 
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
         """Row groups of ``slices``: ``ceil(rows / row_group_rows)`` each, at least one."""
@@ -542,14 +547,14 @@ class Simulator:
 
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
         deleted = self._clean(e)
-        reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq, files_deleted=deleted)
+        e.log.add("cleaner", b, _CLEAN_FEATURES, (e.seq, deleted))
         if deleted:  # a clean takes an instant only when it deletes something, as the real one
             self.writer.add("maintenance", engine=e.name, batch=b, kind="clean", instant=self._tick(e),
                             mode="simulated", duration_s=self.model.file_create_s * deleted, files_in=0, files_out=0,
                             bytes_read=0, bytes_written=0, records=0, files_deleted=deleted, details="{}")
 
     def maintain(self, e: SimEngine, b: int) -> None:
-        reqmodel.add_event(e.events, "maintenance_planning", self._context(b), commits=e.seq, live_files=len(e.live))
+        e.log.add("maintenance_planning", b, _PLANNING_FEATURES, (e.seq, len(e.live)))
         if not e.behaviour.maintains():  # the control: nothing is ever maintained
             return
         candidates = list(e.live.values()) if self.exact else [
@@ -562,7 +567,7 @@ class Simulator:
             if cleans_after:
                 self._maybe_clean(e, b)
             else:  # the runner's cleaner runs after every maintenance step, here with nothing to clean
-                reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq)
+                e.log.add("cleaner", b, _COMMITS, (e.seq,))
             return
         instant = self._instant(e)
         written: list[FileSlice] = []
@@ -595,12 +600,11 @@ class Simulator:
                         bytes_written=wbytes, records=sum([s.num_rows for s in written]),
                         files_deleted=files_in if delete_now else 0, details=json.dumps({"groups": len(groups)}))
         self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0, wbytes)
-        reqmodel.add_event(e.events, "maintenance_execution", self._context(b), commits=e.seq, files_in=files_in,
-                           files_out=len(written), row_groups_in=row_groups_in)
+        e.log.add("maintenance_execution", b, _EXECUTION_FEATURES, (e.seq, files_in, len(written), row_groups_in))
         if cleans_after:
             self._maybe_clean(e, b)
         else:
-            reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq)
+            e.log.add("cleaner", b, _COMMITS, (e.seq,))
 
     # -- queries --------------------------------------------------------------------------------
     def query_params(self) -> QueryParams:
@@ -647,7 +651,7 @@ class Simulator:
 
     def queries(self, e: SimEngine, b: int, params: QueryParams) -> None:
         live = sorted(e.live.values(), key=lambda s: s.path)
-        reqmodel.add_event(e.events, "query_planning", f"checkpoint {b}", commits=e.seq)
+        e.log.add("query_planning", f"checkpoint {b}", _COMMITS, (e.seq,))
         for name in self.sc.queries.suite:
             preds = PREDICATES[name](params)
             kept, pruned = prune(live, preds)
@@ -656,7 +660,7 @@ class Simulator:
             e.gets += len(kept)
             one_run = {"files_scanned": len(kept), "row_groups_scanned": rg_match}
             for _ in range(self.sc.queries.warm_runs + 1):  # the runner's cold run and its warm runs
-                reqmodel.add_event(e.events, "query_scan", f"{name}@{b}", **one_run)
+                e.log.add("query_scan", f"{name}@{b}", _SCAN_FEATURES, (len(kept), rg_match))
             requests = reqmodel.per_run(self.model.requests, e.kind, "query_scan", one_run)
             self.writer.add("queries", engine=e.name, checkpoint=b, query=name, run=0,
                             latency_s=self.model.query_s(len(kept), scanned, requests, self.first_byte_ms),
