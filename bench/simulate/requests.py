@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
 
 # What each phase's count depends on. ``runs``: how many times the phase ran in the context;
 # ``commits``: the timeline's completed commits at the time (each run lists and reads the timeline).
@@ -135,6 +134,8 @@ def sparsest_fit(x: np.ndarray, y: np.ndarray, slack: float = 0.1) -> np.ndarray
     few contexts per phase and its features move together (commits, files), so the full fit is not
     unique; the sparsest one is, and it extrapolates by the figure that drives the count (a PUT per
     file written, not a share of the commits so far)."""
+    from scipy.optimize import nnls  # imported here: scipy costs every `simulate` a second or more to load
+
     n = x.shape[1]
     full = float(np.sum((x @ nnls(x, y)[0] - y) ** 2))
     budget = full + slack * len(y)
