@@ -278,8 +278,9 @@ class Simulator:
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
         e.instants += 1
-        e.data_instants.append(self._tick(e))
-        return e.last_instant
+        instant = e.last_instant = next_logical_instant(e.last_instant)
+        e.data_instants.append(instant)
+        return instant
 
     def _tick(self, e: SimEngine) -> str:
         e.last_instant = next_logical_instant(e.last_instant)
