@@ -85,14 +85,21 @@ class BatchSchedule:
         return len(self.offsets) - 1
 
 
+def batch_bounds_us(spec: WorkloadSpec, first: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[start, end)`` of batches ``first`` .. ``first + count - 1`` in microseconds since the epoch:
+    :func:`workloads.rowdef.batch_ts_range` of each, as integers."""
+    g = _Grid.of(spec)
+    start = g.start + g.span * np.arange(first, first + count, dtype=np.int64)
+    return start, start + g.span
+
+
 def build_schedule(spec: WorkloadSpec, first: int, count: int) -> BatchSchedule:
     """The schedule of batches ``first`` .. ``first + count - 1`` of ``spec``'s horizon."""
     g = _Grid.of(spec)
     b = np.arange(first, first + count, dtype=np.int64)
+    start, end = batch_bounds_us(spec, first, count)
     n = np.array([batch_num_records(spec, int(i)) for i in b], dtype=np.int64) if spec.arrival != "steady" \
         else np.full(count, batch_num_records(spec, first) if count else 0, dtype=np.int64)
-    start = g.start + g.span * b
-    end = start + g.span
     # late rows: an even spread over 1..K partitions back, unless the shift lands before the run's start
     lateness = spec.max_lateness_partitions
     late = np.rint(n * spec.late_fraction).astype(np.int64)
