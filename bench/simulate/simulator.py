@@ -177,12 +177,12 @@ class SimEngine:
     live_bytes: int = 0
     phys_bytes: int = 0
     small: int = 0
-    dead: set[str] = field(default_factory=set)  # physical files no longer live, waiting for the cleaner
-    # the cleaner's bookkeeping: each dead file's group, the dead files of each group, the dead files by
-    # the instant they left the snapshot (a heap), and those that left before the earliest retained instant
+    # the cleaner's bookkeeping: the dead files (no longer live, waiting for the cleaner) of each group,
+    # the dead files by the instant they left the snapshot (a heap of (instant, path, group)), and the
+    # group of each that left before the earliest retained instant
     dead_by_group: dict[tuple[str, str], dict[str, DeadFile]] = field(default_factory=dict)
-    dying: list[tuple[str, str]] = field(default_factory=list)
-    expired: set[str] = field(default_factory=set)
+    dying: list[tuple[str, str, tuple[str, str]]] = field(default_factory=list)
+    expired: dict[str, tuple[str, str]] = field(default_factory=dict)
     footers: dict[int, int] = field(default_factory=dict)  # rows -> footer bytes of its bloom filter
     by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
     data_instants: list[str] = field(default_factory=list)  # completed commits and replacecommits
@@ -317,16 +317,15 @@ class Simulator:
     @staticmethod
     def _bury(e: SimEngine, s: FileSlice, at: str, replaced: bool) -> None:
         """``s`` left the snapshot at instant ``at``: it waits for the cleaner."""
-        path = s.path
-        e.dead.add(path)
-        group = e.dead_by_group.get(s.file_group)
+        path, key = s.path, s.file_group
+        group = e.dead_by_group.get(key)
         if group is None:
-            group = e.dead_by_group[s.file_group] = {}
+            group = e.dead_by_group[key] = {}
         elif not replaced:
             before = group.get(path)
             replaced = before is not None and before.replaced
         group[path] = DeadFile(s, at, replaced)
-        heapq.heappush(e.dying, (at, path))
+        heapq.heappush(e.dying, (at, path, key))
 
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
         if e.rows:
@@ -345,7 +344,7 @@ class Simulator:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
         groups that hold files no longer live; a simulated table has no pending instants."""
         earliest = earliest_to_retain(e.data_instants, self.retained)
-        if earliest is None or not e.dead:
+        if earliest is None or not e.dead_by_group:
             return 0
         # a file that left the snapshot at or after ``earliest`` is the newest slice a reader of
         # ``earliest`` needs (its successor, or its replacement, is that new): the rule dooms nothing
@@ -354,12 +353,13 @@ class Simulator:
         # ``earliest`` passes them; it never moves back) and are still waiting.
         dying, expired = e.dying, e.expired
         while dying and dying[0][0] < earliest:
-            expired.add(heapq.heappop(dying)[1])
+            _, path, key = heapq.heappop(dying)
+            expired[path] = key
         if not expired:
             return 0
         physical, dead_by_group = e.physical, e.dead_by_group
         doomed: list[FileSlice] = []
-        for key in {physical[p].file_group for p in expired}:
+        for key in set(expired.values()):
             dead = dead_by_group[key].values()
             live = e.live.get(key)
             committed = [f.slice for f in dead]
@@ -374,12 +374,11 @@ class Simulator:
             p = s.path
             del physical[p]
             e.phys_bytes -= s.size_bytes
-            e.dead.discard(p)
-            expired.discard(p)
-            group = dead_by_group[s.file_group]
+            key = expired.pop(p, None) or s.file_group
+            group = dead_by_group[key]
             del group[p]
             if not group:
-                del dead_by_group[s.file_group]
+                del dead_by_group[key]
         return len(doomed)
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from engines.cow_baseline.config import CowConfig
 from engines.table.model import FileSlice
 
 
-@dataclass(frozen=True)
-class InsertBucket:
-    """Records routed to one file group: an existing small one (rewritten) or a new one."""
+class InsertBucket(NamedTuple):
+    """Records routed to one file group: an existing small one (rewritten) or a new one. A named
+    tuple: immutable, and cheap to build (a simulated year assigns a few hundred thousand)."""
 
     partition: str
     file_id: str | None
