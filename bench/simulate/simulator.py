@@ -488,7 +488,8 @@ class Simulator:
         bpr = self.bpr
         if e.inserts is not None:  # the baseline, and Option 2 inserting with small-file limit 0
             cfg = e.inserts
-            by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)} \
+            files = e.by_part
+            by_part = {p: list(mine.values()) for p in counts if (mine := files.get(p))} \
                 if cfg.small_file_limit > 0 else {}
             avg = e.avg_record_size or cfg.record_size_estimate  # Hudi's rule, as the engine applies it
             instant = self._instant(e)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import NamedTuple
 
 from engines.cow_baseline.config import CowConfig
@@ -55,12 +56,15 @@ def average_record_size(commits: Iterable[tuple[int, int]], config: CowConfig) -
     return config.record_size_estimate
 
 
+_VIEW_ORDER = attrgetter("partition", "file_id")
+
+
 def small_files(slices: Iterable[FileSlice], config: CowConfig,
                 pending_file_groups: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()) -> list[FileSlice]:
     if config.small_file_limit <= 0:
         return []
     return sorted((s for s in slices if s.size_bytes < config.small_file_limit
-                   and s.file_group not in pending_file_groups), key=lambda s: (s.partition, s.file_id))
+                   and s.file_group not in pending_file_groups), key=_VIEW_ORDER)
 
 
 def assign_inserts(slices_by_partition: Mapping[str, list[FileSlice]], inserts_by_partition: Mapping[str, int],
