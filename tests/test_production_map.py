@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bench.scenario import load_scenario
@@ -121,6 +121,10 @@ def fast_against_full(batch_mb: float, limit_mb: float, partitions: int, every: 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(batch_mb=st.sampled_from([0.2, 0.5, 1.0]), limit_mb=st.sampled_from([1.0, 2.0, 4.0]),
        partitions=st.integers(1, 6), every=st.sampled_from([2, 4, 6]), retention=st.sampled_from([2, 5]))
+# two windows the periodicity test passed on compute seconds alone while the bytes written grew (77, 89,
+# 100 MB) or cycled over four windows: Option 1's WA came out 11% and 6% off the full simulator's
+@example(batch_mb=0.5, limit_mb=1.0, partitions=2, every=4, retention=5)
+@example(batch_mb=1.0, limit_mb=4.0, partitions=1, every=6, retention=2)
 def test_fast_path_holds_to_the_full_simulator(batch_mb: float, limit_mb: float, partitions: int, every: int,
                                                retention: int) -> None:
     """File counts, bytes written and WA of the fast path within :data:`FULL_TOLERANCE` of the full
