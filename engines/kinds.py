@@ -58,6 +58,8 @@ class EngineKind:
     # (the baseline only cleans, the control does nothing, Apache Hudi runs its own inside its writer)
     service: Service | None = None
     maintains: bool = True  # False: nothing is ever planned, rewritten or cleaned (the control)
+    # it has an upsert (workload.update_fraction's corrections); False: inserts only (InsertsOnlyError)
+    takes_updates: bool = True
     cleans_after_commit: bool = False  # Hudi's automatic clean after every commit (the COW baseline)
     # its inserts top up small files inside the write (copy-on-write): WA approaches limit / (2 x batch)
     merges_at_ingest: bool = False
@@ -142,7 +144,7 @@ KINDS: dict[str, EngineKind] = {
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",
         "engines.append_only.engine:AppendOnlyEngine", _O1_CONFIG, _O1_PLANNER, "compaction", role="control",
-        maintains=False, settings="append_only", sim="engines.append_only.sim:AppendOnlySim"),
+        maintains=False, takes_updates=False, settings="append_only", sim="engines.append_only.sim:AppendOnlySim"),
 }
 FAMILY_ORDER = (BASELINE, OPTION_1, OPTION_2, CONTROL, DELTA_PEER, APACHE_HUDI)  # the order reports list them in
 

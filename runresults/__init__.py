@@ -8,7 +8,8 @@ table with no rows is still written with its schema.
 
 Tables (one row per …):
 - ``commits``: completed instant per engine — engine, seq, batch, instant, action, operation,
-  kind (ingest / compaction / clustering / merge / clean / rollback), duration_s, records_written,
+  kind (ingest / upsert: a batch's corrections, workload.update_fraction / compaction / clustering /
+  merge / clean / rollback), duration_s, records_written,
   bytes_written, files_written, files_replaced, batch_bytes (the batch written once; 0 for
   maintenance), cum_bytes_written, cum_batch_bytes, wa, live_files, physical_files, live_bytes,
   physical_bytes, space_amp, small_files, mean_file_bytes, metadata_bytes; for an ingest of our
