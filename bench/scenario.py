@@ -293,6 +293,10 @@ class Scenario(_Strict):
                 raise ValueError(f"workload.update_fraction is {wl.corrections_fraction}, but engine(s) {names} "
                                  "take inserts only: they have no update path; remove them or set "
                                  "update_fraction to 0")
+            if self.review.project:
+                raise ValueError(f"review.project: the simulator that projects the choice has no model of "
+                                 f"corrections (workload.update_fraction is {wl.corrections_fraction}); set "
+                                 "review.project to false")
         return self
 
     @model_validator(mode="after")

@@ -93,3 +93,17 @@ def test_corrections_refused_for_an_engine_that_takes_inserts_only(tmp_path: Pat
         "  - {name: ctl, kind: append_only}\n", ""))
     result = runner.invoke(app, ["validate", str(p)])
     assert result.exit_code == EXIT_BAD_INPUT and "no deletes" in " ".join(result.output.split())
+
+
+def test_corrections_are_refused_where_the_simulator_would_ignore_them(tmp_path: Path) -> None:
+    """The simulator replays inserts only: `simulate` and a review projection of a workload with
+    corrections are refused, naming update_fraction, rather than giving figures without the upserts."""
+    text = ("name: x\nworkload: {num_batches: 2, batch_records: 100, batch_mb: null, update_fraction: 0.1}\n"
+            "engines:\n  - {name: base, kind: cow_baseline}\n")
+    p = write(tmp_path, text + "review: {project: true}\n")
+    result = runner.invoke(app, ["validate", str(p)])
+    assert result.exit_code == EXIT_BAD_INPUT and "review.project" in " ".join(result.output.split())
+    p = write(tmp_path, text)
+    result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
+    assert result.exit_code == EXIT_BAD_INPUT, result.output
+    assert "no model of corrections" in " ".join(result.output.split()) and not (tmp_path / "out").exists()
