@@ -15,6 +15,7 @@ import pytest
 
 from bench.gates.history import EngineHistory
 from bench.gates.history_gates import history_gate_rows
+from bench.gates.readers import FileKeySums, OurReader
 from bench.gates.truth import HistoryTruth, KeySum
 from bench.runner import run_scenario
 from bench.scenario import load_scenario
@@ -117,6 +118,13 @@ def test_incremental_gate_counts_an_update_as_a_new_commit(corrected_run: Result
     history = EngineHistory.of_commits("baseline", HistoryTruth.of_batches(parts, updates=updates), commits)
     ups = {int(r["batch"]): r["instant"] for r in commits if r["engine"] == "baseline" and r["kind"] == "upsert"}
     last = max(ups)
+    # as of the last batch's ingest its corrections are not applied yet; as of its upsert they are: the same
+    # keys at other versions (what the time-travel gate's readers are checked against, from each row's message)
+    before, after = history.as_of(history.batch_instants[last]), history.as_of(ups[last])
+    assert before.rows == after.rows and before != after
+    reader = OurReader(_table(res, "baseline"), FileKeySums(_table(res, "baseline"), versions=True))
+    assert reader.key_sum(ups[last]) == after and reader.key_sum() == after
+    assert OurReader(_table(res, "option2_mor"), FileKeySums(_table(res, "option2_mor"), versions=True)).key_sum() == after
     # a pull from the last batch's ingest returns exactly that batch's corrections, upserted after it
     assert history.committed_after(history.batch_instants[last]) == KeySum.of_keys(updates[last].column("trace_id"))
     assert updates[last].num_rows > 0

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.gates.truth import HistoryTruth, KeySum
+from bench.gates.truth import HistoryTruth, KeySum, versioned_hashes
 
 
 class HistoryError(ValueError):
@@ -70,7 +70,13 @@ class EngineHistory:
         return bisect_right(self.batch_instants, instant)
 
     def as_of(self, instant: str) -> KeySum:
-        """The rows the table held as of ``instant``: every batch committed at or before it."""
+        """The rows the table held as of ``instant``: every batch committed at or before it; with
+        corrections, each key at the version the upserts committed by then gave it (:func:`versioned_hashes`)."""
+        if self.truth.has_updates:
+            present = self.truth.batch < self.batches_upto(instant)
+            done = sorted(b for b, t in self.upsert_instants.items() if t <= instant)
+            versions = self.truth.versions_upto(done)
+            return KeySum.of(versioned_hashes(self.truth.hashes[present], versions[present]))
         if not self._sums:
             self._sums = self.truth.sums_upto()
         return self._sums[self.batches_upto(instant)]
