@@ -68,7 +68,7 @@ def message_versions(messages: pa.Array | pa.ChunkedArray) -> np.ndarray:
     arr = messages.combine_chunks() if isinstance(messages, pa.ChunkedArray) else messages
     if len(arr) == 0:
         return np.zeros(0, np.int64)
-    found = pc.extract_regex(arr.cast(pa.string()), CORRECTED).field("b")
+    found = pc.struct_field(pc.extract_regex(arr.cast(pa.string()), CORRECTED), "b")  # null where no match
     return pc.fill_null(pc.cast(found, pa.int64()), -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
