@@ -98,6 +98,22 @@ def test_mor_updates_go_to_logs_that_queries_merge(corrected_run: Results) -> No
     assert (cow.log_files_merged.fillna(0) == 0).all()
 
 
+def test_apache_hudi_reads_every_key_at_its_corrected_version(spark, corrected_run: Results) -> None:
+    """The time-travel gate's Apache Hudi reader computes the versioned checksum in Spark (the correction's
+    batch from the message, mixed into the key hash as a wrapping long): equal to ours on both table types,
+    and different from the checksum of the keys alone."""
+    from bench.gates.readers import apache_hudi_key_sum
+
+    res = corrected_run
+    for engine in ("baseline", "option2_mor"):
+        table = _table(res, engine)
+        ours = OurReader(table, FileKeySums(table, versions=True)).key_sum()
+        theirs = apache_hudi_key_sum(spark, table.base_uri, versions=True)
+        assert theirs == ours, engine
+        assert apache_hudi_key_sum(spark, table.base_uri) != theirs
+        assert apache_hudi_key_sum(spark, table.base_uri).rows == theirs.rows
+
+
 def test_incremental_gate_counts_an_update_as_a_new_commit(corrected_run: Results) -> None:
     """With the corrections in the truth every pull is exact on the COW baseline (its merge keeps the
     commit time of the rows it does not update) and on MOR; a truth without them fails the same tables."""
