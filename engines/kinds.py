@@ -124,7 +124,8 @@ KINDS: dict[str, EngineKind] = {
     "delta_peer": EngineKind(
         DELTA_PEER, "delta-rs peer: append, OPTIMIZE / Z-ORDER, VACUUM",
         "engines.delta_peer.engine:DeltaPeerEngine", "engines.delta_peer.engine:DeltaPeerConfig",
-        builder="delta", role="reference", table_format="delta", table_types=("delta",), service="optimize"),
+        builder="delta", role="reference", table_format="delta", table_types=("delta",), service="optimize",
+        takes_updates=False),
     "hudi": EngineKind(
         APACHE_HUDI, "Apache Hudi through its Spark datasource: the real COW baseline and clustering",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiConfig", builder="hudi", role="reference",

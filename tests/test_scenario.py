@@ -73,24 +73,25 @@ def test_select_engines_rejects_unknown(tmp_path: Path) -> None:
 
 
 def test_corrections_refused_for_an_engine_that_takes_inserts_only(tmp_path: Path) -> None:
-    """``update_fraction`` > 0 naming the append-only control: one message naming it, exit 3, before Spark
-    starts; every other kind takes updates (the COW baseline and Option 1 through the COW merge)."""
+    """``update_fraction`` > 0 naming the append-only control and the Delta peer: one message naming both,
+    exit 3, before Spark starts; the COW baseline and Option 1 take updates (through the COW merge)."""
     text = ("name: x\nworkload: {num_batches: 2, batch_records: 100, batch_mb: null, update_fraction: 0.1}\n"
             "engines:\n  - {name: base, kind: cow_baseline}\n  - {name: o1, kind: append_compaction}\n"
-            "  - {name: ctl, kind: append_only}\n")
+            "  - {name: ctl, kind: append_only}\n  - {name: delta, kind: delta_peer}\n")
     p = write(tmp_path, text)
     result = runner.invoke(app, ["validate", str(p)])
     assert result.exit_code == EXIT_BAD_INPUT, result.output
     out = " ".join(result.output.split())
-    assert "ctl (kind append_only)" in out and "take inserts only" in out and "update_fraction is 0.1" in out
+    assert "ctl (kind append_only), delta (kind delta_peer)" in out and "take inserts only" in out
+    assert "update_fraction is 0.1" in out
     assert "base (kind" not in out and "o1 (kind" not in out
     assert "Traceback" not in result.output
     p.write_text(text.replace("update_fraction: 0.1", "update_fraction: 0.0"))
     assert runner.invoke(app, ["validate", str(p)]).exit_code == 0
-    p.write_text(text.replace("  - {name: ctl, kind: append_only}\n", ""))
+    kept = text.replace("  - {name: ctl, kind: append_only}\n  - {name: delta, kind: delta_peer}\n", "")
+    p.write_text(kept)
     assert runner.invoke(app, ["validate", str(p)]).exit_code == 0
-    p.write_text(text.replace("update_fraction: 0.1", "delete_fraction: 0.1").replace(
-        "  - {name: ctl, kind: append_only}\n", ""))
+    p.write_text(kept.replace("update_fraction: 0.1", "delete_fraction: 0.1"))
     result = runner.invoke(app, ["validate", str(p)])
     assert result.exit_code == EXIT_BAD_INPUT and "no deletes" in " ".join(result.output.split())
 

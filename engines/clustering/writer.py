@@ -39,26 +39,32 @@ from engines.table import faults, plans
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
-from engines.table.timeline import COMMIT, REPLACE
+from engines.table.timeline import COMMIT, COMPACTION, REPLACE
 from engines.table.transaction import CommitResult, commit_write
 
 UpdateStrategy = Literal["reject", "allow"]
+_SERVICES = {REPLACE: "clustering", COMPACTION: "base-file compaction"}  # what holds a file group, by plan action
 KEPT_META = ("_hoodie_commit_time", "_hoodie_commit_seqno")  # what a merge keeps of a row it does not update
 
 
 class ClusteringUpdateConflictError(RuntimeError):
     """An upsert/delete touching file groups of a pending clustering plan (reject strategy)."""
 
-    def __init__(self, operation: str, conflicts: dict[tuple[str, str], str]) -> None:
+    def __init__(self, operation: str, conflicts: dict[tuple[str, str], str], service: str = "clustering") -> None:
         self.operation = operation
         self.conflicts = dict(conflicts)
         self.plans = sorted(set(conflicts.values()))
         groups = ", ".join(f"{p}/{f} (plan {i})" for (p, f), i in sorted(conflicts.items()))
+        if service == "clustering":
+            rule = ("Updates to file groups in pending clustering are not supported "
+                    "(hoodie.clustering.updates.strategy=reject); nothing was written. Execute or roll back the "
+                    "plan first, or use the allow strategy.")
+        else:  # a plan that would replace the group with its rows as planned, losing the update
+            rule = (f"The {service} would replace them with their rows as planned; nothing was written. "
+                    "Execute or roll back the plan first.")
         super().__init__(
-            f"{operation} rejected: it updates {len(conflicts)} file group(s) under pending clustering "
-            f"plan(s) {', '.join(self.plans)}: {groups}. Updates to file groups in pending clustering are "
-            f"not supported (hoodie.clustering.updates.strategy=reject); nothing was written. Execute or "
-            f"roll back the plan first, or use the allow strategy.")
+            f"{operation} rejected: it updates {len(conflicts)} file group(s) under pending {service} "
+            f"plan(s) {', '.join(self.plans)}: {groups}. {rule}")
 
 
 def insert(table: HudiTable, df: DataFrame, sizing: CowConfig | None, max_file_size: int, row_group_rows: int,
@@ -127,11 +133,14 @@ def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame 
         live = [s for s in view.snapshot() if s.partition in partitions]
         touched = sorted(locate(table, live, incoming).values(), key=lambda s: s.path)
         held: dict[tuple[str, str], str] = {}
+        action_of: dict[str, str] = {}  # plan instant -> its action
         for action in held_by:
-            held.update(plans.pending_file_groups(view.timeline, action))
+            for group, plan in plans.pending_file_groups(view.timeline, action).items():
+                held[group], action_of[plan] = plan, action
         conflicts = find_conflicts(touched, held)
         if conflicts and update_strategy == "reject":
-            raise ClusteringUpdateConflictError(operation, conflicts)
+            services = " or ".join(sorted({_SERVICES[action_of[i]] for i in conflicts.values()}))
+            raise ClusteringUpdateConflictError(operation, conflicts, services)
         instant = table.start(COMMIT)
         stats: list[WriteStat] = []
         in_keys = incoming.select(F.col(key).alias("_dk"), _partition_path_col(table, part_col).alias("_dp"))
