@@ -13,7 +13,7 @@ import seaborn as sns  # noqa: E402
 
 from engines.config.registry import MB
 from runresults import Results  # noqa: E402
-from runresults.uncertainty import LEVEL, RESAMPLES, SEED  # noqa: E402
+from runresults.uncertainty import MIN_N, interval  # noqa: E402
 
 DPI = 90
 
@@ -57,19 +57,86 @@ def _line(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, x: str 
     return _save(fig, path)
 
 
-# Timing plots pool every repetition and draw the median with the same 95% percentile-bootstrap
-# interval as the report's cells (runresults.uncertainty), seeded so a re-render draws the same bars.
-SPREAD = {"estimator": "median", "errorbar": ("ci", round(LEVEL * 100)), "n_boot": RESAMPLES, "seed": SEED}
+# Timing plots pool every repetition and draw the median with the report's own interval
+# (runresults.uncertainty.interval: 95% percentile bootstrap from MIN_N warm runs on, the range below),
+# one seeded bootstrap per cell, so a re-render draws the same bars and a cell never shows more than it has.
+def spread_cells(df: pd.DataFrame, keys: list[str], y: str) -> pd.DataFrame:
+    """One row per group of ``keys``: the median of ``y`` (``value``), its interval (``lo``, ``hi``) and ``n``."""
+    rows = []
+    for key, group in (df.groupby(keys, sort=True) if len(df) else ()):
+        iv = interval(group[y].tolist())
+        if iv is not None:
+            rows.append({**dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)),
+                         "value": iv.value, "lo": iv.lo, "hi": iv.hi, "n": iv.n})
+    return pd.DataFrame(rows, columns=[*keys, "value", "lo", "hi", "n"])
+
+
+def spread_label(cells: pd.DataFrame) -> str:
+    """What the error bars of ``cells`` are: a 95% interval only where every cell has MIN_N samples."""
+    if cells.empty:
+        return "no samples"
+    lo, hi = int(cells.n.min()), int(cells.n.max())
+    n = f"n={lo}" if lo == hi else f"n={lo}-{hi}"
+    if lo >= MIN_N:
+        return f"95% bootstrap interval, {n}"
+    return f"range where n<{MIN_N}, 95% bootstrap interval from {MIN_N} on; {n}"
+
+
+def _errorbars(ax: plt.Axes, x: list[float], cells: pd.DataFrame, **kw: object) -> None:
+    ax.errorbar(x, cells.value, yerr=[cells.value - cells.lo, cells.hi - cells.value], capsize=3, **kw)
 
 
 def _bars(df: pd.DataFrame, y: str, title: str, ylabel: str, path: Path, estimator: str = "median",
           order: list[str] | None = None, spread: bool = False) -> Path:
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    kw = SPREAD if spread else {"estimator": estimator, "errorbar": None}
-    sns.barplot(data=df, x="query", y=y, hue="engine", hue_order=order, ax=ax, **kw)
+    if not spread:
+        sns.barplot(data=df, x="query", y=y, hue="engine", hue_order=order, ax=ax, estimator=estimator, errorbar=None)
+    else:
+        cells = spread_cells(df, ["query", "engine"], y)
+        queries = sorted(cells["query"].unique())
+        engines = [e for e in (order or sorted(cells.engine.unique())) if e in set(cells.engine)]
+        width = 0.8 / max(len(engines), 1)
+        colors = sns.color_palette("deep", len(engines))
+        for i, (engine, color) in enumerate(zip(engines, colors, strict=True)):
+            mine = cells[cells.engine == engine].set_index("query").reindex(queries).dropna(subset=["value"])
+            x = [queries.index(q) - 0.4 + width * (i + 0.5) for q in mine.index]
+            ax.bar(x, mine.value, width=width, color=color, label=engine)
+            _errorbars(ax, x, mine, fmt="none", ecolor="black", elinewidth=0.8)
+        ax.set_xticks(range(len(queries)), queries)
+        ax.legend(fontsize=8)
+        title = f"{title} ({spread_label(cells)})"
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.tick_params(axis="x", rotation=15)
+    return _save(fig, path)
+
+
+def _query_latency(warm: pd.DataFrame, path: Path, order: list[str]) -> Path:
+    """One panel per query: each engine's warm median latency per checkpoint with its interval."""
+    cells = spread_cells(warm, ["query", "engine", "checkpoint"], "latency_s")
+    queries = sorted(cells["query"].unique())
+    cols = min(3, len(queries))
+    rows = -(-len(queries) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.9 * rows), squeeze=False)
+    engines = [e for e in order if e in set(cells.engine)]
+    colors = dict(zip(engines, sns.color_palette("deep", len(engines)), strict=True))
+    markers = "osD^vP*Xhp<>"
+    for ax, query in zip(axes.flat, queries, strict=False):
+        for i, engine in enumerate(engines):
+            mine = cells[(cells["query"] == query) & (cells.engine == engine)].sort_values("checkpoint")
+            if len(mine):
+                _errorbars(ax, mine.checkpoint.tolist(), mine, color=colors[engine], marker=markers[i % len(markers)],
+                           label=engine, markersize=4)
+        ax.set_title(query, fontsize=9)
+        ax.set_xlabel("checkpoint")
+        ax.set_ylabel("seconds")
+    for ax in list(axes.flat)[len(queries):]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 0.95))
+    fig.suptitle("Query latency per checkpoint: median of the warm runs of every repetition "
+                 f"({spread_label(cells)})", y=1.02)
+    fig.tight_layout()
     return _save(fig, path)
 
 
@@ -120,14 +187,9 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
     q = q[q.error.isna()] if "error" in q else q
     warm = q[q.run > 0] if (q.run > 0).any() else q
     if len(warm):
-        g = sns.relplot(data=warm, x="checkpoint", y="latency_s", hue="engine", style="engine", col="query",
-                        hue_order=order, style_order=order, kind="line", markers=True, col_wrap=3, height=2.8,
-                        aspect=1.2, err_style="bars", facet_kws={"sharey": False}, **SPREAD)
-        g.figure.suptitle("Query latency per checkpoint: median of the warm runs of every repetition, "
-                          "bootstrap interval", y=1.02)
-        paths["query_latency"] = _save(g.figure, out / "query_latency.png")
+        paths["query_latency"] = _query_latency(warm, out / "query_latency.png", order)
         paths["query_final"] = _bars(warm[warm.checkpoint == warm.checkpoint.max()], "latency_s",
-                                     "Final checkpoint: warm median latency per query, bootstrap interval", "seconds",
+                                     "Final checkpoint: warm median latency per query", "seconds",
                                      out / "query_final.png", order=order, spread=True)
         q = q[q.repeat == 0]  # scan counts are exact: the first repetition's
         cold = q[(q.run == 0) & (q.checkpoint == q.checkpoint.max())]

@@ -36,11 +36,11 @@ PLOT_CAPTIONS = {
     "space_amplification": "Space amplification: bytes on storage / bytes of the live snapshot.",
     "ingest_latency": "Ingest latency of every batch: the median over the repetitions, the band their range.",
     "maintenance": "Duration of every compaction / clustering run of every repetition.",
-    "query_latency": "Warm-run median latency of each query at each checkpoint, every repetition pooled, with its "
-                     "bootstrap interval (95% bootstrap; from fewer than 10 warm runs it spans about their range, "
-                     "and the report's cells say \"range, n=…\").",
-    "query_final": "Warm-run median latency per query at the final checkpoint, every repetition pooled, with its "
-                   "bootstrap interval (about the warm runs' range below 10 of them).",
+    "query_latency": "Warm-run median latency of each query at each checkpoint, every repetition pooled, with the "
+                     "report's own interval: 95% bootstrap from 10 warm runs on, below that the range (the title "
+                     "gives the n; the report's cells say \"range, n=…\").",
+    "query_final": "Warm-run median latency per query at the final checkpoint, every repetition pooled, with the "
+                   "report's own interval (95% bootstrap from 10 warm runs on, the range below; n in the title).",
     "cost_ledger": "Cost over the table's life, $ per TB ingested, stacked by part; the bar is the total's interval.",
     "query_files_scanned": "Files scanned per query at the final checkpoint (cold run, after min/max pruning).",
 }

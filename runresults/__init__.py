@@ -346,6 +346,7 @@ class Results:
             raise ResultsError(f"{self.folder}: results format version {version!r} was written by a newer "
                                f"layoutbench; this one reads up to version {FORMAT_VERSION}")
         self._cache: dict[str, pd.DataFrame] = {}
+        self._by_engine: dict[str, dict[str, pd.DataFrame]] = {}
 
     @property
     def simulated(self) -> bool:
@@ -390,6 +391,20 @@ class Results:
         if key not in self._cache:
             self._cache[key] = df[df["repeat"].fillna(0) == 0].reset_index(drop=True)
         return self._cache[key]
+
+    def of_engine(self, name: str, engine: str, all_repeats: bool = False) -> pd.DataFrame:
+        """:meth:`table`'s rows of one engine. The table is split by engine once and kept: a review asks
+        for each candidate's rows of every table, and a simulated year holds hundreds of thousands of rows,
+        which a boolean mask per candidate would copy each time."""
+        key = f"{name}/{'all' if all_repeats else 'first'}/by_engine"
+        if key not in self._by_engine:
+            df = self.table(name, all_repeats)
+            self._by_engine[key] = ({str(e): g for e, g in df.groupby("engine", sort=False)}
+                                    if len(df) and "engine" in df.columns else {})
+        split = self._by_engine[key]
+        if engine in split:
+            return split[engine]
+        return self.table(name, all_repeats).iloc[0:0]
 
 
 # -- sweeps (`layoutbench sweep`): a folder of its own -------------------------------------------

@@ -49,7 +49,7 @@ def corrected_run(spark, tmp_path_factory) -> Results:
 
 
 def _table(res: Results, engine: str) -> HudiTable:
-    return HudiTable.open(str(res.folder / "tables" / engine), require_cow=False)
+    return HudiTable.open(str(res.folder / "tables" / engine))
 
 
 def _rows(table: HudiTable) -> pa.Table:

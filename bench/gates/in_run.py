@@ -1,7 +1,8 @@
 """What the runner does after its batch loop for T17, with each phase timed in the run profile:
-the final checkpoint's interleaved query rounds (``query_rounds``), then the gates (``gates``):
-isolation from the run's readers, no_loss from the same commit's crash test, concurrent_update on
-a scratch table per candidate.
+the gates (``gates``): isolation from the run's readers, no_loss from the same commit's crash test,
+concurrent_update on a scratch table per candidate (then the runner's incremental and time-travel
+gates), and after them the final checkpoint's interleaved query rounds (``query_rounds``) over the
+candidates no required gate ruled out.
 
 ``ctx`` is the runner's :class:`bench.runner.RunContext` (scenario, spark, writer, failures,
 run_dir, ``timed``); it is taken by duck type so that this module does not import the runner.
@@ -49,6 +50,14 @@ def ruled_out_before_rounds(ctx: Any) -> set[str]:
     rows = isolation_rows([e.name for e in scenario.engines], ctx.writer.rows["isolation"],
                           ctx.writer.rows["maintenance"], scenario.isolation.enabled)
     return {r["engine"] for r in rows if r["passed"] is False}
+
+
+def ruled_out_by_gates(ctx: Any) -> set[str]:
+    """The candidates whose ``gates`` rows so far fail a gate of ``review.requires`` (a gate fails when
+    any of its readers' rows failed, as :func:`runresults.review.gates.gate_results` decides): no
+    figure of theirs reaches the verdict or a cell beside it, so the interleaved rounds skip them."""
+    requires = set(ctx.scenario.review.requires)
+    return {str(r["engine"]) for r in ctx.writer.rows["gates"] if r.get("gate") in requires and r.get("passed") is False}
 
 
 def round_engines(engines: Sequence[Engine], kinds: Mapping[str, str]) -> list[Engine]:

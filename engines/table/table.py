@@ -74,13 +74,13 @@ class HudiTable:
         return cls(storage, props, clock)
 
     @classmethod
-    def open(cls, base: str, clock: InstantClock | None = None, require_cow: bool = True) -> HudiTable:
-        """Open an existing table; unknown table types and versions raise a clear error (the
-        parameter's name is historical: both table types open)."""
+    def open(cls, base: str, clock: InstantClock | None = None, check_supported: bool = True) -> HudiTable:
+        """Open an existing table of either type; an unknown table type or version raises a clear error
+        unless ``check_supported`` is False (the properties are then taken as they are)."""
         storage = Storage(base)
         props = read_properties(storage)
         table = cls(storage, props, clock)
-        if require_cow:
+        if check_supported:
             table.check_supported()
         return table
 

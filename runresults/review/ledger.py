@@ -146,16 +146,11 @@ def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: floa
     """The candidate's ledger, one entry per repetition it ran."""
     run = results.run
     cores, span = run_cores(run), batch_span_s(run)
-    commits = results.table("commits", all_repeats=True)
-    commits = commits[commits.engine == engine]
-    maint = results.table("maintenance", all_repeats=True)
-    maint = maint[maint.engine == engine]
-    queries = results.table("queries", all_repeats=True)
-    queries = queries[queries.engine == engine]
-    rounds = results.table("query_rounds")
-    rounds = rounds[rounds.engine == engine]
-    req = results.table("requests", all_repeats=True)
-    req = req[req.engine == engine]
+    commits = results.of_engine("commits", engine, all_repeats=True)
+    maint = results.of_engine("maintenance", engine, all_repeats=True)
+    queries = results.of_engine("queries", engine, all_repeats=True)
+    rounds = results.of_engine("query_rounds", engine)
+    req = results.of_engine("requests", engine, all_repeats=True)
     req = req.assign(usd=req["count"] * req["op"].map(prices.request_usd)) if len(req) else req.assign(usd=0.0)
     first = commits[commits.repeat == commits.repeat.min()] if len(commits) else commits
     ingest_first = first[first.kind == "ingest"]
