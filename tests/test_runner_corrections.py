@@ -33,15 +33,16 @@ NO_BLOOM = {"hoodie.parquet.bloom.filter.enabled": False}
 @pytest.fixture(scope="module")
 def corrected_run(spark, tmp_path_factory) -> Results:
     """Four batches with 10% corrections into the COW baseline, Option 1 (commit before delete) and
-    Option 2 on MERGE_ON_READ; maintenance every 3 batches, queries after batches 2 and 4 (the first
-    checkpoint sees the MOR table's logs unmerged by any compaction)."""
+    Option 2 on MERGE_ON_READ; maintenance after batch 3 and none at the end, queries after batches 2 and
+    4 (both see the MOR table's logs unmerged), the final checkpoint's interleaved rounds."""
     sc = load_scenario(SMALL)
     engines = [e for e in sc.engines if e.name in ("baseline", "option1_cbd")]
     engines.append(engines[0].model_copy(update={"name": "option2_mor", "kind": "clustering_mor", "config": NO_BLOOM}))
     sc = sc.model_copy(update={
         "name": "corrections_test", "engines": engines,
         "workload": sc.workload.model_copy(update={"num_batches": BATCHES, "corrections_fraction": 0.1}),
-        "queries": sc.queries.model_copy(update={"checkpoint_every": 2}),
+        "queries": sc.queries.model_copy(update={"checkpoint_every": 2, "interleaved": True}),
+        "maintenance": sc.maintenance.model_copy(update={"final": False}),  # the last batch's logs stay
         "isolation": sc.isolation.model_copy(update={"enabled": False}),
         "spark": sc.spark.model_copy(update={"master": "local[1]"})})
     return Results(run_scenario(sc, out=tmp_path_factory.mktemp("corrections"), progress=False, run_id="corr",
@@ -96,6 +97,12 @@ def test_mor_updates_go_to_logs_that_queries_merge(corrected_run: Results) -> No
     assert (first.log_files_merged > 0).all() and (first.log_bytes_merged > 0).all() and first.verified.all()
     cow = q[(q.engine == "baseline") & (q.run == 0)]
     assert (cow.log_files_merged.fillna(0) == 0).all()
+    # the read-amplification section: the final checkpoint's cold run and every interleaved round's
+    from reports.read_amplification import read_amplification_rows
+
+    rounds = int(res.run["scenario"]["queries"]["rounds"])
+    rows = [r for r in read_amplification_rows(res) if r["engine"] == "option2_mor"]
+    assert rows and all(r["n"] == rounds + 1 for r in rows), rows
 
 
 def test_apache_hudi_reads_every_key_at_its_corrected_version(spark, corrected_run: Results) -> None:
