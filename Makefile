@@ -8,7 +8,7 @@ SCENARIO ?= bench/scenarios/default.yaml
 PYTEST_ARGS ?=
 REPEAT ?=
 
-.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-s3 bench-stream bench-micro bench-cluster bench-map-production perf-check lint clean
+.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-s3 bench-s3-scale bench-stream bench-micro bench-cluster bench-map-production perf-check lint clean
 
 venv: $(STAMP)
 
@@ -72,6 +72,14 @@ bench-scale: $(STAMP)
 # latency; the report gets the requests section (requests per GB, per maintenance run, per query, in $).
 bench-s3: $(STAMP)
 	$(BIN)/layoutbench run bench/scenarios/s3.yaml --report
+
+# The store at a size where small files add up (T18): 100 x 1 MB batches at 20 ms for append_only,
+# option1_cbd and option2_sorted; the report gives the selective query's and the full scan's seconds and
+# requests per run with intervals (10 interleaved rounds). Measured 2026-11-27: 53 min on the shared 2-core
+# machine at load ~10 (the 25-minute goal missed; 13.5 min of it the rounds), docs/stores.md.
+bench-s3-scale: $(STAMP)
+	$(BIN)/layoutbench validate bench/scenarios/s3_scale.yaml
+	$(BIN)/layoutbench run bench/scenarios/s3_scale.yaml --report
 
 # Continuous ingestion: freshness at a fixed rate, sustainable throughput, micro-batch slowdown while
 # maintenance runs, per design (Structured Streaming; about 10 minutes on 2 cores).

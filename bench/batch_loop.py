@@ -126,11 +126,12 @@ def run_batches(steps: BatchSteps[T], targets: Sequence[T], schedule: Maintenanc
     upto = {id(t): min(num_batches, prefix(t)) if prefix is not None else num_batches for t in targets}
     for b in range(start, num_batches):
         steps.begin_batch(b)
+        due = schedule.after_commit(b)
         for target in targets:
             if b >= upto[id(target)]:
                 continue
             steps.ingest(target, b)
-            for step in schedule.after_commit(b):
+            for step in due:
                 steps.maintain(target, b, step)
             if b == upto[id(target)] - 1 < num_batches - 1:  # a prefix ends: its own final maintenance
                 for step in schedule.final_steps(upto[id(target)]):

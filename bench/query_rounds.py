@@ -12,6 +12,7 @@ and named in the run's failures.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,24 +43,34 @@ def round_order(engines: Sequence[str], queries: Sequence[str], r: int) -> list[
 def run_query_rounds(spark: Any, engines: Sequence[Engine], checkpoint: int, queries: Sequence[str],
                      params: QueryParams, expected: Mapping[str, Any], rounds: int, verify: bool = True,
                      add_row: Callable[..., None] | None = None,
-                     add_run: Callable[[RoundSlot, int, QueryRun, bool], None] | None = None) -> list[str]:
+                     add_run: Callable[[RoundSlot, int, QueryRun, bool, dict[str, int] | None], None] | None = None,
+                     label: Callable[[str, str], AbstractContextManager[Any]] | None = None) -> list[str]:
     """Run ``rounds`` interleaved rounds over the engines' current snapshots (each taken once, as
     the checkpoint's own runs do); ``add_row(**row)`` receives each ``query_rounds`` row, and
-    ``add_run(slot, round, run, verified)`` each run itself (the runner records it as one of the
-    checkpoint's warm runs). Returns one failure message per wrong or failed result."""
+    ``add_run(slot, round, run, verified, requests)`` each run itself (the runner records it as one
+    of the checkpoint's warm runs; ``requests``: the run's own store requests per operation, the
+    label's tally, None without a store). ``label(phase, context)`` attributes the object-store requests made
+    inside it (the runner's :meth:`RunContext.label`): each run's to ``query_scan`` at
+    ``query@checkpoint``, as the checkpoint's own warm runs are, so that a run's requests count
+    every run its latency does; taking the snapshots again to ``harness`` (the checkpoint's
+    ``query_planning`` counted them, and no run's latency includes them). Returns one failure
+    message per wrong or failed result."""
     if rounds < 1:
         raise ValueError(f"queries.rounds must be at least 1, got {rounds}")
+    label = label or (lambda _phase, _context: nullcontext())
     by_name = {e.name: e for e in engines}
     snaps = {}
     for e in engines:
         probe = e.probe()
-        snaps[e.name] = (probe.storage, *probe.query_snapshot())
+        with label("harness", f"checkpoint {checkpoint}"):
+            snaps[e.name] = (probe.storage, *probe.query_snapshot())
     failures: list[str] = []
     for r in range(rounds):
         for pos, slot in enumerate(round_order(list(by_name), list(queries), r)):
             storage, snap, overlay = snaps[slot.engine]
-            res = run_query(spark, storage, snap, SUITE[slot.query], params, count_row_groups_too=False,
-                            overlay=overlay)
+            with label("query_scan", f"{slot.query}@{checkpoint}") as tally:
+                res = run_query(spark, storage, snap, SUITE[slot.query], params, count_row_groups_too=False,
+                                overlay=overlay)
             ok = res.error is None and (not verify or res.result == expected[slot.query])
             if not ok:
                 got = res.error or str(res.result)[:200]
@@ -70,5 +81,5 @@ def run_query_rounds(spark: Any, engines: Sequence[Engine], checkpoint: int, que
                         latency_s=res.latency_s, result_rows=res.result_rows if res.error is None else None,
                         verified=ok, planning_s=res.planning_s, execution_s=res.execution_s)
             if add_run is not None:
-                add_run(slot, r, res, ok)
+                add_run(slot, r, res, ok, tally)
     return failures

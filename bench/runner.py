@@ -45,6 +45,7 @@ from bench.progress import ProgressBar
 from bench.queries import SUITE, QueryParams, add_row_groups, choose_params, run_query
 from bench.scale_projection import prefix_projections
 from bench.scenario import Scenario, ScenarioError, fingerprint
+from bench.store.proxy import run_columns
 from bench.store.run_store import run_store
 from bench.target_verdict import project_run
 from engines.async_service import AsyncService
@@ -300,7 +301,7 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
         if warm_runs is None:
             warm_runs = qs.warm_runs if st.warm_runs is None else st.warm_runs
         for run in range(warm_runs + 1):
-            with ctx.label("query_scan", f"{name}@{checkpoint}"):
+            with ctx.label("query_scan", f"{name}@{checkpoint}") as tally:
                 res = run_query(ctx.spark, probe.storage, snap, query, params, count_row_groups_too=False,
                                 overlay=overlay)
             if run == 0 and res.error is None:
@@ -319,7 +320,7 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
                            rows_scanned=res.rows_scanned if run == 0 else None, result_rows=res.result_rows,
                            verified=verified, error=res.error, planning_s=res.planning_s,
                            execution_s=res.execution_s, log_files_merged=res.log_files_merged,
-                           log_bytes_merged=res.log_bytes_merged, ro_latency_s=res.ro_latency_s)
+                           log_bytes_merged=res.log_bytes_merged, ro_latency_s=res.ro_latency_s, **run_columns(tally))
 
 
 def warm_runs_of(warm_runs: int, engine_repeat: int | None, repeats: int) -> int:

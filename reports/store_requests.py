@@ -11,9 +11,10 @@ import pandas as pd
 
 from engines.config.registry import GB, MB
 from runresults import Results
+from runresults.query_runs import runs_per_row
 from runresults.review.prices import DEFAULT_PRICES, Prices
 from runresults.review.settings import review_settings
-from runresults.uncertainty import interval
+from runresults.uncertainty import Interval, interval
 
 PHASES = ("ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning", "query_scan")
 MAINTENANCE = ("maintenance_planning", "maintenance_execution", "cleaner")
@@ -28,14 +29,6 @@ def prices_of(results: Results) -> Prices:
 def priced(requests: pd.DataFrame, prices: Prices = DEFAULT_PRICES) -> pd.DataFrame:
     """The requests table with a ``usd`` column (count x list price)."""
     return requests.assign(usd=requests["count"] * requests["op"].map(prices.request_usd))
-
-
-def runs_per_row(results: Results) -> int:
-    """How many query runs one row of the ``queries`` table stands for: a real run writes a row per
-    run; the simulator writes the cold run's row only, and counts requests for it and every warm run."""
-    if not results.run.get("simulated"):
-        return 1
-    return int(((results.run.get("scenario") or {}).get("queries") or {}).get("warm_runs", 0)) + 1
 
 
 def per_phase(results: Results) -> pd.DataFrame:
@@ -61,7 +54,8 @@ def unit_costs(results: Results) -> pd.DataFrame:
         ing = commits[(commits.engine == engine) & (commits.kind == "ingest") & (commits.get("repeat", 0) == 0)]
         gb = ing.batch_bytes.fillna(0).sum() / GB
         runs = len(maint[(maint.engine == engine) & (maint.get("repeat", 0) == 0)])
-        nq = len(queries[(queries.engine == engine) & (queries.get("repeat", 0) == 0)]) * runs_per_row(results)
+        mq = queries[(queries.engine == engine) & (queries.get("repeat", 0) == 0)]
+        nq = int(runs_per_row(results.run, mq).sum())
 
         def total(phases: tuple[str, ...], col: str, mine: pd.DataFrame = mine) -> float:
             return float(mine[mine.phase.isin(phases)][col].sum())
@@ -99,7 +93,7 @@ def selective_query(results: Results, query: str = "service_hours") -> pd.DataFr
     rows = []
     for engine, runs in q.groupby("engine"):
         mine = req[req.engine == engine]
-        n = len(runs) * runs_per_row(results)
+        n = int(runs_per_row(results.run, runs).sum())
         warm = runs[runs.run > 0].latency_s
         iv = interval((warm if len(warm) else runs.latency_s).tolist())
         rows.append({"engine": engine, "warm median s": round(float(warm.median() if len(warm) else
@@ -114,6 +108,62 @@ def selective_query(results: Results, query: str = "service_hours") -> pd.DataFr
                          runs[runs.run == 0].files_scanned.iloc[0]) if (runs.run == 0).any() else 0) else None),
                      "MB read / run": round(float(mine.response_bytes.sum()) / n / MB, 2)})
     return pd.DataFrame(rows).sort_values("warm median s", ascending=False)
+
+
+PER_RUN = (("requests", "store_requests"), ("GET", "store_get"), ("HEAD", "store_head"), ("LIST", "store_list"))
+SCALE_QUERIES = ("service_hours", "full_scan_by_level")  # the selective query and the full scan
+
+
+def _cell(iv: Interval | None, digits: int = 3) -> str:
+    """A statistic with its interval, its n in a column of its own: ``v [lo, hi]`` (95%, from
+    :data:`MIN_N` samples), ``v (range lo–hi)`` below, ``v`` for one sample or an exact figure."""
+    if iv is None:
+        return ""
+    v = f"{iv.value:.{digits}g}"
+    if iv.n <= 1:
+        return v
+    lo, hi = f"{iv.lo:.{digits}g}", f"{iv.hi:.{digits}g}"
+    return f"{v} [{lo}, {hi}]" if iv.kind == "bootstrap" else f"{v} (range {lo}–{hi})"
+
+
+def query_runs_table(results: Results, queries: tuple[str, ...] = SCALE_QUERIES) -> pd.DataFrame:
+    """Per query and engine at the last checkpoint: the warm runs' seconds and each run's own store
+    requests (all, GET, HEAD, LIST: the ``queries`` table's store columns), medians with their
+    intervals (95% from :data:`MIN_N` warm runs, else the range) and n, beside the cold run's
+    requests and files scanned. A folder written before the store columns (or a simulated run) has
+    one figure per query: the context's requests over its runs, no interval."""
+    q = results.table("queries")
+    if q.empty:
+        return pd.DataFrame()
+    q = q[q["query"].isin(queries) & (q.get("repeat", 0) == 0) & q.error.isna()]
+    if q.empty:
+        return pd.DataFrame()
+    last = int(q.checkpoint.max())
+    q = q[q.checkpoint == last]
+    req = results.table("requests")
+    req = req[(req.get("repeat", 0) == 0) & (req.phase == "query_scan")] if not req.empty else req
+    rows = []
+    for (name, engine), runs in sorted(q.groupby(["query", "engine"]), key=lambda kv: (queries.index(kv[0][0]), kv[0][1])):
+        warm = runs[runs.run > 0]
+        cold = runs[runs.run == 0]
+        sample = warm if len(warm) else runs
+        row: dict[str, object] = {"query": name, "engine": engine,
+                                  "files scanned": int(cold.files_scanned.iloc[0]) if len(cold) else None,
+                                  "n (warm runs)": len(warm), "seconds": _cell(interval(sample.latency_s.tolist()))}
+        if sample.store_requests.notna().any():
+            for label, col in PER_RUN:
+                row[f"{label} / run"] = _cell(interval(sample[col].astype(float).tolist()), 4)
+            row["cold run requests"] = int(cold.store_requests.iloc[0]) if len(cold) and cold.store_requests.notna().any() \
+                else None
+        elif not req.empty:
+            mine = req[(req.engine == engine) & (req.context == f"{name}@{last}")]
+            n = int(runs_per_row(results.run, runs).sum())
+            row["requests / run"] = f"{float(mine['count'].sum()) / n:.4g}" if n else ""
+            for label, _col in PER_RUN[1:]:
+                row[f"{label} / run"] = f"{float(mine[mine.op == label]['count'].sum()) / n:.4g}" if n else ""
+            row["cold run requests"] = None
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 GOAL_RATIO = 4.0  # T12: with 20 ms latency, sorted clustering answers the selective query >= 4x faster
@@ -175,6 +225,14 @@ def requests_section(results: Results) -> str | None:
     phase["usd"] = phase["usd"].map(lambda v: f"{v:.6f}")
     out = (head + "### Requests per phase\n\n" + md_table(phase) + "\n### Per GB ingested, per maintenance run, "
            "per query\n\n" + md_table(unit_costs(results)))
+    per_run = query_runs_table(results)
+    if not per_run.empty and "requests / run" in per_run:
+        n = per_run["n (warm runs)"].max()
+        out += ("\n### The selective query and the full scan per run (last checkpoint)\n\n"
+                f"Each query run's own requests (those the proxy recorded while it ran) and seconds: medians over "
+                f"the warm runs (n = {n}{', the interleaved rounds' if results.table('query_rounds').shape[0] else ''}) "
+                "with their 95% bootstrap intervals [lo, hi] from 10 runs on, the range below; the cold run's "
+                "requests beside them.\n\n" + md_table(per_run))
     sel = selective_query(results)
     if not sel.empty:
         goal = selective_goal(sel, first_byte_ms=store.get("first_byte_ms"), spark_master=results.run.get("spark_master"))

@@ -26,7 +26,9 @@ Tables (one row per …):
   pruning, Spark's file index, analysis, optimisation and physical plan, then the jobs); on a
   MERGE_ON_READ snapshot with log files, its read amplification: log_files_merged and log_bytes_merged
   (the log files merged over their base files for the query) and ro_latency_s (the same query over the
-  base files alone, Hudi's read-optimized view; null elsewhere).
+  base files alone, Hudi's read-optimized view; null elsewhere); on the S3-protocol store, the run's own
+  requests (``store_requests``, of them ``store_get``, ``store_head``, ``store_list``: those the counting
+  proxy recorded during the run, so a figure per run with an interval; null on local disk).
 - ``isolation``: reader query during maintenance — engine, maintenance_instant, reader, seq,
   query, started_s, ended_s, outcome (ok / failed / wrong), expected, got, error.
 - ``stream`` (``layoutbench stream``): micro-batch — engine, run (``fixed`` or ``rate:<r>``),
@@ -85,6 +87,7 @@ import platform
 import socket
 import subprocess
 from datetime import UTC, datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +99,9 @@ import pyarrow.parquet as pq
 # query_rounds (T17); 5: an ingest's plan_s, write_s, commit_s in commits (null in older folders); 6: a query's
 # planning_s and execution_s in queries and query_rounds (T18; null in older folders); 7: a query's read
 # amplification on a MERGE_ON_READ snapshot, log_files_merged, log_bytes_merged, ro_latency_s (T21; null
-# in older folders and on tables without log files)
-FORMAT_VERSION = 7
+# in older folders and on tables without log files); 8: a query run's own store requests, store_requests,
+# store_get, store_head, store_list (T18; null in older folders and on local disk)
+FORMAT_VERSION = 8
 REPEATED = ("commits", "maintenance", "queries", "requests")  # tables with a row per repetition
 
 TABLES: dict[str, pa.Schema] = {
@@ -130,6 +134,8 @@ TABLES: dict[str, pa.Schema] = {
         ("rows_scanned", pa.int64()), ("result_rows", pa.int64()), ("verified", pa.bool_()),
         ("error", pa.string()), ("repeat", pa.int64()), ("planning_s", pa.float64()), ("execution_s", pa.float64()),
         ("log_files_merged", pa.int64()), ("log_bytes_merged", pa.int64()), ("ro_latency_s", pa.float64()),
+        ("store_requests", pa.int64()), ("store_get", pa.int64()), ("store_head", pa.int64()),
+        ("store_list", pa.int64()),
     ]),
     "isolation": pa.schema([
         ("engine", pa.string()), ("maintenance_instant", pa.string()), ("reader", pa.int64()),
@@ -253,8 +259,11 @@ class ResultsWriter:
         schema = TABLES[table]
         cols = {}
         for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
-            default = 0 if name == "repeat" else None
-            cols[name] = [r.get(name, default) for r in rows]
+            try:  # every row has the field (a loop in C)
+                cols[name] = list(map(itemgetter(name), rows))
+            except KeyError:
+                default = 0 if name == "repeat" else None
+                cols[name] = [r.get(name, default) for r in rows]
         pq.write_table(pa.table(cols, schema=schema), tmp)
         tmp.replace(path)
         return path

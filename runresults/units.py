@@ -43,6 +43,7 @@ UNITS: dict[str, str] = {
     "row_groups_total": "Parquet row groups", "rows": "rows", "rows_duplicated": "rows", "rows_lost": "rows",
     "rows_scanned": "rows", "run": "0 = cold, 1.. = warm (queries); run label (stream)", "seq": "order (1-based)",
     "size_bytes": B, "small_files": "files", "space_amp": X + ": bytes on storage / live bytes",
+    "store_requests": "requests", "store_get": "requests", "store_head": "requests", "store_list": "requests",
     "started_s": "seconds since the run (stream) or race started", "step": "rate-search step (0-based)",
     "sustained": FLAG, "t_s": "seconds since the stream started", "throttled": "requests (HTTP 503)",
     "verified": FLAG, "wa": X + ": data bytes written / batch bytes", "wall_s": S,

@@ -77,7 +77,7 @@ def test_a_folder_before_format_7_has_no_section(tmp_path: Path) -> None:
     old = Results(res.folder)
     assert old.table("queries").ro_latency_s.isna().all()
     assert read_amplification_section(old, md_table) is None
-    assert FORMAT_VERSION == 7 and isinstance(old.table("queries"), pd.DataFrame)
+    assert FORMAT_VERSION == 8 and isinstance(old.table("queries"), pd.DataFrame)
 
 
 def test_the_ledger_counts_a_mor_compaction_as_maintenance(tmp_path: Path) -> None:

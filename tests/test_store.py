@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
-from bench.store.proxy import CountingProxy, classify
+from bench.store.proxy import CountingProxy, classify, run_columns
 from bench.store.server import ACCESS_KEY, REGION, SECRET_KEY, S3Server, free_port
 from bench.store.uri import table_uri
 from engines.append_compaction.plan import BaseFileCompactionPlan
@@ -97,6 +97,26 @@ def test_exclusive_create_on_the_store_is_a_conditional_put(store) -> None:
     assert [r.op for r in attempts] == ["PUT"] * 8 and sorted(r.status for r in attempts) == [200] + [412] * 7
     assert storage.read_bytes(".hoodie/.layoutbench.lock") == b"%d" % won.index(True)
     assert storage.create_exclusive(".hoodie/.layoutbench.lock", b"again") is False
+
+
+def test_a_labelled_block_gets_its_own_requests(store) -> None:
+    """The label's tally holds the block's own requests per operation (one query run's, for the
+    queries table's store columns), not those made under another label inside it or before it."""
+    _, proxy, fs = store
+    with fs.open_output_stream("bkt/tally/a.txt") as f:
+        f.write(b"a")
+    with proxy.label("query_scan", "q@1") as tally:
+        fs.get_file_info("bkt/tally/a.txt")
+        with fs.open_input_file("bkt/tally/a.txt") as f:
+            f.read()
+        with proxy.label("harness", "q@1"):
+            fs.get_file_info("bkt/tally/a.txt")
+        fs.get_file_info(pafs.FileSelector("bkt/tally"))
+    assert tally == proxy.counts([r for r in proxy.requests if (r.phase, r.context) == ("query_scan", "q@1")])
+    assert tally.get("GET", 0) >= 1 and tally.get("LIST", 0) >= 1 and tally.get("HEAD", 0) >= 1
+    assert run_columns(tally) == {"store_requests": sum(tally.values()), "store_get": tally["GET"],
+                                  "store_head": tally["HEAD"], "store_list": tally["LIST"]}
+    assert run_columns(None) == {}
 
 
 def test_throttled_write_retries_and_loses_nothing(store) -> None:
@@ -185,7 +205,14 @@ def test_simulated_requests_match_the_counted_ones(s3_small_runs: tuple[Results,
     phases = {c.figure.split(" in ")[1] for c in checks if " in " in c.figure}
     assert {"ingest", "maintenance_planning", "maintenance_execution", "cleaner", "query_planning",
             "query_scan"} <= phases
-    bad = [c for c in checks if not c.ok]
+    # one query run's requests by operation (validate.query_request_checks) are checked too, but the shipped
+    # model has one GET coefficient per engine kind for every query and counts a 1 MB file's row groups as one,
+    # so they are reported with their measured cause (docs/stores.md, at a size where small files add up),
+    # not held to the per-phase tolerance the calibration was fitted to
+    per_run = [c for c in checks if " per run: " in c.figure]
+    assert {c.figure.split(" per run: ")[0] for c in per_run} == {"requests", "GET", "HEAD", "LIST"}
+    assert all(c.ok or c.note for c in per_run), [c for c in per_run if not c.ok]
+    bad = [c for c in checks if not c.ok and c not in per_run]
     assert not bad, f"outside {REQUEST_TOLERANCE:.0%} or {REQUEST_SLACK} requests: {bad}"
 
 

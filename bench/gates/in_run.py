@@ -22,22 +22,26 @@ from bench.gates.isolation import isolation_rows
 from bench.gates.no_loss import latest_crashtest, no_loss_rows
 from bench.queries import QueryParams, QueryRun
 from bench.query_rounds import RoundSlot, run_query_rounds
+from bench.store.proxy import run_columns
 from engines.base import Engine
 from engines.kinds import kind_of
+from runresults import query_runs
 
 
 def rounds_run(scenario: Any) -> bool:
     """Whether the run ends with the final checkpoint's interleaved rounds (T17's review measures
     them; ``queries.interleaved`` asks for them over every engine)."""
-    return bool(scenario.review.measure or scenario.queries.interleaved)
+    return query_runs.rounds_run({"review": {"measure": scenario.review.measure},
+                                  "queries": {"interleaved": scenario.queries.interleaved}})
 
 
 def in_rounds(scenario: Any, kind: str) -> bool:
     """Whether an engine of ``kind`` takes part in the rounds (when they run, and it takes every batch):
     every engine under ``queries.interleaved``, else the design candidates (:func:`round_engines`).
     The rounds are then its final checkpoint's warm runs: the checkpoint itself runs its queries once,
-    cold (files and row groups scanned, the result verified), and no more."""
-    return bool(scenario.queries.interleaved) or kind_of(kind).in_verdict
+    cold (files and row groups scanned, the result verified), and no more (the simulator counts the
+    same runs: :func:`runresults.query_runs.query_runs`)."""
+    return query_runs.in_rounds({"queries": {"interleaved": scenario.queries.interleaved}}, kind)
 
 
 def ruled_out_before_rounds(ctx: Any) -> set[str]:
@@ -83,7 +87,7 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
     designs = list(engines) if every_engine else round_engines(engines, {e.name: e.kind for e in ctx.scenario.engines})
     designs = [e for e in designs if e.name not in skip]  # ruled out by a required gate already
 
-    def add_run(slot: RoundSlot, r: int, res: QueryRun, verified: bool) -> None:
+    def add_run(slot: RoundSlot, r: int, res: QueryRun, verified: bool, tally: dict[str, int] | None) -> None:
         """Round ``r``'s run is warm run ``r + 1`` of the final checkpoint (its run 0, cold, ran there), with
         its read amplification on a MERGE_ON_READ snapshot (the report's medians then have every run)."""
         ctx.writer.add("queries", engine=slot.engine, repeat=0, checkpoint=checkpoint, query=slot.query, run=r + 1,
@@ -92,11 +96,12 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
                        rows_scanned=None, result_rows=res.result_rows, verified=verified, error=res.error,
                        planning_s=res.planning_s, execution_s=res.execution_s,
                        log_files_merged=res.log_files_merged, log_bytes_merged=res.log_bytes_merged,
-                       ro_latency_s=res.ro_latency_s)
+                       ro_latency_s=res.ro_latency_s, **run_columns(tally))
 
     with ctx.timed("query_rounds"):
         ctx.failures += run_query_rounds(ctx.spark, designs, checkpoint, qs.suite, params, expected, qs.rounds,
-                                         qs.verify, lambda **row: ctx.writer.add("query_rounds", **row), add_run)
+                                         qs.verify, lambda **row: ctx.writer.add("query_rounds", **row), add_run,
+                                         label=ctx.label)
 
 
 def measure_gates(ctx: Any, sha: str | None) -> None:

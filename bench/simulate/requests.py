@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import nnls
 
 # What each phase's count depends on. ``runs``: how many times the phase ran in the context;
 # ``commits``: the timeline's completed commits at the time (each run lists and reads the timeline).
@@ -47,17 +46,51 @@ _FEATURE_SETS = {phase: frozenset(names) for phase, names in FEATURES.items()}
 
 def add_event(events: Events, phase: str, context: str, **features: float) -> None:
     """Add one run of ``phase`` in ``context`` (its figures summed into the context's)."""
-    known = _FEATURE_SETS.get(phase)
-    if known is None:
-        raise ValueError(f"request model: unknown phase {phase!r} (expected one of {', '.join(PHASES)})")
-    if not known.issuperset(features):
-        raise ValueError(f"request model: phase {phase} has no feature {sorted(set(features) - known)}")
+    _check(phase, features)
     acc = events.get((phase, context))
     if acc is None:
         acc = events[(phase, context)] = defaultdict(float)
     acc["runs"] += 1
     for k, v in features.items():
         acc[k] += float(v)
+
+
+class EventLog:
+    """One engine's events as the replay records them: a compact row per phase run (its context and
+    the figures in the order of a ``names`` tuple the caller keeps), summed into :data:`Events` by
+    :func:`add_event` only when read (a long replay records millions and most runs never read them).
+    A context given as an int is batch ``b`` (``batch {b}``)."""
+
+    def __init__(self) -> None:
+        self._runs: list[tuple[str, str | int, tuple[str, ...], tuple[float, ...]]] = []
+        self._events: Events = {}
+        self._checked: set[tuple[str, tuple[str, ...]]] = set()
+
+    def add(self, phase: str, context: str | int, names: tuple[str, ...], values: tuple[float, ...]) -> None:
+        """One run of ``phase`` in ``context`` with ``values`` of the features ``names``."""
+        if (phase, names) not in self._checked:
+            _check(phase, names)
+            self._checked.add((phase, names))
+        self._runs.append((phase, context, names, values))
+
+    @property
+    def events(self) -> Events:
+        """Every run so far, summed per (phase, context)."""
+        if self._runs:
+            events = self._events
+            for phase, context, names, values in self._runs:
+                add_event(events, phase, f"batch {context}" if isinstance(context, int) else context,
+                          **dict(zip(names, values, strict=True)))
+            self._runs.clear()
+        return self._events
+
+
+def _check(phase: str, features: Iterable[str]) -> None:
+    known = _FEATURE_SETS.get(phase)
+    if known is None:
+        raise ValueError(f"request model: unknown phase {phase!r} (expected one of {', '.join(PHASES)})")
+    if not known.issuperset(features):
+        raise ValueError(f"request model: phase {phase} has no feature {sorted(set(features) - known)}")
 
 
 def vector(phase: str, figures: dict[str, float]) -> np.ndarray:
@@ -101,6 +134,8 @@ def sparsest_fit(x: np.ndarray, y: np.ndarray, slack: float = 0.1) -> np.ndarray
     few contexts per phase and its features move together (commits, files), so the full fit is not
     unique; the sparsest one is, and it extrapolates by the figure that drives the count (a PUT per
     file written, not a share of the commits so far)."""
+    from scipy.optimize import nnls  # imported here: scipy costs every `simulate` a second or more to load
+
     n = x.shape[1]
     full = float(np.sum((x @ nnls(x, y)[0] - y) ** 2))
     budget = full + slack * len(y)
@@ -145,8 +180,17 @@ def totals(rows: Iterable[dict[str, Any]] | pd.DataFrame, by: tuple[str, ...] = 
 
 def per_run(coef: dict[str, list[float]] | None, kind: str, phase: str, figures: dict[str, float]) -> float:
     """All requests of one run of ``phase`` with ``figures`` (0 without a fitted model)."""
+    return sum(per_run_ops(coef, kind, phase, figures).values())
+
+
+def per_run_ops(coef: dict[str, list[float]] | None, kind: str, phase: str,
+                figures: dict[str, float]) -> dict[str, float]:
+    """The requests of one run of ``phase`` with ``figures`` per operation (empty without a fitted model)."""
+    out: dict[str, float] = defaultdict(float)
     if not coef:
-        return 0.0
+        return out
     x = vector(phase, {"runs": 1.0, **figures})
-    return sum(max(0.0, float(np.array(c) @ x)) for key, c in coef.items()
-               if key.startswith(f"{kind}|{phase}|"))
+    for key, c in coef.items():
+        if key.startswith(f"{kind}|{phase}|"):
+            out[key.split("|")[2]] += max(0.0, float(np.array(c) @ x))
+    return out

@@ -19,17 +19,15 @@ would give. Two ways, chosen per run:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+# the rule lives with the horizon's schedule, which computes it for every batch at once
+from bench.simulate.batch_schedule import ts_range_in_partition as ts_range_in_partition
 from engines.files.splits import sort_indices
-from workloads.rowdef import partition_unit
-from workloads.spec import WorkloadSpec
 
 COLUMNS = ("service", "ts", "trace_id")
 
@@ -76,29 +74,6 @@ def stats_of(rows: pa.Table, partition_column: str, partition_value: str) -> dic
         if lo is not None:
             out[name] = (lo, hi)
     return out
-
-
-@lru_cache(maxsize=65536)  # a long replay asks for each partition's start on every batch that writes it
-def _partition_start(partition: str, granularity: str) -> datetime:
-    """The first instant of a partition value (``2024-01-01`` or ``2024-01-01-05``), in UTC."""
-    fmt = "%Y-%m-%d" if granularity == "day" else "%Y-%m-%d-%H"
-    return datetime.strptime(partition, fmt).replace(tzinfo=UTC)
-
-
-def ts_range_in_partition(spec: WorkloadSpec, batch_range: tuple[datetime, datetime],
-                          partition: str) -> tuple[datetime, datetime] | None:
-    """The ``ts`` range of a batch's rows that land in ``partition`` (estimated mode): the batch's
-    time range, and its copies moved back 1..``max_lateness_partitions`` partitions for late rows,
-    each clipped to the partition; None when none overlaps."""
-    unit = partition_unit(spec)
-    p_lo = _partition_start(partition, spec.partition_granularity)
-    p_hi = p_lo + unit
-    lo = hi = None
-    for k in range(spec.max_lateness_partitions + 1):
-        a, b = max(batch_range[0] - unit * k, p_lo), min(batch_range[1] - unit * k, p_hi)
-        if a < b:
-            lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
-    return None if lo is None else (lo, hi)
 
 
 def service_quantile_ranges(weights: Sequence[float], labels: Sequence[str],

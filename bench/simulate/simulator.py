@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -40,6 +40,7 @@ from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
+from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
 from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
 from bench.simulate.costmodel import CostModel
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
@@ -52,6 +53,7 @@ from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
 from runresults import TABLES, ResultsWriter, commit_row
+from runresults.query_runs import query_runs
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.rowdef import trace_id
 from workloads.spec import WorkloadSpec
@@ -87,77 +89,10 @@ def _merge_two(a: Any, b: Any) -> dict:
 
 def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     """Rows per partition of batch ``b`` without generating rows (on-time split by time overlap,
-    late rows spread evenly over the partitions up to ``max_lateness_partitions`` back).
-
-    The on-time rows of each partition the batch's time range overlaps are its share rounded; the
-    rounding's difference goes to the first one. When the others rounded up past what the first
-    holds (a batch that starts just before a partition boundary), the first keeps none and the
-    rest is taken back, one row each, from the shares rounded up most: no count is negative."""
-    from workloads.generator import partition_unit
-
-    n = batch_num_records(spec, b)
-    start, end = batch_ts_range(spec, b)
-    unit = partition_unit(spec)
-    late = int(round(n * spec.late_fraction))
-    ks = range(1, spec.max_lateness_partitions + 1)
-    per_k = [late // len(ks) + (1 if i < late % len(ks) else 0) for i in range(len(ks))]
-    # rows whose shift would land before the run's start stay on time (as the generator does)
-    shifted = {k: c for k, c in zip(ks, per_k, strict=True) if start - unit * k >= spec.start}
-    on_time = n - sum(shifted.values())
-    out: dict[str, int] = defaultdict(int)
-    first = _partition_label(spec, start)
-    epoch_end = spec.start + unit * ((start - spec.start) // unit + 1)
-    if end <= epoch_end:  # the whole batch in one partition (a short batch): no rounding
-        out[first] += on_time
-    else:
-        span = (end - start).total_seconds()
-        cursor = start
-        assigned = 0
-        pieces: list[tuple[float, str, int]] = []  # (exact share - rounded share, partition, rounded)
-        while cursor < end:
-            epoch = (cursor - spec.start) // unit
-            boundary = min(end, spec.start + unit * (epoch + 1))
-            exact = on_time * (boundary - cursor).total_seconds() / span
-            share = int(round(exact))
-            value = _partition_label(spec, cursor)
-            out[value] += share
-            pieces.append((exact - share, value, share))
-            assigned += share
-            cursor = boundary
-        surplus = assigned - on_time
-        if out[first] >= surplus:
-            out[first] -= surplus
-        else:
-            surplus -= out[first]
-            out[first] = 0
-            for _, value, share in sorted(pieces):
-                if surplus == 0:
-                    break
-                if value != first and share > 0:
-                    out[value] -= 1
-                    surplus -= 1
-    for k, count in shifted.items():
-        out[_partition_label(spec, start - unit * k)] += count
-    return {k: v for k, v in sorted(out.items()) if v}
-
-
-_LABELS: dict[tuple[str, datetime], str] = {}  # (granularity, the partition's first instant) -> its value
-
-
-def _partition_label(spec: WorkloadSpec, moment: datetime) -> str:
-    """``partition_value(spec, moment)``, formatted once per partition (a long replay asks for each
-    partition's value on every batch that writes it)."""
-    from workloads.generator import partition_value
-
-    floor = moment.replace(hour=0 if spec.partition_granularity == "day" else moment.hour, minute=0, second=0,
-                           microsecond=0)
-    key = (spec.partition_granularity, floor)
-    label = _LABELS.get(key)
-    if label is None:
-        if len(_LABELS) >= 1 << 17:
-            _LABELS.clear()
-        label = _LABELS[key] = partition_value(spec, floor)
-    return label
+    late rows spread evenly over the partitions up to ``max_lateness_partitions`` back): batch
+    ``b``'s entries of :func:`bench.simulate.batch_schedule.build_schedule`, which has the rule."""
+    one = build_schedule(spec, b, 1)
+    return {partition_label(spec, k): c for k, c in zip(one.keys, one.counts, strict=True)}
 
 
 # Generated rows depend on the workload only: grid points of a sweep that share it share these.
@@ -208,13 +143,21 @@ def next_logical_instant(last: str | None) -> str:
 
 
 _INSTANT = attrgetter("instant")
+# the figures of each event the replay records (bench.simulate.requests.FEATURES), in the order it gives them
+_COMMITS = ("commits",)
+_INGEST_FEATURES = ("commits", "files_written", "files_merged", "row_groups_merged", "partitions_new")
+_CLEAN_FEATURES = ("commits", "files_deleted")
+_PLANNING_FEATURES = ("commits", "live_files")
+_EXECUTION_FEATURES = ("commits", "files_in", "files_out", "row_groups_in")
+_SCAN_FEATURES = ("files_scanned", "row_groups_scanned")
 
 
-@dataclass
-class SimFile:
+class DeadFile(NamedTuple):
+    """A physical file no longer live, waiting for the cleaner."""
+
     slice: FileSlice
-    dead_at: str | None = None  # the instant at which it left the snapshot
-    replaced: bool = False  # its whole file group was replaced (vs a superseded slice)
+    dead_at: str  # the instant at which it left the snapshot
+    replaced: bool  # its whole file group was replaced (vs a superseded slice)
 
 
 @dataclass
@@ -224,7 +167,7 @@ class SimEngine:
     name: str
     behaviour: SimBehaviour  # what its kind does (engines/<kind>/sim.py)
     live: dict[tuple[str, str], FileSlice] = field(default_factory=dict)
-    physical: dict[str, SimFile] = field(default_factory=dict)
+    physical: dict[str, FileSlice] = field(default_factory=dict)  # live or dead, until deleted
     instants: int = 0
     seq: int = 0
     dirty: set[str] = field(default_factory=set)
@@ -235,12 +178,12 @@ class SimEngine:
     live_bytes: int = 0
     phys_bytes: int = 0
     small: int = 0
-    dead: set[str] = field(default_factory=set)  # physical files no longer live, waiting for the cleaner
-    # the cleaner's bookkeeping: each dead file's group, the dead files of each group, the dead files by
-    # the instant they left the snapshot (a heap), and those that left before the earliest retained instant
-    dead_by_group: dict[tuple[str, str], dict[str, SimFile]] = field(default_factory=dict)
-    dying: list[tuple[str, str]] = field(default_factory=list)
-    expired: set[str] = field(default_factory=set)
+    # the cleaner's bookkeeping: the dead files (no longer live, waiting for the cleaner) of each group,
+    # the dead files by the instant they left the snapshot (a heap of (instant, path, group)), and the
+    # group of each that left before the earliest retained instant
+    dead_by_group: dict[tuple[str, str], dict[str, DeadFile]] = field(default_factory=dict)
+    dying: list[tuple[str, str, tuple[str, str]]] = field(default_factory=list)
+    expired: dict[str, tuple[str, str]] = field(default_factory=dict)
     footers: dict[int, int] = field(default_factory=dict)  # rows -> footer bytes of its bloom filter
     by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
     data_instants: list[str] = field(default_factory=list)  # completed commits and replacecommits
@@ -251,8 +194,13 @@ class SimEngine:
     planner: Any = None  # the planner config resolved once from the scenario (bench.engine_factory)
     options: dict[str, Any] = field(default_factory=dict)  # engine-level config keys (order, sort_columns)
     rows: dict[str, pa.Table] = field(default_factory=dict)  # path -> its rows' query columns (exact mode)
-    events: reqmodel.Events = field(default_factory=dict)  # what each phase did, for the request model
+    log: reqmodel.EventLog = field(default_factory=reqmodel.EventLog)  # what each phase did, for the request model
     partitions: set[str] = field(default_factory=set)  # partition paths ever written (a new one is a new prefix)
+
+    @property
+    def events(self) -> reqmodel.Events:
+        """What each phase did, per (phase, context), for the request model."""
+        return self.log.events
 
     def new_id(self) -> str:
         self.counter += 1
@@ -263,6 +211,9 @@ class Simulator:
     def __init__(self, scenario: Scenario, model: CostModel, writer: RowSink | ResultsWriter, horizon: int | None,
                  stop_after: int | None = None, start_at: int = 0, as_run: bool = False) -> None:
         self.sc = scenario
+        q = scenario.queries
+        self.query_spec = {"review": {"measure": scenario.review.measure},  # for query_runs
+                           "queries": {"interleaved": q.interleaved, "rounds": q.rounds, "warm_runs": q.warm_runs}}
         self.model = model
         self.writer = writer
         full = horizon or scenario.workload.num_batches
@@ -291,6 +242,11 @@ class Simulator:
         self.batch_rows: dict[str, pa.Table] = {}  # this batch's query columns per partition path (exact mode)
         self.batch_stats: dict[str, dict] = {}  # this batch's estimated ranges per partition path (estimated mode)
         self.batch_range: tuple[datetime, datetime] | None = None  # this batch's ts range, once asked for
+        # estimated mode: every batch's partitions, rows and ts ranges, computed once for the horizon
+        self.schedule = None if self.exact else build_schedule(self.spec, start_at, self.n)
+        if self.schedule is not None:
+            labels = {k: partition_label(self.spec, k) for k in set(self.schedule.keys)}
+            self.schedule_paths = [f"{self.prefix}{labels[k]}" for k in self.schedule.keys]
         self.quantile_ranges: dict[int, list[tuple[str, str]]] = {}  # outputs -> service range of each
         self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
         self.partition_rows: dict[str, int] = defaultdict(int)
@@ -303,7 +259,6 @@ class Simulator:
         # else its scratch write's: the first engine's)
         self.batch_footers: dict[int, int] = {}  # rows -> footer bytes of the reference write's file
         self.reference_bytes = 0  # this batch's bytes written once (the runner's reference write)
-        self.batch_context = ""  # this batch's context in the request model's events
         self.batch_bloom = engine_bloom(next((e for e in scenario.engines if kind_of(e.kind).simulated
                                               and behaviour_class(e.kind).writes_batches_once),
                                              scenario.engines[0]), scenario)
@@ -327,8 +282,9 @@ class Simulator:
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
         e.instants += 1
-        e.data_instants.append(self._tick(e))
-        return e.last_instant
+        instant = e.last_instant = next_logical_instant(e.last_instant)
+        e.data_instants.append(instant)
+        return instant
 
     def _tick(self, e: SimEngine) -> str:
         e.last_instant = next_logical_instant(e.last_instant)
@@ -343,34 +299,41 @@ class Simulator:
             e.rows[path] = data
         s = file_slice(partition, file_id, instant, path, size, rows, stats or {})
         key = (partition, file_id)
-        old = e.live.get(key)
+        live = e.live
+        old = live.get(key)
+        small = self.small
         if old is not None:
-            self._bury(e, e.physical[old.path], instant, False)
-            e.rows.pop(old.path, None)
+            self._bury(e, old, instant, False)
+            if e.rows:
+                e.rows.pop(old.path, None)
             e.live_bytes -= old.size_bytes
-            e.small -= old.size_bytes < self.small
-        e.live[key] = s
+            e.small -= old.size_bytes < small
+        live[key] = s
         e.by_part[partition][file_id] = s
-        e.physical[path] = SimFile(s)
+        e.physical[path] = s
         e.live_bytes += size
         e.phys_bytes += size
-        e.small += size < self.small
+        e.small += size < small
         e.dirty.add(partition)
         e.puts += 1
         return s
 
-    def _bury(self, e: SimEngine, f: SimFile, at: str, replaced: bool) -> None:
-        """``f`` left the snapshot at instant ``at``: it waits for the cleaner."""
-        f.dead_at = at
-        if replaced:
-            f.replaced = True
-        path = f.slice.path
-        e.dead.add(path)
-        e.dead_by_group.setdefault(f.slice.file_group, {})[path] = f
-        heapq.heappush(e.dying, (at, path))
+    @staticmethod
+    def _bury(e: SimEngine, s: FileSlice, at: str, replaced: bool) -> None:
+        """``s`` left the snapshot at instant ``at``: it waits for the cleaner."""
+        path, key = s.path, s.file_group
+        group = e.dead_by_group.get(key)
+        if group is None:
+            group = e.dead_by_group[key] = {}
+        elif not replaced:
+            before = group.get(path)
+            replaced = before is not None and before.replaced
+        group[path] = DeadFile(s, at, replaced)
+        heapq.heappush(e.dying, (at, path, key))
 
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
-        e.rows.pop(s.path, None)
+        if e.rows:
+            e.rows.pop(s.path, None)
         if e.live.pop(s.file_group, None) is not None:
             e.by_part[s.partition].pop(s.file_id, None)
             e.live_bytes -= s.size_bytes
@@ -385,7 +348,7 @@ class Simulator:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
         groups that hold files no longer live; a simulated table has no pending instants."""
         earliest = earliest_to_retain(e.data_instants, self.retained)
-        if earliest is None or not e.dead:
+        if earliest is None or not e.dead_by_group:
             return 0
         # a file that left the snapshot at or after ``earliest`` is the newest slice a reader of
         # ``earliest`` needs (its successor, or its replacement, is that new): the rule dooms nothing
@@ -394,26 +357,32 @@ class Simulator:
         # ``earliest`` passes them; it never moves back) and are still waiting.
         dying, expired = e.dying, e.expired
         while dying and dying[0][0] < earliest:
-            expired.add(heapq.heappop(dying)[1])
+            _, path, key = heapq.heappop(dying)
+            expired[path] = key
         if not expired:
             return 0
-        doomed: list[str] = []
-        for key in {e.physical[p].slice.file_group for p in expired}:
-            dead = e.dead_by_group[key].values()
+        physical, dead_by_group = e.physical, e.dead_by_group
+        doomed: list[FileSlice] = []
+        for key in set(expired.values()):
+            dead = dead_by_group[key].values()
             live = e.live.get(key)
-            committed = sorted([f.slice for f in dead] + ([live] if live is not None else []), key=_INSTANT)
-            replaced_at = max(f.dead_at for f in dead if f.replaced) if live is None and any(
-                f.replaced for f in dead) else None
-            doomed += [s.path for s in doomed_in_group(committed, earliest, replaced_at)]
-        for p in doomed:
-            f = e.physical.pop(p)
-            e.phys_bytes -= f.slice.size_bytes
-            e.dead.discard(p)
-            expired.discard(p)
-            group = e.dead_by_group[f.slice.file_group]
+            committed = [f.slice for f in dead]
+            if live is not None:
+                committed.append(live)
+                replaced_at = None
+            else:
+                replaced_at = max([f.dead_at for f in dead if f.replaced], default=None)
+            committed.sort(key=_INSTANT)
+            doomed += doomed_in_group(committed, earliest, replaced_at)
+        for s in doomed:
+            p = s.path
+            del physical[p]
+            e.phys_bytes -= s.size_bytes
+            key = expired.pop(p, None) or s.file_group
+            group = dead_by_group[key]
             del group[p]
             if not group:
-                del e.dead_by_group[f.slice.file_group]
+                del dead_by_group[key]
         return len(doomed)
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
@@ -442,9 +411,8 @@ class Simulator:
         self.batch = b
         self.batch_stats = {}
         self.batch_range = None
-        if not self.exact:
-            counts_raw = analytic_partition_counts(self.spec, b + self.start_at)
-            counts = {f"{self.prefix}{k}": v for k, v in counts_raw.items()}
+        if self.schedule is not None:
+            counts = self._scheduled_batch(b)
         else:
             counts, batch_rows, _ = _generated_batch(self.spec, b, self.with_rows)
             if self.with_rows:
@@ -458,8 +426,24 @@ class Simulator:
             if r not in footers:
                 footers[r] = footer_bytes(r, self.batch_bloom, KEY_LENGTH)
         self.reference_bytes = sum([int(r * self.bpr) + footers[r] for r in counts.values()])
-        self.batch_context = f"batch {b}"
         return counts
+
+    def _scheduled_batch(self, b: int) -> dict[str, int]:
+        """Rows per partition path of batch ``b`` from the horizon's schedule, and the ranges of
+        those rows (:meth:`_estimated_stats`), one dict per partition shared by every engine's slices."""
+        sched, paths = self.schedule, self.schedule_paths
+        lo, hi = sched.offsets[b], sched.offsets[b + 1]
+        services = (self.services[0], self.services[-1])
+        stats = self.batch_stats
+        pcol, cut = self.pcol, len(self.prefix)
+        for i in range(lo, hi):
+            value = paths[i][cut:]
+            ts_hi = sched.ts_hi[i]
+            out = {"service": services, pcol: (value, value)}
+            if ts_hi >= 0:
+                out["ts"] = (utc_moment(sched.ts_lo[i]), utc_moment(ts_hi))
+            stats[paths[i]] = out
+        return dict(zip(paths[lo:hi], sched.counts[lo:hi], strict=True))
 
     def _estimated_stats(self, partition: str) -> dict:
         """Ranges of a batch's rows in ``partition`` from the generator's distributions (estimated
@@ -470,7 +454,7 @@ class Simulator:
         value = partition[len(self.prefix):]
         if self.batch_range is None:
             self.batch_range = batch_ts_range(self.spec, self.batch + self.start_at)
-        ts = simrows.ts_range_in_partition(self.spec, self.batch_range, value)
+        ts = ts_range_in_partition(self.spec, self.batch_range, value)
         out = {"service": (self.services[0], self.services[-1]), self.pcol: (value, value)}
         self.batch_stats[partition] = out = {**out, "ts": ts} if ts is not None else out
         return out
@@ -508,7 +492,8 @@ class Simulator:
         bpr = self.bpr
         if e.inserts is not None:  # the baseline, and Option 2 inserting with small-file limit 0
             cfg = e.inserts
-            by_part = {p: list(e.by_part[p].values()) for p in counts if e.by_part.get(p)} \
+            files = e.by_part
+            by_part = {p: list(mine.values()) for p in counts if (mine := files.get(p))} \
                 if cfg.small_file_limit > 0 else {}
             avg = e.avg_record_size or cfg.record_size_estimate  # Hudi's rule, as the engine applies it
             instant = self._instant(e)
@@ -555,15 +540,10 @@ class Simulator:
         new_partitions = len(touched - e.partitions)
         if new_partitions:
             e.partitions |= touched
-        reqmodel.add_event(e.events, "ingest", self._context(b), commits=e.seq, files_written=len(written),
-                           files_merged=len(merged), row_groups_merged=self._row_groups_of(merged) if merged else 0,
-                           partitions_new=new_partitions)
+        e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), len(merged),
+                                                  self._row_groups_of(merged) if merged else 0, new_partitions))
         if e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
             self._maybe_clean(e, b)
-
-    def _context(self, b: int) -> str:
-        """Batch ``b``'s context in the request model's events."""
-        return self.batch_context if b == self.batch else f"batch {b}"
 
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
         """Row groups of ``slices``: ``ceil(rows / row_group_rows)`` each, at least one."""
@@ -572,14 +552,14 @@ class Simulator:
 
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
         deleted = self._clean(e)
-        reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq, files_deleted=deleted)
+        e.log.add("cleaner", b, _CLEAN_FEATURES, (e.seq, deleted))
         if deleted:  # a clean takes an instant only when it deletes something, as the real one
             self.writer.add("maintenance", engine=e.name, batch=b, kind="clean", instant=self._tick(e),
                             mode="simulated", duration_s=self.model.file_create_s * deleted, files_in=0, files_out=0,
                             bytes_read=0, bytes_written=0, records=0, files_deleted=deleted, details="{}")
 
     def maintain(self, e: SimEngine, b: int) -> None:
-        reqmodel.add_event(e.events, "maintenance_planning", self._context(b), commits=e.seq, live_files=len(e.live))
+        e.log.add("maintenance_planning", b, _PLANNING_FEATURES, (e.seq, len(e.live)))
         if not e.behaviour.maintains():  # the control: nothing is ever maintained
             return
         candidates = list(e.live.values()) if self.exact else [
@@ -592,7 +572,7 @@ class Simulator:
             if cleans_after:
                 self._maybe_clean(e, b)
             else:  # the runner's cleaner runs after every maintenance step, here with nothing to clean
-                reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq)
+                e.log.add("cleaner", b, _COMMITS, (e.seq,))
             return
         instant = self._instant(e)
         written: list[FileSlice] = []
@@ -625,12 +605,11 @@ class Simulator:
                         bytes_written=wbytes, records=sum([s.num_rows for s in written]),
                         files_deleted=files_in if delete_now else 0, details=json.dumps({"groups": len(groups)}))
         self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0, wbytes)
-        reqmodel.add_event(e.events, "maintenance_execution", self._context(b), commits=e.seq, files_in=files_in,
-                           files_out=len(written), row_groups_in=row_groups_in)
+        e.log.add("maintenance_execution", b, _EXECUTION_FEATURES, (e.seq, files_in, len(written), row_groups_in))
         if cleans_after:
             self._maybe_clean(e, b)
         else:
-            reqmodel.add_event(e.events, "cleaner", self._context(b), commits=e.seq)
+            e.log.add("cleaner", b, _COMMITS, (e.seq,))
 
     # -- queries --------------------------------------------------------------------------------
     def query_params(self) -> QueryParams:
@@ -675,9 +654,14 @@ class Simulator:
                     rows += chunk.num_rows
         return total, matching, rows
 
-    def queries(self, e: SimEngine, b: int, params: QueryParams) -> None:
+    def queries(self, e: SimEngine, b: int, params: QueryParams, final: bool = False) -> None:
+        """The suite at checkpoint ``b`` (``final``: the replay's last batch): one row per query, the
+        cold run's figures, with request events for every run the runner makes there
+        (:func:`runresults.query_runs.query_runs`: at the final checkpoint the interleaved rounds')
+        and one run's predicted requests in the store columns."""
         live = sorted(e.live.values(), key=lambda s: s.path)
-        reqmodel.add_event(e.events, "query_planning", f"checkpoint {b}", commits=e.seq)
+        runs = query_runs(self.query_spec, e.kind, final)
+        e.log.add("query_planning", f"checkpoint {b}", _COMMITS, (e.seq,))
         for name in self.sc.queries.suite:
             preds = PREDICATES[name](params)
             kept, pruned = prune(live, preds)
@@ -685,14 +669,19 @@ class Simulator:
             rg_total, rg_match, rows = self._row_groups(e, kept, preds)
             e.gets += len(kept)
             one_run = {"files_scanned": len(kept), "row_groups_scanned": rg_match}
-            for _ in range(self.sc.queries.warm_runs + 1):  # the runner's cold run and its warm runs
-                reqmodel.add_event(e.events, "query_scan", f"{name}@{b}", **one_run)
-            requests = reqmodel.per_run(self.model.requests, e.kind, "query_scan", one_run)
+            for _ in range(runs):  # the runner's cold run and its warm runs (or rounds)
+                e.log.add("query_scan", f"{name}@{b}", _SCAN_FEATURES, (len(kept), rg_match))
+            ops = reqmodel.per_run_ops(self.model.requests, e.kind, "query_scan", one_run)
+            requests = sum(ops.values())
+            store = {"store_requests": round(requests), "store_get": round(ops.get("GET", 0.0)),
+                     "store_head": round(ops.get("HEAD", 0.0)), "store_list": round(ops.get("LIST", 0.0))} \
+                if self.model.requests else {}
             self.writer.add("queries", engine=e.name, checkpoint=b, query=name, run=0,
                             latency_s=self.model.query_s(len(kept), scanned, requests, self.first_byte_ms),
                             files_total=len(live),
                             files_scanned=len(kept), files_pruned=pruned, row_groups_total=rg_total,
-                            row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None)
+                            row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None,
+                            **store)
 
 
 class _SimSteps:
@@ -727,7 +716,7 @@ class _SimSteps:
         params = self.sim.query_params()
         for e in self.engines:
             if b in self.marks[e.name]:
-                self.sim.queries(e, b, params)
+                self.sim.queries(e, b, params, final=b == self.sim.n - 1)
 
 
 @contextmanager

@@ -336,11 +336,58 @@ def validate_store(real: Results, sim: Results) -> list[Check]:
             checks.append(Check(engine, f"{op} in {phase}", a, b, ok, _err(a, b)))
     rq = real.table("queries")
     for engine, name, last, runs, sel in _final_query_pairs(rq[rq.get("repeat", 0) == 0], sim.table("queries"), engines):
+        checks += query_request_checks(engine, name, last, runs, sel, rr)
         a, b = float(runs.latency_s.median()), float(sel.latency_s.iloc[0])
         ok = abs(b - a) <= SECONDS_TOLERANCE * a
-        checks.append(Check(engine, f"seconds: {name} at batch {last + 1}, {fb} ms first byte", round(a, 3),
-                            round(b, 3), ok, _err(a, b), "" if ok else _query_cause(runs, sel)))
+        checks.append(Check(engine, f"seconds: {name} at batch {last + 1}, {fb} ms first byte (real: median of "
+                                    f"{len(runs)} runs)", round(a, 3), round(b, 3), ok, _err(a, b),
+                            "" if ok else _query_cause(runs, sel)))
     return checks
+
+
+PER_RUN = (("requests", "store_requests", None), ("GET", "store_get", "GET"), ("HEAD", "store_head", "HEAD"),
+           ("LIST", "store_list", "LIST"))
+
+
+def query_request_checks(engine: str, name: str, last: int, runs: pd.DataFrame, sel: pd.DataFrame,
+                         rr: pd.DataFrame) -> list[Check]:
+    """One run of query ``name`` at the last checkpoint on the store: its requests (all, GET, HEAD,
+    LIST), real against simulated. Real: the median of each run's own count (the ``queries`` table's
+    store columns), or, in a folder written before them, the context's count over its runs.
+    Simulated: the request model's count of one run (its row's store columns; 0 without a fitted
+    model). Within ``REQUEST_TOLERANCE`` or ``REQUEST_SLACK``."""
+    context = f"{name}@{last}"
+    real_ctx = rr[(rr.engine == engine) & (rr.context == context)]
+    per_row = runs.get("store_requests")
+    has_runs = per_row is not None and per_row.notna().any()
+    checks = []
+    for label, column, op in PER_RUN:
+        if has_runs:
+            vals = runs[column].dropna().astype(float)
+            a, how = float(vals.median()), f"median of {len(vals)} runs, range {vals.min():g}-{vals.max():g}"
+        else:
+            mine = real_ctx if op is None else real_ctx[real_ctx.op == op]
+            a, how = float(mine["count"].sum()) / len(runs), f"{int(mine['count'].sum())} over {len(runs)} runs"
+        s = sel.get(column)
+        b = float(s.iloc[0]) if s is not None and s.notna().any() else 0.0
+        ok = abs(b - a) <= max(REQUEST_SLACK, REQUEST_TOLERANCE * a)
+        checks.append(Check(engine, f"{label} per run: {name} at batch {last + 1} (real: {how})", round(a, 1),
+                            round(b, 1), ok, _err(a, b), "" if ok else _per_file_cause(runs, sel, a, b)))
+    return checks
+
+
+def _per_file_cause(runs: pd.DataFrame, sel: pd.DataFrame, real: float, sim: float) -> str:
+    """A per-run request miss measured per file and row group scanned: the model's count is linear in
+    them with one coefficient per engine kind over every query of the calibration run."""
+    cold = runs[runs.run == 0] if "run" in runs else runs
+    rf, sf = int(runs.files_scanned.iloc[0]), int(sel.files_scanned.iloc[0])
+    rg = cold.row_groups_scanned.iloc[0] if "row_groups_scanned" in cold and len(cold) else None
+    sg = sel.row_groups_scanned.iloc[0] if "row_groups_scanned" in sel else None
+    groups = (f"; row groups scanned real {int(rg)}, simulated {int(sg)}"
+              if rg is not None and sg is not None and pd.notna(rg) and pd.notna(sg) else "")
+    return (f"files scanned real {rf}, simulated {sf}: real {real / rf if rf else float('nan'):.2f} per file, simulated "
+            f"{sim / sf if sf else float('nan'):.2f}{groups}; the model's count is linear in files and row groups "
+            "scanned, one coefficient per engine kind fitted over every query of the calibration run")
 
 
 def _batch_no(context: str) -> int:

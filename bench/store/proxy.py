@@ -96,6 +96,15 @@ class Request:
     seconds: float
 
 
+def run_columns(tally: dict[str, int] | None) -> dict[str, int | None]:
+    """The ``queries`` table's store columns of one query run from its :meth:`CountingProxy.label`
+    tally (None on local disk: the columns stay null)."""
+    if tally is None:
+        return {}
+    return {"store_requests": sum(tally.values()), "store_get": tally.get("GET", 0),
+            "store_head": tally.get("HEAD", 0), "store_list": tally.get("LIST", 0)}
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out as separate writes: Nagle + delayed ACK cost 40 ms each
@@ -238,14 +247,19 @@ class CountingProxy:
             self.requests.append(r)
 
     @contextmanager
-    def label(self, phase: str, context: str = "") -> Iterator[None]:
-        """Attribute the requests made inside the block to ``phase`` (and ``context``)."""
+    def label(self, phase: str, context: str = "") -> Iterator[dict[str, int]]:
+        """Attribute the requests made inside the block to ``phase`` (and ``context``); the block gets
+        a dict that is filled, when it ends, with its own requests per operation (those recorded under
+        this label while it ran: one query run's, for the ``queries`` table)."""
         before = self.current
         self.current = (phase, context)
+        start = self.mark()
+        tally: dict[str, int] = {}
         try:
-            yield
+            yield tally
         finally:
             self.current = before
+            tally.update(self.counts([r for r in self.since(start) if (r.phase, r.context) == (phase, context)]))
 
     def mark(self) -> int:
         """A position in the request log (for :meth:`since`)."""

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 from engines.cow_baseline.config import CowConfig
 from engines.table.model import FileSlice
 
 
-@dataclass(frozen=True)
-class InsertBucket:
-    """Records routed to one file group: an existing small one (rewritten) or a new one."""
+class InsertBucket(NamedTuple):
+    """Records routed to one file group: an existing small one (rewritten) or a new one. A named
+    tuple: immutable, and cheap to build (a simulated year assigns a few hundred thousand)."""
 
     partition: str
     file_id: str | None
@@ -55,12 +56,15 @@ def average_record_size(commits: Iterable[tuple[int, int]], config: CowConfig) -
     return config.record_size_estimate
 
 
+_VIEW_ORDER = attrgetter("partition", "file_id")
+
+
 def small_files(slices: Iterable[FileSlice], config: CowConfig,
                 pending_file_groups: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()) -> list[FileSlice]:
     if config.small_file_limit <= 0:
         return []
     return sorted((s for s in slices if s.size_bytes < config.small_file_limit
-                   and s.file_group not in pending_file_groups), key=lambda s: (s.partition, s.file_id))
+                   and s.file_group not in pending_file_groups), key=_VIEW_ORDER)
 
 
 def assign_inserts(slices_by_partition: Mapping[str, list[FileSlice]], inserts_by_partition: Mapping[str, int],

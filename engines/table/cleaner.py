@@ -91,11 +91,11 @@ def doomed_in_group(committed: Sequence[S], earliest: str, replaced_at: str | No
         return []
     if replaced_at is not None and replaced_at < earliest:
         return list(committed)
-    keep = {committed[-1].path}
     older = [f for f in committed if f.instant < earliest]
-    if older:
-        keep.add(older[-1].path)
-    return [f for f in older if f.path not in keep]
+    if not older:
+        return []
+    newest, newest_older = committed[-1].path, older[-1].path  # the two kept
+    return [f for f in older if f.path != newest and f.path != newest_older]
 
 
 def plan_clean(view: FileSystemView, retained: int = DEFAULT_COMMITS_RETAINED) -> CleanPlan:

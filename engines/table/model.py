@@ -161,6 +161,8 @@ def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
 
 _FILE_ID_NAMESPACE = uuid.UUID("6f1c2a55-61b2-4b52-9a0e-5c7e4b1f0a11")
 _FILE_ID_NAMESPACE_BYTES = _FILE_ID_NAMESPACE.bytes
+_FILE_ID_HASH = hashlib.sha1(_FILE_ID_NAMESPACE_BYTES, usedforsecurity=False)  # the namespace, hashed once
+_VARIANT_DIGIT = "89ab"
 
 
 def new_file_id(prefix: str, instant: str, partition: str, task: int, attempt: int, seq: int) -> str:
@@ -169,12 +171,12 @@ def new_file_id(prefix: str, instant: str, partition: str, task: int, attempt: i
     as the engines) mints the same ids."""
     seed = f"{prefix}/{instant}/{partition}/{task}/{attempt}/{seq}"
     # uuid.uuid5 spelt out (SHA-1 of namespace + name, version 5, RFC 4122 variant) without its UUID
-    # object: the simulator mints one per file it writes
-    h = bytearray(hashlib.sha1(_FILE_ID_NAMESPACE_BYTES + seed.encode("utf-8"), usedforsecurity=False).digest()[:16])
-    h[6] = (h[6] & 0x0F) | 0x50
-    h[8] = (h[8] & 0x3F) | 0x80
-    x = h.hex()
-    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}-{seq}"
+    # object, on the hex digits: the simulator mints one per file it writes. Version: the 13th digit
+    # is 5; variant: the 17th digit's top two bits are 10.
+    h = _FILE_ID_HASH.copy()
+    h.update(seed.encode("utf-8"))
+    x = h.hexdigest()
+    return f"{x[:8]}-{x[8:12]}-5{x[13:16]}-{_VARIANT_DIGIT[int(x[16], 16) & 3]}{x[17:20]}-{x[20:32]}-{seq}"
 
 
 def base_file_name(file_id: str, write_token: str, instant: str) -> str:

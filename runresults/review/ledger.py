@@ -33,6 +33,7 @@ import pandas as pd
 from engines.config.registry import DECIMAL_TB as TB
 from engines.config.registry import GB
 from runresults import Results
+from runresults.query_runs import runs_per_row
 from runresults.review.prices import HOURS_PER_MONTH, Prices
 from runresults.uncertainty import Interval, mean_interval
 
@@ -130,12 +131,14 @@ def _latencies(q: pd.DataFrame, rounds: pd.DataFrame) -> dict[str, dict[int, flo
     return out
 
 
-def _query_request_usd(req: pd.DataFrame, q: pd.DataFrame, runs_per_row: int) -> dict[str, dict[int, float]]:
-    """query -> checkpoint -> dollars of requests per query run."""
+def _query_request_usd(req: pd.DataFrame, q: pd.DataFrame, run: dict) -> dict[str, dict[int, float]]:
+    """query -> checkpoint -> dollars of requests per query run (``run``: run.json, for the runs a
+    simulated row stands for, :func:`runresults.query_runs.runs_per_row`)."""
     out: dict[str, dict[int, float]] = {}
     mine = req[req.phase.isin(QUERY_PHASES)]
+    q = q.assign(_runs=runs_per_row(run, q))
     for (name, cp), g in q.groupby(["query", "checkpoint"]):
-        runs = len(g) * runs_per_row
+        runs = int(g._runs.sum())
         spent = float(mine[mine.context == f"{name}@{cp}"].usd.sum())
         if runs:
             out.setdefault(str(name), {})[int(cp)] = spent / runs
@@ -160,8 +163,6 @@ def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: floa
     batches = int(((run.get("scenario") or {}).get("workload") or {}).get("num_batches") or
                   (int(commits.batch.max()) + 1 if len(commits) else 0))
     core_usd = prices.core_hour.usd / 3600
-    runs_per_row = (int(((run.get("scenario") or {}).get("queries") or {}).get("warm_runs", 0)) + 1
-                    if run.get("simulated") else 1)
     for r in sorted(commits.repeat.unique()) if len(commits) else []:
         c, m = commits[commits.repeat == r], maint[maint.repeat == r]
         q, rq = queries[queries.repeat == r], req[req.repeat == r]
@@ -182,8 +183,8 @@ def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: floa
         held = end_of_batch.reindex(range(batches)).ffill().fillna(0) if batches else end_of_batch
         gib_months = float(held.sum()) * span / GB / 3600 / HOURS_PER_MONTH  # GB: one GiB, S3's GB-month
         q_req = _query_request_usd(req[req.repeat == queries.repeat.min()],
-                                   queries[queries.repeat == queries.repeat.min()], runs_per_row) if len(queries) else {}
-        for name, pts in _query_request_usd(rq, q, runs_per_row).items():
+                                   queries[queries.repeat == queries.repeat.min()], run) if len(queries) else {}
+        for name, pts in _query_request_usd(rq, q, run).items():
             q_req.setdefault(name, {}).update(pts)
         requests_usd = (float(rq[rq.phase.isin(WRITE_PHASES)].usd.sum())
                         + qph * sum(integrate(pts, span, batches) for pts in q_req.values()))
