@@ -36,3 +36,15 @@ def batch_frame(spark: Any, spec: WorkloadSpec, b: int, table: pa.Table | None =
     df = batch_df(spark, spec, b).cache()
     partition_counts(df, col)
     return df
+
+
+def rows_frame(spark: Any, spec: WorkloadSpec, table: pa.Table, fill_cache: bool = False) -> Any:
+    """Rows already generated (a batch's corrections) as a cached DataFrame handed to Spark from the
+    driver's rows, as :func:`batch_frame` hands a one-task batch. The caller unpersists it."""
+    col = spec.partition_column
+    df = frame_from_arrow(spark, table).cache()
+    if fill_cache:
+        df.count()
+    remember_partition_counts(df, col, table_partition_counts(table, col))
+    remember_rows(df, table)
+    return df

@@ -482,6 +482,10 @@ def simulate(
 
     try:
         sc = load_scenario(scenario)
+        if sc.workload.corrections_fraction > 0:  # its tables take inserts only: figures would omit every upsert
+            raise ScenarioError(f"{scenario}: workload.update_fraction is {sc.workload.corrections_fraction}; the "
+                                "simulator has no model of corrections (upsert commits, log files) yet: "
+                                "`layoutbench run` measures them")
         reals = [Results(v) for v in validate_against]
         taken = [as_taken(sc, real) for real in reals]
     except (ScenarioError, ResultsError, ValidationError) as exc:

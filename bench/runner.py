@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from bench.batch_frame import batch_frame
+from bench.batch_frame import batch_frame, rows_frame
 from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule, checkpoints_of, run_batches
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
@@ -75,6 +75,7 @@ from runresults import (
 )
 from runresults.review import store_review
 from workloads.generator import batch_df, batch_table
+from workloads.truth import apply_corrections, corrections_of
 
 
 class RunStepError(RuntimeError):
@@ -107,6 +108,7 @@ class EngineState:
     ingests: int = 0  # commits of batches so far (maintenance.async_max_commits counts them)
     ingests_at_maintenance: int = 0  # ... at the start of the last async round that maintained
     ingest_instants: list[str] = field(default_factory=list)  # each ingest commit's instant, in order
+    upsert_latencies: list[float] = field(default_factory=list)  # each correction commit's seconds (update_fraction)
     repeat: int = 0  # which repetition (--repeat) this engine's table belongs to
     # warm runs per query at a checkpoint (None: the scenario's); an engine capped below the run's
     # repetitions runs as many more, so its warm medians have as many samples as the designs'
@@ -161,10 +163,14 @@ class RunContext:
 
 
 def table_state(probe: TableProbe, small_limit: int) -> dict[str, Any]:
-    """Live and physical files and bytes, small files and metadata bytes of the table now."""
+    """Live and physical files and bytes, small files and metadata bytes of the table now. A
+    MERGE_ON_READ table's log files count as files (live: those of the snapshot's slices), as Hudi's
+    file system view counts a slice's logs with its base file; small files are base files."""
     slices, physical = probe.state()
+    logs = probe.live_logs()
     return {
-        "live_files": len(slices), "physical_files": len(physical), "live_bytes": sum(s.size_bytes for s in slices),
+        "live_files": len(slices) + len(logs), "physical_files": len(physical),
+        "live_bytes": sum(s.size_bytes for s in slices) + sum(g.size for g in logs),
         "physical_bytes": sum(b.size for b in physical),
         "small_files": sum(1 for s in slices if s.size_bytes < small_limit), "metadata_bytes": probe.metadata_bytes(),
     }
@@ -282,11 +288,12 @@ def run_checkpoint(ctx: RunContext, st: EngineState, checkpoint: int, truth: pa.
         snap, overlay = probe.query_snapshot()
     live = {s.path: s for s in snap}
     with ctx.label("harness", f"checkpoint {checkpoint}"):
+        live_logs = {g.path for g in probe.live_logs()} if st.repeat == 0 else set()
         for b in probe.physical_files() if st.repeat == 0 else ():
             s = live.get(b.path)
             ctx.writer.add("files", engine=engine.name, checkpoint=checkpoint, partition=b.partition,
                            file_id=b.file_id, path=b.path, size_bytes=b.size, rows=s.num_rows if s else None,
-                           live=s is not None)
+                           live=s is not None or b.path in live_logs)
     ctx.overhead_s += time.perf_counter() - t0
     qs = ctx.scenario.queries
     for name in qs.suite:
@@ -391,8 +398,11 @@ class _RunSteps:
         self.ctx, self.engines, self.bar = ctx, engines, bar
         self.reference, self.repeats, self.keep_tables = reference, repeats, keep_tables
         self.spec = ctx.scenario.workload
-        self.truth_parts: list[pa.Table] = []
+        self.truth_parts: list[pa.Table] = []  # each batch's inserted rows
+        self.update_parts: list[pa.Table] = []  # each batch's corrections of earlier keys (update_fraction)
+        self.truth: pa.Table | None = None  # the rows the tables must hold now, corrections applied
         self.df: Any = None
+        self.updates_df: Any = None  # this batch's corrections (None: none)
         self.final = False
         self.last_checkpoint: tuple[int, QueryParams, dict[str, Any]] | None = None  # for the query rounds
         self.ruled_out: set[str] = set()  # candidates a required gate ruled out before the rounds
@@ -409,9 +419,14 @@ class _RunSteps:
         t0 = time.perf_counter()
         table = batch_table(self.spec, b)
         self.truth_parts.append(table)
+        updates = corrections_of(self.spec, b)
+        self.update_parts.append(updates)
+        inserted = table if self.truth is None else pa.concat_tables([self.truth, table])
+        self.truth = apply_corrections(inserted, self.spec, b)
         # generated before any clock starts: no engine's ingest time includes generation or the cache
         # fill (none when every engine reads the driver's rows)
         self.df = batch_frame(ctx.spark, self.spec, b, table, self.fill_cache)
+        self.updates_df = rows_frame(ctx.spark, self.spec, updates, self.fill_cache) if updates.num_rows else None
         ctx.generation_s.append(time.perf_counter() - t0)
         ctx.add_cpu("generation", c0)
 
@@ -434,6 +449,31 @@ class _RunSteps:
                            sum(len(v) for v in res.replaced.values()), phases)
         if st is self.reference:
             ctx.batch_bytes[b] = res.bytes_written
+        self._after_commit(st, b)
+        if self.updates_df is not None:
+            self.upsert(st, b)
+
+    def upsert(self, st: EngineState, b: int) -> None:
+        """Batch ``b``'s corrections of earlier keys as one upsert commit (kind ``upsert``), timed and
+        recorded like an ingest, then the engine's after-commit work."""
+        ctx = self.ctx
+        ctx.step = f"engine {st.engine.name}, batch {b}, upsert of {self.update_parts[b].num_rows} corrections"
+        c0 = ctx.cpu.seconds()
+        t0 = time.perf_counter()
+        with ctx.label("ingest", f"batch {b} upsert"), ingest_phases() as phases:
+            res = st.engine.upsert(self.updates_df)
+        dur = time.perf_counter() - t0
+        ctx.add_cpu(f"upsert/{st.engine.name}", c0)
+        st.upsert_latencies.append(dur)
+        st.ingests += 1
+        st.ingest_instants.append(res.instant)
+        with ctx.label("harness", f"batch {b}"):
+            record_instant(ctx, st, b, "upsert", res.instant, res.action, res.operation, dur, res.stats,
+                           sum(len(v) for v in res.replaced.values()), phases)
+        self._after_commit(st, b)
+
+    def _after_commit(self, st: EngineState, b: int) -> None:
+        ctx = self.ctx
         ctx.step = f"engine {st.engine.name}, batch {b}, after-commit maintenance"
         with ctx.timed(f"maintenance/{st.engine.name}"):
             with ctx.label("cleaner", f"batch {b}"):
@@ -447,10 +487,12 @@ class _RunSteps:
         ctx.step = f"engine {st.engine.name}, batch {b}, {'final' if self.final else mode} maintenance"
         self.bar.describe(f"{ctx.scenario.name} · batch {b + 1} · {st.engine.name} · maintenance")
         with ctx.timed(f"maintenance/{st.engine.name}"):
-            maintain(ctx, st, b, pa.concat_tables(self.truth_parts), mode, step)
+            maintain(ctx, st, b, self.truth, mode, step)
 
     def end_batch(self, b: int) -> None:
         self.df.unpersist()
+        if self.updates_df is not None:
+            self.updates_df.unpersist()
         self.bar.advance()
         self.partial.tick(b)
 
@@ -462,7 +504,8 @@ class _RunSteps:
 
     def checkpoint(self, b: int) -> None:
         ctx = self.ctx
-        truth = pa.concat_tables(self.truth_parts)
+        truth = self.truth
+        assert truth is not None
         params = choose_params(truth, self.spec.partition_column, ctx.scenario.queries.service_window_hours)
         with ctx.timed("expected_results"):  # the same answers for every engine: computed once
             expected = expected_results(ctx, truth, params)
@@ -580,7 +623,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
             ctx.step = "gates"
             bar.describe(f"{scenario.name} · gates")
             measure_gates(ctx, git_info(str(Path(__file__).resolve().parents[1])).get("sha"))
-            _history_gates(ctx, engines, truth_parts)
+            _history_gates(ctx, engines, truth_parts, steps.update_parts)
         if rounds_run(scenario):  # T17's interleaved rounds
             ctx.step = "the final checkpoint's interleaved query rounds"
             bar.describe(f"{scenario.name} · interleaved query rounds")
@@ -602,7 +645,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
             for row in store.request_rows():
                 writer.add("requests", **row)
     wall = time.perf_counter() - wall0
-    total_rows = sum(t.num_rows for t in truth_parts)
+    total_rows = steps.truth.num_rows if steps.truth is not None else 0
     run = run_record(
         run_id=run_dir.name, scenario=scenario, simulated=False, wall_time_s=wall, spark_master=spark.sparkContext.master,
         overhead_s=ctx.overhead_s, failures=ctx.failures, git_cwd=str(Path(__file__).resolve().parents[1]),
@@ -617,7 +660,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
         scenario_fingerprint=fingerprint(scenario), repeat=repeats,
         profile=run_profile(ctx, engines, wall),
         **_generation_figures(ctx.generation_s, [d for st in engines for d in st.ingest_latencies]),
-        ground_truth={"rows": total_rows, "batches": n,
+        ground_truth={"rows": total_rows, "batches": n, "updates": sum(u.num_rows for u in steps.update_parts),
                       "batch_bytes_source": reference_engine.engine.name if reference_engine else "scratch write"},
         tables_kept=keep_tables, load=load.summary(),
         scale_wa=prefix_projections(scenario, writer.rows["commits"]))
@@ -655,16 +698,19 @@ def add_to_profile(run_dir: str | Path, phase: str, wall_s: float, cpu_s: float 
     tmp.replace(path)
 
 
-def _history_gates(ctx: RunContext, engines: list[EngineState], truth_parts: list[pa.Table]) -> None:
+def _history_gates(ctx: RunContext, engines: list[EngineState], truth_parts: list[pa.Table],
+                   update_parts: list[pa.Table]) -> None:
     """The incremental and time-travel gates (:mod:`bench.gates.history_gates`) on the first
-    repetition's tables, as the run left them; a gate that cannot run is a run failure."""
+    repetition's tables, as the run left them (``update_parts``: each batch's corrections, whose
+    upsert commits give the rows they update a new commit time); a gate that cannot run is a run failure."""
     from bench.gates.history_gates import history_gate_rows
 
     ctx.step = "gates: incremental, time travel"
     first = [st.engine for st in engines if st.repeat == 0]
     try:
         rows = history_gate_rows(first, ctx.writer.rows["commits"], truth_parts,
-                                 ctx.scenario.sizing.cleaner_commits_retained, ctx.spark, ctx.timed)
+                                 ctx.scenario.sizing.cleaner_commits_retained, ctx.spark, ctx.timed,
+                                 updates=update_parts)
     except Exception as exc:  # noqa: BLE001 - recorded as a failure of the run, traceback in the log
         log = ctx.run_dir / "error.log"
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -690,6 +736,8 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
     for st in engines:  # every repetition of an engine adds to its phases
         name = st.engine.name
         phases[f"ingest/{name}"] = phases.get(f"ingest/{name}", 0.0) + sum(st.ingest_latencies)
+        if st.upsert_latencies:  # the corrections' upsert commits (workload.update_fraction)
+            phases[f"upsert/{name}"] = phases.get(f"upsert/{name}", 0.0) + sum(st.upsert_latencies)
         phases[f"maintenance/{name}"] = ctx.profile.get(f"maintenance/{name}", 0.0)
         phases[f"queries/{name}"] = ctx.profile.get(f"queries/{name}", 0.0)
     phases["expected_results"] = ctx.profile.get("expected_results", 0.0)

@@ -279,6 +279,27 @@ class Scenario(_Strict):
         return min(spec.num_batches or self.workload.num_batches, self.batches_run)
 
     @model_validator(mode="after")
+    def _corrections(self) -> Scenario:
+        """A workload with corrections (``update_fraction``) names only engines that take updates; the
+        runner feeds updates, not deletes."""
+        wl = self.workload
+        if wl.delete_fraction > 0:
+            raise ValueError(f"workload.delete_fraction is {wl.delete_fraction}: the runner feeds updates "
+                             "(update_fraction) but no deletes; set delete_fraction to 0")
+        if wl.corrections_fraction > 0:
+            inserts_only = [e for e in self.engines if not kind_of(e.kind).takes_updates]
+            if inserts_only:
+                names = ", ".join(f"{e.name} (kind {e.kind})" for e in inserts_only)
+                raise ValueError(f"workload.update_fraction is {wl.corrections_fraction}, but engine(s) {names} "
+                                 "take inserts only: they have no update path; remove them or set "
+                                 "update_fraction to 0")
+            if self.review.project:
+                raise ValueError(f"review.project: the simulator that projects the choice has no model of "
+                                 f"corrections (workload.update_fraction is {wl.corrections_fraction}); set "
+                                 "review.project to false")
+        return self
+
+    @model_validator(mode="after")
     def _async_gate(self) -> Scenario:
         if self.maintenance.async_max_commits is not None and self.maintenance.mode != "async":
             raise ValueError(f"maintenance.async_max_commits gates the async service; maintenance.mode is "

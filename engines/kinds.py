@@ -58,6 +58,8 @@ class EngineKind:
     # (the baseline only cleans, the control does nothing, Apache Hudi runs its own inside its writer)
     service: Service | None = None
     maintains: bool = True  # False: nothing is ever planned, rewritten or cleaned (the control)
+    # it has an upsert (workload.update_fraction's corrections); False: inserts only (InsertsOnlyError)
+    takes_updates: bool = True
     cleans_after_commit: bool = False  # Hudi's automatic clean after every commit (the COW baseline)
     # its inserts top up small files inside the write (copy-on-write): WA approaches limit / (2 x batch)
     merges_at_ingest: bool = False
@@ -122,7 +124,8 @@ KINDS: dict[str, EngineKind] = {
     "delta_peer": EngineKind(
         DELTA_PEER, "delta-rs peer: append, OPTIMIZE / Z-ORDER, VACUUM",
         "engines.delta_peer.engine:DeltaPeerEngine", "engines.delta_peer.engine:DeltaPeerConfig",
-        builder="delta", role="reference", table_format="delta", table_types=("delta",), service="optimize"),
+        builder="delta", role="reference", table_format="delta", table_types=("delta",), service="optimize",
+        takes_updates=False),
     "hudi": EngineKind(
         APACHE_HUDI, "Apache Hudi through its Spark datasource: the real COW baseline and clustering",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiConfig", builder="hudi", role="reference",
@@ -142,7 +145,7 @@ KINDS: dict[str, EngineKind] = {
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",
         "engines.append_only.engine:AppendOnlyEngine", _O1_CONFIG, _O1_PLANNER, "compaction", role="control",
-        maintains=False, settings="append_only", sim="engines.append_only.sim:AppendOnlySim"),
+        maintains=False, takes_updates=False, settings="append_only", sim="engines.append_only.sim:AppendOnlySim"),
 }
 FAMILY_ORDER = (BASELINE, OPTION_1, OPTION_2, CONTROL, DELTA_PEER, APACHE_HUDI)  # the order reports list them in
 

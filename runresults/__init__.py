@@ -8,10 +8,12 @@ table with no rows is still written with its schema.
 
 Tables (one row per …):
 - ``commits``: completed instant per engine — engine, seq, batch, instant, action, operation,
-  kind (ingest / compaction / clustering / merge / clean / rollback), duration_s, records_written,
+  kind (ingest / upsert, the batch's corrections of earlier keys under workload.update_fraction /
+  compaction / clustering / merge / clean / rollback), duration_s, records_written,
   bytes_written, files_written, files_replaced, batch_bytes (the batch written once; 0 for
   maintenance), cum_bytes_written, cum_batch_bytes, wa, live_files, physical_files, live_bytes,
-  physical_bytes, space_amp, small_files, mean_file_bytes, metadata_bytes; for an ingest of our
+  physical_bytes (a MERGE_ON_READ table's log files counted among its files and bytes), space_amp,
+  small_files, mean_file_bytes, metadata_bytes; for an ingest of our
   engines, where its duration went: plan_s (view, pending plans, bucket assignment), write_s (the
   files), commit_s (the timeline), from the engines' step boundaries (``bench/ingest_phases.py``).
 - ``files``: file at a checkpoint — engine, checkpoint (batch index), partition, file_id, path,

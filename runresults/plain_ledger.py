@@ -132,7 +132,8 @@ def ledger(res: ResultsLike, engines: list[str] | None = None) -> dict[str, Ledg
         if c.empty:
             continue
         ingest = c[c["kind"] == "ingest"]
-        compute_s = float(ingest["duration_s"].sum() + maint.loc[maint["engine"] == engine, "duration_s"].sum())
+        writes = c[c["kind"].isin(("ingest", "upsert"))]  # the corrections' upserts are ingest compute too
+        compute_s = float(writes["duration_s"].sum() + maint.loc[maint["engine"] == engine, "duration_s"].sum())
         last_batch = int(c["batch"].max())
         # storage: the physical bytes after each batch's last commit, held until the next batch
         per_batch = c.groupby("batch")["physical_bytes"].last()

@@ -38,9 +38,12 @@ def test_small_run_writes_a_row_per_candidate_and_gate(small_run: Results) -> No
         cu = gates[(e, "concurrent_update")]
         assert verdict(cu) is True and cu["checked"] == 2 and cu["figure"] == 0, cu
         assert cu["detail"].count(": refused") == 2
-    for e in ("baseline", "option1_rfc", "option1_cbd"):  # no update path: n/a with the reason
+    cu = gates[("baseline", "concurrent_update")]  # its merge happens at ingest: no plan to race, n/a with the reason
+    assert verdict(cu) is None and "no plan for an update to race" in cu["detail"]
+    for e in ("option1_rfc", "option1_cbd"):  # its COW merge refuses a group a pending compaction reads, naming it
         cu = gates[(e, "concurrent_update")]
-        assert verdict(cu) is None and "takes inserts only" in cu["detail"]
+        assert verdict(cu) is True and cu["checked"] == 2 and cu["figure"] == 0, cu
+        assert cu["detail"].count(": refused") == 2 and "pending base-file compaction plan" in cu["detail"], cu
     for e in engines:  # no crash test of this commit beside a temporary results folder
         nl = gates[(e, "no_loss")]
         assert verdict(nl) is None and "run layoutbench crashtest" in nl["detail"]

@@ -211,3 +211,32 @@ def test_every_run_records_both_gates_for_every_engine(small_run) -> None:
     assert not passed[("option1_rfc", "time_travel", HUDI_RS)]
     phases = small_run.run["profile"]["phases_s"]
     assert {f"gates/{g}/{e}" for g in ("incremental", "time_travel") for e in engines} <= set(phases)
+
+
+def test_an_update_gives_its_row_a_new_commit_time() -> None:
+    """Batches 0-2 ingested at 001, 003, 005; batch 2's upsert (at 006) corrects two rows of batch 0.
+    A pull from 003 returns batch 2's rows and the two corrected rows; as of 005 the corrected rows are
+    at their old version, as of 006 at batch 2's (the same keys: only the versioned checksum differs)."""
+    from bench.gates.truth import message_versions, versioned_hashes
+
+    parts = [pa.table({"trace_id": _keys(4, 4 * b)}) for b in range(3)]
+    updates = [parts[0].slice(0, 0), parts[0].slice(0, 0), parts[0].slice(1, 2)]
+    truth = HistoryTruth.of_batches(parts, updates=updates)
+    assert truth.has_updates and truth.updated.tolist() == [-1, 2, 2, -1] + [-1] * 8
+    commits = [{"engine": "e", "repeat": 0, "batch": b, "kind": "ingest", "instant": f"{2 * b + 1:03d}"} for b in range(3)]
+    commits.append({"engine": "e", "repeat": 0, "batch": 2, "kind": "upsert", "instant": "006"})
+    h = EngineHistory.of_commits("e", truth, commits)
+    assert h.maintenance == [] and h.upsert_instants == {2: "006"}
+    assert h.committed_after("003") == KeySum.of(np.concatenate([truth.hashes[8:], truth.hashes[1:3]]))
+    assert h.committed_after("005") == KeySum.of(truth.hashes[1:3])
+    stamps = pa.array(["001", "006", "006", "001"] + ["003"] * 4 + ["005"] * 4)
+    check = incremental.check_every_pull(h, pa.array(_keys(12)), stamps)
+    assert check.failures == 0, check
+    stale = incremental.check_every_pull(h, pa.array(_keys(12)), pa.array(["001"] * 4 + ["003"] * 4 + ["005"] * 4))
+    assert stale.failures == 3 and stale.worst_missing == 2  # the pulls from 001, 003 and 005 miss the update
+    before, after = h.as_of("005"), h.as_of("006")
+    assert before == KeySum.of(truth.hashes) and before.rows == after.rows and before != after
+    versions = message_versions(pa.array(["x", "CORRECTED in batch 2: x", "CORRECTED in batch 2: y"] + ["z"] * 9))
+    assert after == KeySum.of(versioned_hashes(truth.hashes, versions))
+    with pytest.raises(HistoryError, match="no upsert instant recorded for the corrections of batches \\[2\\]"):
+        EngineHistory.of_commits("e", truth, commits[:-1])

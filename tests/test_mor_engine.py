@@ -216,3 +216,35 @@ def test_the_engine_is_built_from_a_scenario(tmp_path) -> None:
     assert isinstance(engine, MorClusteringEngine) and engine.table.merge_on_read
     assert engine.config.insert_small_file_limit == 400_000 and engine.config.compact_max_delta_commits == 2
     assert engine.pending_plan() is None
+
+
+def test_probe_counts_log_files_as_hudis_file_system_view_does(tmp_path) -> None:
+    """HudiProbe.state lists every log file beside the base files (their bytes as storage reports them), and
+    the runner's table state counts the live slices' logs as live files: physical and live bytes, and so
+    space amplification and the storage ledger, include the bytes of the logs holding the updates."""
+    from bench.runner import table_state
+    from engines.table.probe import HudiProbe
+
+    table = HudiTable.create(str(tmp_path / "t"), TableConfig("t", "dt", "trace_id", table_type="MERGE_ON_READ",
+                                                            ordering_field="ts"), clock=InstantClock())
+    engine = MorClusteringEngine(table, MorOption2Config(max_file_size=200_000, compact_max_delta_commits=3,
+                                                         bloom_filter=False, cleaner_commits_retained=50))
+    for b in range(3):
+        rows = batch_table(SPEC, b) if b == 0 else pa.concat_tables([batch_table(SPEC, b), batch_updates_table(SPEC, b)])
+        engine.upsert(rows)
+    probe = HudiProbe(table)
+    listed = {e.path: e.size for e in table.storage.list("", recursive=True)
+              if e.path.endswith(".parquet") or ".log." in e.path}
+    logs = {p: n for p, n in listed.items() if ".log." in p}
+    assert len(logs) >= 2  # the updates of batches 1 and 2, each in a log of the group holding its keys
+    snap, physical = probe.state()
+    assert {f.path: f.size for f in physical} == listed  # every base and log file, at its size on storage
+    live_logs = probe.live_logs()
+    assert live_logs and {g.path for g in live_logs} <= set(logs)
+    state = table_state(probe, 100_000)
+    assert state["physical_bytes"] == sum(listed.values()) and state["physical_files"] == len(listed)
+    assert state["live_bytes"] == sum(s.size_bytes for s in snap) + sum(g.size for g in live_logs)
+    assert state["live_files"] == len(snap) + len(live_logs)
+    assert engine.compaction.schedule() is not None  # due after 3 deltacommits
+    engine.compaction.execute()  # the logs merged into new base files: none live, all still physical
+    assert probe.live_logs() == [] and {f.path for f in probe.state()[1]} >= set(logs)

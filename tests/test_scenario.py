@@ -70,3 +70,41 @@ def test_select_engines_rejects_unknown(tmp_path: Path) -> None:
     sc = load_scenario(SCENARIOS[0])
     with pytest.raises(ScenarioError, match="unknown engines"):
         sc.select_engines(["nope"])
+
+
+def test_corrections_refused_for_an_engine_that_takes_inserts_only(tmp_path: Path) -> None:
+    """``update_fraction`` > 0 naming the append-only control and the Delta peer: one message naming both,
+    exit 3, before Spark starts; the COW baseline and Option 1 take updates (through the COW merge)."""
+    text = ("name: x\nworkload: {num_batches: 2, batch_records: 100, batch_mb: null, update_fraction: 0.1}\n"
+            "engines:\n  - {name: base, kind: cow_baseline}\n  - {name: o1, kind: append_compaction}\n"
+            "  - {name: ctl, kind: append_only}\n  - {name: delta, kind: delta_peer}\n")
+    p = write(tmp_path, text)
+    result = runner.invoke(app, ["validate", str(p)])
+    assert result.exit_code == EXIT_BAD_INPUT, result.output
+    out = " ".join(result.output.split())
+    assert "ctl (kind append_only), delta (kind delta_peer)" in out and "take inserts only" in out
+    assert "update_fraction is 0.1" in out
+    assert "base (kind" not in out and "o1 (kind" not in out
+    assert "Traceback" not in result.output
+    p.write_text(text.replace("update_fraction: 0.1", "update_fraction: 0.0"))
+    assert runner.invoke(app, ["validate", str(p)]).exit_code == 0
+    kept = text.replace("  - {name: ctl, kind: append_only}\n  - {name: delta, kind: delta_peer}\n", "")
+    p.write_text(kept)
+    assert runner.invoke(app, ["validate", str(p)]).exit_code == 0
+    p.write_text(kept.replace("update_fraction: 0.1", "delete_fraction: 0.1"))
+    result = runner.invoke(app, ["validate", str(p)])
+    assert result.exit_code == EXIT_BAD_INPUT and "no deletes" in " ".join(result.output.split())
+
+
+def test_corrections_are_refused_where_the_simulator_would_ignore_them(tmp_path: Path) -> None:
+    """The simulator replays inserts only: `simulate` and a review projection of a workload with
+    corrections are refused, naming update_fraction, rather than giving figures without the upserts."""
+    text = ("name: x\nworkload: {num_batches: 2, batch_records: 100, batch_mb: null, update_fraction: 0.1}\n"
+            "engines:\n  - {name: base, kind: cow_baseline}\n")
+    p = write(tmp_path, text + "review: {project: true}\n")
+    result = runner.invoke(app, ["validate", str(p)])
+    assert result.exit_code == EXIT_BAD_INPUT and "review.project" in " ".join(result.output.split())
+    p = write(tmp_path, text)
+    result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
+    assert result.exit_code == EXIT_BAD_INPUT, result.output
+    assert "no model of corrections" in " ".join(result.output.split()) and not (tmp_path / "out").exists()

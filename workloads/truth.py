@@ -78,19 +78,32 @@ class GroundTruth:
                            (self.key_sum + other.key_sum) & _MASK, self.key_xor ^ other.key_xor, ranges)
 
 
+def corrections_of(spec: WorkloadSpec, b: int) -> pa.Table:
+    """The updates batch ``b`` carries (earlier keys with corrected values), the one definition the
+    runner's upsert commit, the stream's update files and the ground truth share; empty without
+    ``update_fraction``."""
+    return batch_updates_table(spec, b)
+
+
+def apply_corrections(current: pa.Table, spec: WorkloadSpec, b: int) -> pa.Table:
+    """``current`` (the rows after batch ``b``'s inserts) with batch ``b``'s updates and deletes applied:
+    an updated key's row is replaced by its corrected row, a deleted key's row dropped."""
+    if b == 0 or (spec.corrections_fraction <= 0 and spec.delete_fraction <= 0):
+        return current
+    upd, dele = corrections_of(spec, b), batch_deletes_table(spec, b)
+    drop = pa.concat_arrays([upd.column("trace_id").combine_chunks(), dele.column("trace_id").combine_chunks()])
+    if len(drop):
+        current = current.filter(pc.invert(pc.is_in(current.column("trace_id"), value_set=drop)))
+    if upd.num_rows:
+        current = pa.concat_tables([current, upd.select(current.schema.names).cast(current.schema)])
+    return current
+
+
 def expected_table(spec: WorkloadSpec, upto_batch: int) -> pa.Table:
     """Rows the table must hold after batches ``0..upto_batch``, updates and deletes applied."""
-    tables = [batch_table(spec, b) for b in range(upto_batch + 1)]
-    current = pa.concat_tables(tables)
-    if spec.corrections_fraction <= 0 and spec.delete_fraction <= 0:
-        return current
+    current = batch_table(spec, 0)
     for b in range(1, upto_batch + 1):
-        upd, dele = batch_updates_table(spec, b), batch_deletes_table(spec, b)
-        drop = pa.concat_arrays([upd.column("trace_id").combine_chunks(), dele.column("trace_id").combine_chunks()])
-        if len(drop):
-            current = current.filter(pc.invert(pc.is_in(current.column("trace_id"), value_set=drop)))
-        if upd.num_rows:
-            current = pa.concat_tables([current, upd])
+        current = apply_corrections(pa.concat_tables([current, batch_table(spec, b)]), spec, b)
     return current
 
 

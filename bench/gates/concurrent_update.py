@@ -9,9 +9,9 @@ while the plan is pending (between schedule and execute), the other half while i
 maintenance then completes and the cleaner runs. The table must equal the ground truth with every
 applied half and without every refused one: rows missing or duplicated, and applied updates whose
 value is gone (an update the maintenance overwrote, Hudi's HUDI-3846 under the allow strategy),
-are lost rows. A refusal must name the plan's instant. An engine that takes no upsert at all (Option
-1's APPEND, the baseline, the peers) is n/a with the reason: an update it cannot take is not a
-behaviour to invent.
+are lost rows. A refusal must name the plan's instant. An engine that takes no upsert at all (the
+append-only control, the Delta peer) is n/a with the reason: an update it cannot take is not a behaviour to invent;
+so is one that schedules no plan (the COW baseline: nothing for an update to race).
 """
 
 from __future__ import annotations

@@ -41,12 +41,14 @@ def has_apache_hudi(spark: Any) -> bool:
 
 def history_gate_rows(engines: Iterable[Any], commits: list[Mapping[str, Any]], truth_parts: list[pa.Table],
                       retained: int, spark: Any | None,
-                      timed: Callable[[str], AbstractContextManager[Any]]) -> list[dict[str, Any]]:
+                      timed: Callable[[str], AbstractContextManager[Any]],
+                      updates: list[pa.Table] | None = None) -> list[dict[str, Any]]:
     """Both gates on each engine of the first repetition (``engines``: objects with ``name``,
-    ``table_format`` and ``table``, or a Delta peer's ``path``). ``timed(phase)`` times a block
+    ``table_format`` and ``table``, or a Delta peer's ``path``). ``updates``: each batch's corrections
+    (the upsert commits' rows), when the workload has them. ``timed(phase)`` times a block
     (``gates/incremental/<engine>``, ``gates/time_travel/<engine>``, ``gates/truth``)."""
     with timed("gates/truth"):
-        truth = HistoryTruth.of_batches(truth_parts)
+        truth = HistoryTruth.of_batches(truth_parts, updates=updates)
     reference = spark if spark is not None and has_apache_hudi(spark) else None
     rows: list[dict[str, Any]] = []
     for engine in engines:

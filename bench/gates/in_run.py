@@ -88,12 +88,15 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
     designs = [e for e in designs if e.name not in skip]  # ruled out by a required gate already
 
     def add_run(slot: RoundSlot, r: int, res: QueryRun, verified: bool, tally: dict[str, int] | None) -> None:
-        """Round ``r``'s run is warm run ``r + 1`` of the final checkpoint (its run 0, cold, ran there)."""
+        """Round ``r``'s run is warm run ``r + 1`` of the final checkpoint (its run 0, cold, ran there), with
+        its read amplification on a MERGE_ON_READ snapshot (the report's medians then have every run)."""
         ctx.writer.add("queries", engine=slot.engine, repeat=0, checkpoint=checkpoint, query=slot.query, run=r + 1,
                        latency_s=res.latency_s, files_total=res.files_total, files_scanned=res.files_scanned,
                        files_pruned=res.files_pruned, row_groups_total=None, row_groups_scanned=None,
                        rows_scanned=None, result_rows=res.result_rows, verified=verified, error=res.error,
-                       planning_s=res.planning_s, execution_s=res.execution_s, **run_columns(tally))
+                       planning_s=res.planning_s, execution_s=res.execution_s,
+                       log_files_merged=res.log_files_merged, log_bytes_merged=res.log_bytes_merged,
+                       ro_latency_s=res.ro_latency_s, **run_columns(tally))
 
     with ctx.timed("query_rounds"):
         ctx.failures += run_query_rounds(ctx.spark, designs, checkpoint, qs.suite, params, expected, qs.rounds,

@@ -11,14 +11,20 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.gates.truth import KeySum, key_hashes
+from bench.gates.truth import CORRECTED, VERSION_MIX, KeySum
 from engines.table.mor import snapshot_read
 from engines.table.storage import hadoop_uri
 from engines.table.table import HudiTable
 
 KEY = "_hoodie_record_key"
+MESSAGE = "message"  # the data column a correction rewrites (workloads.generator.batch_updates_table)
 COMMIT_TIME = "_hoodie_commit_time"
 OURS, HUDI_RS, APACHE_HUDI, DELTA_RS = "ours", "hudi_rs", "apache_hudi", "delta_rs"
+
+
+def columns(versions: bool) -> list[str]:
+    """The columns a key checksum reads: the key, and the message when it names versions."""
+    return [KEY, MESSAGE] if versions else [KEY]
 
 
 class ReadError(RuntimeError):
@@ -33,12 +39,19 @@ def _first_line(exc: BaseException) -> str:
     return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
+def _key_sum(rows: pa.Table, versions: bool) -> KeySum:
+    """The key checksum of ``rows`` (a key column, and the message column when ``versions``)."""
+    return KeySum.of_keys(rows.column(KEY), rows.column(MESSAGE) if versions else None)
+
+
 class FileKeySums:
     """Each base file's key checksum, read once: base files never change once committed, so as-of
-    reads at many instants read each file once."""
+    reads at many instants read each file once. ``versions``: each key at the version its message names
+    (a run with corrections: :func:`bench.gates.truth.versioned_hashes`)."""
 
-    def __init__(self, table: HudiTable) -> None:
+    def __init__(self, table: HudiTable, versions: bool = False) -> None:
         self.table = table
+        self.versions = versions
         self._sums: dict[str, KeySum] = {}
 
     def total(self, paths: list[str]) -> KeySum:
@@ -46,9 +59,9 @@ class FileKeySums:
         out = KeySum(0, 0, 0)
         for path in paths:
             if path not in self._sums:
-                keys = pq.read_table(self.table.storage.abs(path), columns=[KEY],
-                                     filesystem=self.table.storage.fs).column(0)
-                self._sums[path] = KeySum.of(key_hashes(keys))
+                rows = pq.read_table(self.table.storage.abs(path), columns=columns(self.versions),
+                                     filesystem=self.table.storage.fs)
+                self._sums[path] = _key_sum(rows, self.versions)
             out = out + self._sums[path]
         return out
 
@@ -64,7 +77,7 @@ class OurReader:
     def key_sum(self, as_of: str | None = None) -> KeySum:
         try:
             if self.table.merge_on_read:  # log files insert, update and delete rows: only the merge counts them
-                return KeySum.of(key_hashes(snapshot_read(self.table, as_of).rows.column(KEY)))
+                return _key_sum(snapshot_read(self.table, as_of).rows, self.files.versions)
             return self.files.total([s.path for s in self.table.view().snapshot(as_of=as_of)])
         except Exception as exc:  # noqa: BLE001 - a failed read is the reader's answer
             raise ReadError(f"ours: {type(exc).__name__}: {_first_line(exc)}") from exc
@@ -88,7 +101,8 @@ class HudiRsSlices:
                 opts = opts.with_as_of_timestamp(as_of)
             slices = hudi.HudiTableBuilder.from_base_uri(self.table.base_uri).build().get_file_slices(opts)
             if any(s.has_log_files() for s in slices):  # MERGE_ON_READ: hudi-rs merges the slices itself
-                return KeySum.of(key_hashes(hudi_rs_read(self.table.base_uri, [KEY], as_of=as_of).column(0)))
+                versions = self.files.versions
+                return _key_sum(hudi_rs_read(self.table.base_uri, columns(versions), as_of=as_of), versions)
             paths = [s.base_file_relative_path() for s in slices]
         except ReadError:
             raise
@@ -137,14 +151,19 @@ def apache_hudi_frame(spark: Any, base_uri: str, as_of: str | None = None,
 
 
 def apache_hudi_key_sum(spark: Any, base_uri: str, as_of: str | None = None,
-                        incremental: tuple[str, str] | None = None) -> KeySum:
-    """Rows and key checksum of an Apache Hudi read, aggregated in Spark (no keys collected)."""
+                        incremental: tuple[str, str] | None = None, versions: bool = False) -> KeySum:
+    """Rows and key checksum of an Apache Hudi read, aggregated in Spark (no keys collected);
+    ``versions``: each key at the version its message names (:func:`bench.gates.truth.versioned_hashes`)."""
     from pyspark.sql import functions as F
 
     try:
         df = apache_hudi_frame(spark, base_uri, as_of, incremental)
         # conv(…, 16, -10): the 64-bit hash as a signed decimal, so it casts to a long without overflow
         h = F.conv(F.substring(F.col(KEY), 1, 16), 16, -10).cast("long")
+        if versions:  # the mix as a two's-complement long: Spark's long product wraps like numpy's uint64
+            batch = F.regexp_extract(F.col(MESSAGE), CORRECTED.replace("?P<b>", ""), 1)
+            version = F.when(batch == "", F.lit(-1)).otherwise(batch.cast("long"))
+            h = h.bitwiseXOR((version + 1) * F.lit(_signed(int(VERSION_MIX))).cast("long"))
         row = df.select(h.alias("h")).agg(F.count(F.lit(1)).alias("n"),
                                          F.sum(F.col("h").cast("decimal(38,0)")).alias("s"),
                                          F.expr("bit_xor(h)").alias("x")).collect()[0]
@@ -152,6 +171,17 @@ def apache_hudi_key_sum(spark: Any, base_uri: str, as_of: str | None = None,
         raise ReadError(f"apache_hudi: {type(exc).__name__}: {_first_line(exc)}") from exc
     mask = (1 << 64) - 1
     return KeySum(int(row["n"]), int(row["s"] or 0) & mask, int(row["x"] or 0) & mask)
+
+
+def apache_hudi_keys(spark: Any, base_uri: str, incremental: tuple[str, str]) -> pa.Array:
+    """The record keys an Apache Hudi incremental query returns, collected to the driver (the gate then
+    judges them key by key: a run with corrections, whose keys do not name the batch that last wrote them)."""
+    from engines.spark.arrow_compat import to_arrow
+
+    try:
+        return to_arrow(apache_hudi_frame(spark, base_uri, incremental=incremental).select(KEY)).column(0)
+    except Exception as exc:  # noqa: BLE001
+        raise ReadError(f"apache_hudi: {type(exc).__name__}: {_first_line(exc)}") from exc
 
 
 def apache_hudi_wrong_rows(spark: Any, base_uri: str, first_new_batch: int, expected_rows: int,
@@ -175,12 +205,20 @@ def apache_hudi_wrong_rows(spark: Any, base_uri: str, first_new_batch: int, expe
     return old + new - distinct_new, expected_rows - distinct_new
 
 
-def delta_rs_key_sum(path: str, version: int, key: str, storage_options: dict[str, str] | None = None) -> KeySum:
-    """delta-rs's read of ``version`` (Delta time travel), as a key checksum."""
+def delta_rs_key_sum(path: str, version: int, key: str, storage_options: dict[str, str] | None = None,
+                     versions: bool = False) -> KeySum:
+    """delta-rs's read of ``version`` (Delta time travel), as a key checksum (``versions``: each key at
+    the version its message names)."""
     from deltalake import DeltaTable
 
     try:
-        keys = DeltaTable(path, version=version, storage_options=storage_options).to_pyarrow_table(columns=[key])
+        rows = DeltaTable(path, version=version, storage_options=storage_options).to_pyarrow_table(
+            columns=[key, MESSAGE] if versions else [key])
     except Exception as exc:  # noqa: BLE001
         raise ReadError(f"delta-rs: {type(exc).__name__}: {_first_line(exc)}") from exc
-    return KeySum.of(key_hashes(keys.column(0)))
+    return KeySum.of_keys(rows.column(0), rows.column(1) if versions else None)
+
+
+def _signed(word: int) -> int:
+    """A 64-bit word as the signed long Spark holds it."""
+    return word - (1 << 64) if word >= 1 << 63 else word

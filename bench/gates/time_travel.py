@@ -1,5 +1,6 @@
 """The time-travel gate: an as-of read at every instant inside the cleaner's retention returns that
-instant's ground-truth rows (count and key checksum: the batches ingested at or before it).
+instant's ground-truth rows (count and key checksum: the batches ingested at or before it; with
+corrections, each key at the version the upserts committed by then gave it, read from its message).
 
 The retention is the scenario's promise, ``hoodie.cleaner.commits.retained`` (KEEP_LATEST_COMMITS):
 the latest that many completed data instants of the run, whatever each engine's cleaner did. Readers:
@@ -20,16 +21,18 @@ from bench.gates.readers import (
     DELTA_RS,
     HUDI_RS,
     KEY,
+    MESSAGE,
     OURS,
     FileKeySums,
     HudiRsSlices,
     OurReader,
     ReadError,
     apache_hudi_key_sum,
+    columns,
     delta_rs_key_sum,
     hudi_rs_read,
 )
-from bench.gates.truth import KeySum, key_hashes
+from bench.gates.truth import KeySum
 from engines.table.table import HudiTable
 
 GATE = "time_travel"
@@ -75,9 +78,10 @@ def check_instants(history: EngineHistory, instants: list[str], read: Callable[[
     return wrong
 
 
-def _hudi_rs_key_sum(base_uri: str) -> Callable[[str], KeySum]:
+def _hudi_rs_key_sum(base_uri: str, versions: bool = False) -> Callable[[str], KeySum]:
     def read(as_of: str) -> KeySum:
-        return KeySum.of(key_hashes(hudi_rs_read(base_uri, [KEY], as_of=as_of).column(0)))
+        rows = hudi_rs_read(base_uri, columns(versions), as_of=as_of)
+        return KeySum.of_keys(rows.column(KEY), rows.column(MESSAGE) if versions else None)
     return read
 
 
@@ -88,14 +92,16 @@ def gate_rows(engine: str, table: HudiTable, history: EngineHistory, retained: i
     Apache Hudi's at :func:`spark_sample`'s instants."""
     window = retained_instants(history, retained)
     sample = spark_sample(history, window)
-    files = FileKeySums(table)
+    versions = history.truth.has_updates  # with corrections: every key at its version as of the instant
+    files = FileKeySums(table, versions)
     rows = []
     for reader in readers:
         if reader == APACHE_HUDI:
             if spark is None:
                 rows.append(_row(engine, reader, None, 0, [], "n/a: the run's Spark session has no Apache Hudi bundle"))
                 continue
-            wrong = check_instants(history, sample, lambda t: apache_hudi_key_sum(spark, table.base_uri, as_of=t),
+            wrong = check_instants(history, sample, lambda t: apache_hudi_key_sum(spark, table.base_uri, as_of=t,
+                                                                                  versions=versions),
                                    first_only=True)
             what = f"as.of.instant at {_span(sample)}"
             checked = len(sample)
@@ -104,7 +110,7 @@ def gate_rows(engine: str, table: HudiTable, history: EngineHistory, retained: i
                 what += f" (stopped at the first wrong instant: {checked} read)"
         elif reader == HUDI_RS:
             wrong = check_instants(history, window, HudiRsSlices(table, files).key_sum)
-            wrong += [f"full read {w}" for w in check_instants(history, sample, _hudi_rs_key_sum(table.base_uri))]
+            wrong += [f"full read {w}" for w in check_instants(history, sample, _hudi_rs_key_sum(table.base_uri, versions))]
             what = f"file slices as of {_span(window)}, full reads at {_span(sample)}"
             checked = len(window) + len(sample)
         else:
@@ -121,7 +127,8 @@ def delta_gate_rows(engine: str, path: str, history: EngineHistory, retained: in
     """Delta time travel: delta-rs reads each version of the window (a version is the instant
     ``version_instant`` names, 17 digits)."""
     window = retained_instants(history, retained)
-    wrong = check_instants(history, window, lambda t: delta_rs_key_sum(path, int(t), key, storage_options))
+    wrong = check_instants(history, window, lambda t: delta_rs_key_sum(path, int(t), key, storage_options,
+                                                                       history.truth.has_updates))
     return [_row(engine, DELTA_RS, not wrong, len(window), wrong,
                  f"delta-rs reads of versions {_span(window)}: " + ("all equal the ground truth" if not wrong
                                                                    else "; ".join(wrong[:3])))]

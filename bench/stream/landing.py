@@ -8,7 +8,8 @@ back. Batches land every ``1 / rate`` seconds; their sizes follow ``workload.arr
 bursty, diurnal), so the records per second follow the pattern.
 
 Updates: ``u<b>.parquet`` carries batch ``b``'s corrections of earlier keys
-(``batch_updates_table``); the writer upserts a micro-batch holding one.
+(:func:`workloads.truth.corrections_of`, the batch runner's upsert commits' rows too); the writer
+upserts a micro-batch holding one.
 
 Bad input (``stream.bad_input``): ``bad-000.parquet``, a file in a foreign schema, and
 ``old-000000.parquet``, a generator batch (another seed) dated well before the retention window.
@@ -28,8 +29,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workloads.generator import arrow_schema, batch_table, batch_updates_table
+from workloads.generator import arrow_schema, batch_table
 from workloads.spec import WorkloadSpec
+from workloads.truth import corrections_of
 
 BAD_NAME = "bad-000.parquet"
 OLD_NAME = "old-000000.parquet"
@@ -74,7 +76,7 @@ def batch_rows(spec: WorkloadSpec, name: str, retention_hours: float) -> pa.Tabl
     """The rows a landing file of the generator carries (ground truth for it)."""
     u = update_of(name)
     if u is not None:
-        return batch_updates_table(spec, u)
+        return corrections_of(spec, u)
     b = batch_of(name)
     if b is None:
         raise ValueError(f"{name} is not a generator batch")

@@ -40,6 +40,7 @@ from engines.append_compaction.config import PLANNER_KEYS, CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
+from engines.clustering.writer import merge_write
 from engines.config.registry import BLOOM, O1, settings
 from engines.maintenance_round import earliest_pending
 from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
@@ -102,6 +103,15 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
     # -- ingest -------------------------------------------------------------------------------
     def ingest(self, df: DataFrame) -> CommitResult:
         return append_batch(self.table, self.config, df, self.on_step)
+
+    def upsert(self, df: DataFrame) -> CommitResult:
+        """Hudi's upsert on a table written with APPEND: the normal COW merge (the file group holding an
+        updated key gets a new slice, its other rows keep their commit time). A file group a pending
+        base-file compaction reads is refused, naming the plan (the compaction would replace the group
+        with its pre-update rows), before anything is written."""
+        with self._mutex:
+            return merge_write(self.table, df, None, "UPSERT", "reject", self.config.row_group_rows,
+                               self.config.max_file_size, self.on_step, held_by=(COMPACTION,))
 
     def snapshot(self, as_of: str | None = None) -> list[FileSlice]:
         return self.table.view().snapshot(as_of)

@@ -35,29 +35,36 @@ from engines.spark.insert import insert_new_file_groups, write_spec_for
 from engines.spark.rewrite import read_files, rewrite
 from engines.spark.session import get_spark
 from engines.spark.writer import write_dataframe
-from engines.table import faults
-from engines.table.model import FileSlice, WriteStat
+from engines.table import faults, plans
+from engines.table.model import META_COLUMNS, FileSlice, WriteStat
 from engines.table.schema import avro_schema_string, check_compatible
 from engines.table.table import HudiTable
-from engines.table.timeline import COMMIT
+from engines.table.timeline import COMMIT, COMPACTION, REPLACE
 from engines.table.transaction import CommitResult, commit_write
 
 UpdateStrategy = Literal["reject", "allow"]
+_SERVICES = {REPLACE: "clustering", COMPACTION: "base-file compaction"}  # what holds a file group, by plan action
+KEPT_META = ("_hoodie_commit_time", "_hoodie_commit_seqno")  # what a merge keeps of a row it does not update
 
 
 class ClusteringUpdateConflictError(RuntimeError):
     """An upsert/delete touching file groups of a pending clustering plan (reject strategy)."""
 
-    def __init__(self, operation: str, conflicts: dict[tuple[str, str], str]) -> None:
+    def __init__(self, operation: str, conflicts: dict[tuple[str, str], str], service: str = "clustering") -> None:
         self.operation = operation
         self.conflicts = dict(conflicts)
         self.plans = sorted(set(conflicts.values()))
         groups = ", ".join(f"{p}/{f} (plan {i})" for (p, f), i in sorted(conflicts.items()))
+        if service == "clustering":
+            rule = ("Updates to file groups in pending clustering are not supported "
+                    "(hoodie.clustering.updates.strategy=reject); nothing was written. Execute or roll back the "
+                    "plan first, or use the allow strategy.")
+        else:  # a plan that would replace the group with its rows as planned, losing the update
+            rule = (f"The {service} would replace them with their rows as planned; nothing was written. "
+                    "Execute or roll back the plan first.")
         super().__init__(
-            f"{operation} rejected: it updates {len(conflicts)} file group(s) under pending clustering "
-            f"plan(s) {', '.join(self.plans)}: {groups}. Updates to file groups in pending clustering are "
-            f"not supported (hoodie.clustering.updates.strategy=reject); nothing was written. Execute or "
-            f"roll back the plan first, or use the allow strategy.")
+            f"{operation} rejected: it updates {len(conflicts)} file group(s) under pending {service} "
+            f"plan(s) {', '.join(self.plans)}: {groups}. {rule}")
 
 
 def insert(table: HudiTable, df: DataFrame, sizing: CowConfig | None, max_file_size: int, row_group_rows: int,
@@ -99,8 +106,15 @@ def find_conflicts(touched: list[FileSlice], pending: dict[tuple[str, str], str]
 
 def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame | None, operation: str,
                 update_strategy: UpdateStrategy = "reject", row_group_rows: int = ROW_GROUP_ROWS,
-                max_file_size: int = PARQUET_MAX_FILE_SIZE, on_step: faults.StepHook = None) -> CommitResult:
-    """Upsert (``updates``) or delete (``deletes``: key + partition columns) through the simple index."""
+                max_file_size: int = PARQUET_MAX_FILE_SIZE, on_step: faults.StepHook = None,
+                held_by: tuple[str, ...] = (REPLACE,)) -> CommitResult:
+    """Upsert (``updates``) or delete (``deletes``: key + partition columns) through the simple index.
+
+    The rows a touched file group keeps carry their own commit time and sequence number into its new
+    slice (Hudi's merge handle copies an unchanged record as it is), so an incremental pull does not
+    re-emit them; only the updated rows get this commit's time. ``held_by``: the plan actions whose
+    pending file groups an update must not touch (the reject strategy refuses; clustering's
+    replacecommit by default, Option 1's base-file compaction for its engine)."""
     if (updates is None) == (deletes is None):
         raise ValueError("merge_write takes either updates or deletes")
     spark = get_spark()
@@ -118,27 +132,35 @@ def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame 
         partitions = {table.partition_path(r[0]) for r in incoming.select(part_col).distinct().collect()}
         live = [s for s in view.snapshot() if s.partition in partitions]
         touched = sorted(locate(table, live, incoming).values(), key=lambda s: s.path)
-        conflicts = find_conflicts(touched, view.pending_clustering_file_groups())
+        held: dict[tuple[str, str], str] = {}
+        action_of: dict[str, str] = {}  # plan instant -> its action
+        for action in held_by:
+            for group, plan in plans.pending_file_groups(view.timeline, action).items():
+                held[group], action_of[plan] = plan, action
+        conflicts = find_conflicts(touched, held)
         if conflicts and update_strategy == "reject":
-            raise ClusteringUpdateConflictError(operation, conflicts)
+            services = " or ".join(sorted({_SERVICES[action_of[i]] for i in conflicts.values()}))
+            raise ClusteringUpdateConflictError(operation, conflicts, services)
         instant = table.start(COMMIT)
         stats: list[WriteStat] = []
         in_keys = incoming.select(F.col(key).alias("_dk"), _partition_path_col(table, part_col).alias("_dp"))
         for s in touched:
             spec = write_spec_for(table, instant.timestamp, file_id_override=s.file_id,
-                                  row_group_rows=row_group_rows)
-            old = read_files(spark, table.storage, [s])
-            data_cols = list(old.columns)
+                                  row_group_rows=row_group_rows, preserve_commit_metadata=True)
+            old = read_files(spark, table.storage, [s], keep_meta=True)
+            data_cols = [c for c in old.columns if c not in META_COLUMNS]
             spec.stats_columns = data_cols
-            remaining = old.join(in_keys, old[key] == F.col("_dk"), "left_anti")
+            kept_cols = [*KEPT_META, *data_cols]  # a kept row's own commit time and sequence number
+            remaining = old.join(in_keys, old[key] == F.col("_dk"), "left_anti").select(*kept_cols)
             if updates is not None:
                 new_rows = updates.join(old.select(F.col(key).alias("_uk")), updates[key] == F.col("_uk"),
-                                        "left_semi").select(*data_cols)
-                remaining = remaining.select(*data_cols).unionByName(new_rows)
-            out = rewrite(spark, table.storage, [], spec, 1, extra=remaining.select(*data_cols))
+                                        "left_semi").select(*[F.lit(None).cast("string").alias(c) for c in KEPT_META],
+                                                            *data_cols)
+                remaining = remaining.unionByName(new_rows)
+            out = rewrite(spark, table.storage, [], spec, 1, extra=remaining)
             if not out:  # every row of the file group was deleted: an empty slice supersedes the old one
                 value = s.partition.split("=", 1)[1] if table.hive_style else s.partition
-                out = [write_empty_file(spec, value, arrow_schema_of(old))]
+                out = [write_empty_file(spec, value, arrow_schema_of(old.select(*data_cols)))]
             for st in out:
                 st.prev_commit = s.instant
                 st.num_update_writes = st.num_writes if updates is not None else 0

@@ -4,6 +4,7 @@ Per batch, :func:`engines.cow_baseline.insert.insert_with_buckets`: the UpsertPa
 small-file top-ups and new buckets (:func:`engines.cow_baseline.assign.assign_inserts`), each
 small file rewritten in full as a new slice of its file group. Older slices stay for the cleaner
 (KEEP_LATEST_COMMITS). ``operation="bulk_insert"`` skips sizing entirely (reference point).
+``upsert`` is the table's COW merge (:func:`engines.clustering.writer.merge_write`, Option 2's).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 
 from engines.base import MaintenanceResult, TableEngine, clean_result
+from engines.clustering.writer import merge_write
 from engines.config.registry import BLOOM, COW, settings
 from engines.cow_baseline.config import PLANNER_KEYS, CowConfig
 from engines.cow_baseline.insert import insert_with_buckets
@@ -51,6 +53,13 @@ class CowBaselineEngine(TableEngine):
             return insert_new_file_groups(self.table, df, operation="BULK_INSERT", target_file_bytes=cfg.max_file_size,
                                           row_group_rows=self.config.row_group_rows, on_step=self.on_step)
         return insert_with_buckets(self.table, df, cfg, self.config.row_group_rows, self.on_step)
+
+    def upsert(self, df: DataFrame) -> CommitResult:
+        """Hudi COW's upsert: each file group holding an updated key is merged into a new slice (its other
+        rows keep their commit time), keys it does not hold become new file groups. No plan of this
+        engine ever holds a file group, so nothing refuses an update."""
+        return merge_write(self.table, df, None, "UPSERT", "reject", self.config.row_group_rows,
+                           self.config.planner.max_file_size, self.on_step)
 
     def after_commit(self) -> list[MaintenanceResult]:
         if not self.config.auto_clean:

@@ -67,6 +67,10 @@ class DeltaProbe:
     def state(self) -> tuple[list[FileSlice], list[PhysicalFile]]:
         return self.snapshot(), self.physical_files()
 
+    def live_logs(self) -> list[PhysicalFile]:
+        """Delta has no log files of rows: none."""
+        return []
+
     def physical_files(self) -> list[PhysicalFile]:
         out = []
         for e in self.storage.list("", recursive=True):

@@ -28,6 +28,10 @@ class TableProbe(Protocol):
         """(snapshot, physical files), from one reading of the table where the format allows."""
         ...
 
+    def live_logs(self) -> list[PhysicalFile]:
+        """The log files of the snapshot's file slices (MERGE_ON_READ; none for other tables)."""
+        ...
+
     def physical_files(self) -> list[PhysicalFile]: ...
 
     def metadata_bytes(self) -> int: ...
@@ -45,9 +49,19 @@ class HudiProbe:
         self.storage = table.storage
 
     def state(self) -> tuple[list[FileSlice], list[PhysicalFile]]:
-        """Snapshot and physical files from one view."""
+        """Snapshot and physical files from one view: every base file and, on a MERGE_ON_READ table,
+        every log file listed (Hudi's file system view counts a slice's logs with its base file)."""
         view = self.table.view()
-        return view.snapshot(), [PhysicalFile(b.partition, b.file_id, b.path, b.size) for b in view.base_files]
+        physical = [PhysicalFile(b.partition, b.file_id, b.path, b.size) for b in view.base_files]
+        return view.snapshot(), physical + [PhysicalFile(g.partition, g.name.file_id, g.path, g.size)
+                                            for g in view.log_files]
+
+    def live_logs(self) -> list[PhysicalFile]:
+        """The log files of the latest slice of every visible file group, committed ones only."""
+        if not self.table.merge_on_read:
+            return []
+        return [PhysicalFile(g.partition, g.name.file_id, g.path, g.size)
+                for m in self.table.view().merge_slices() for g in m.logs]
 
     def snapshot(self) -> list[FileSlice]:
         return self.table.view().snapshot()
