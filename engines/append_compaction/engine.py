@@ -40,8 +40,8 @@ from engines.append_compaction.config import PLANNER_KEYS, CompactionConfig
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
-from engines.clustering.writer import merge_write
 from engines.config.registry import BLOOM, O1, settings
+from engines.cow_baseline.upsert import merge_write
 from engines.maintenance_round import earliest_pending
 from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
 from engines.spark.insert import insert_new_file_groups, write_spec_for

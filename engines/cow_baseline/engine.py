@@ -4,7 +4,7 @@ Per batch, :func:`engines.cow_baseline.insert.insert_with_buckets`: the UpsertPa
 small-file top-ups and new buckets (:func:`engines.cow_baseline.assign.assign_inserts`), each
 small file rewritten in full as a new slice of its file group. Older slices stay for the cleaner
 (KEEP_LATEST_COMMITS). ``operation="bulk_insert"`` skips sizing entirely (reference point).
-``upsert`` is the table's COW merge (:func:`engines.clustering.writer.merge_write`, Option 2's).
+``upsert`` is the table's COW merge (:func:`engines.cow_baseline.upsert.merge_write`, every COW design's).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame
 
 from engines.base import MaintenanceResult, TableEngine, clean_result
-from engines.clustering.writer import merge_write
 from engines.config.registry import BLOOM, COW, settings
 from engines.cow_baseline.config import PLANNER_KEYS, CowConfig
 from engines.cow_baseline.insert import insert_with_buckets
+from engines.cow_baseline.upsert import merge_write
 from engines.spark.insert import insert_new_file_groups
 from engines.table import faults
 from engines.table.bloom import BloomFields
