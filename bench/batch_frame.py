@@ -26,13 +26,7 @@ def batch_frame(spark: Any, spec: WorkloadSpec, b: int, table: pa.Table | None =
     The caller unpersists it."""
     col = spec.partition_column
     if batch_tasks(spark.sparkContext.defaultParallelism, spec, b) == 1:
-        table = table if table is not None else batch_table(spec, b)
-        df = frame_from_arrow(spark, table).cache()
-        if fill_cache:
-            df.count()
-        remember_partition_counts(df, col, table_partition_counts(table, col))
-        remember_rows(df, table)
-        return df
+        return rows_frame(spark, spec, table if table is not None else batch_table(spec, b), fill_cache)
     df = batch_df(spark, spec, b).cache()
     partition_counts(df, col)
     return df

@@ -435,18 +435,7 @@ class _RunSteps:
         rep = f" (repetition {st.repeat + 1}/{self.repeats})" if self.repeats > 1 else ""
         self.bar.describe(f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep} · ingest")
         ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
-        c0 = ctx.cpu.seconds()
-        t0 = time.perf_counter()
-        with ctx.label("ingest", f"batch {b}"), ingest_phases() as phases:
-            res = st.engine.ingest(self.df)
-        dur = time.perf_counter() - t0
-        ctx.add_cpu(f"ingest/{st.engine.name}", c0)
-        st.ingest_latencies.append(dur)
-        st.ingests += 1
-        st.ingest_instants.append(res.instant)
-        with ctx.label("harness", f"batch {b}"):
-            record_instant(ctx, st, b, "ingest", res.instant, res.action, res.operation, dur, res.stats,
-                           sum(len(v) for v in res.replaced.values()), phases)
+        res = self._commit(st, b, "ingest", f"batch {b}", st.engine.ingest, self.df, st.ingest_latencies)
         if st is self.reference:
             ctx.batch_bytes[b] = res.bytes_written
         self._after_commit(st, b)
@@ -458,19 +447,27 @@ class _RunSteps:
         recorded like an ingest, then the engine's after-commit work."""
         ctx = self.ctx
         ctx.step = f"engine {st.engine.name}, batch {b}, upsert of {self.update_parts[b].num_rows} corrections"
+        self._commit(st, b, "upsert", f"batch {b} upsert", st.engine.upsert, self.updates_df, st.upsert_latencies)
+        self._after_commit(st, b)
+
+    def _commit(self, st: EngineState, b: int, kind: str, context: str, write: Any, df: Any,
+                latencies: list[float]) -> Any:
+        """One timed write of batch ``b`` (``kind`` ingest or upsert): its CPU phase ``<kind>/<engine>``,
+        its latency, and its instant's row."""
+        ctx = self.ctx
         c0 = ctx.cpu.seconds()
         t0 = time.perf_counter()
-        with ctx.label("ingest", f"batch {b} upsert"), ingest_phases() as phases:
-            res = st.engine.upsert(self.updates_df)
+        with ctx.label("ingest", context), ingest_phases() as phases:
+            res = write(df)
         dur = time.perf_counter() - t0
-        ctx.add_cpu(f"upsert/{st.engine.name}", c0)
-        st.upsert_latencies.append(dur)
+        ctx.add_cpu(f"{kind}/{st.engine.name}", c0)
+        latencies.append(dur)
         st.ingests += 1
         st.ingest_instants.append(res.instant)
         with ctx.label("harness", f"batch {b}"):
-            record_instant(ctx, st, b, "upsert", res.instant, res.action, res.operation, dur, res.stats,
+            record_instant(ctx, st, b, kind, res.instant, res.action, res.operation, dur, res.stats,
                            sum(len(v) for v in res.replaced.values()), phases)
-        self._after_commit(st, b)
+        return res
 
     def _after_commit(self, st: EngineState, b: int) -> None:
         ctx = self.ctx
