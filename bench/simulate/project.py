@@ -653,7 +653,8 @@ def project_review(run_results: Results | str | Path, scenario: Any, target: Any
 
         t0 = time.perf_counter()
         qph = float(proj.get("queries_per_hour") or _scenario_qph(center.run))
-        out["production_map"] = verdict_at(tgt, qph, engines)
+        out["production_map"] = verdict_at(tgt, qph, engines,
+                                             update_fraction=scenario.workload.corrections_fraction)
         timings["review/production_map"] = time.perf_counter() - t0
     if flip:
         out["flip_map"] = [{k: p[k] for k in ("param", "factor", "value", "choice", "flips", "note")} for p in points]
