@@ -9,7 +9,9 @@ depends on where the keys sit, so the simulator answers it two ways:
 
 - **exact** (the simulator keeps each file's rows): the batch's updated keys per partition, matched
   against each live file's record keys. Touched groups, their rows and their order are the real
-  merge's; the rewritten file keeps its rows, the kept ones first, then the updated ones.
+  merge's; the rewritten file holds the same rows (the query columns a correction keeps) sorted by the
+  record key, as the merge writes it (:func:`engines.spark.rewrite.rewrite`: one output, sorted within
+  by the record key).
 - **estimated** (long horizons, no rows): a correction picks an earlier batch uniformly and a row of
   it uniformly (:func:`workloads.generator._picks`), and batches have equal row counts, so a
   correction lands in a live file with probability its rows over the rows of every live file written
@@ -31,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bench.simulate.rows import sort_rows
 from engines.table.model import FileSlice
 from workloads.generator import batch_num_records
 from workloads.rowdef import uniform
@@ -70,7 +73,7 @@ def correction_count(spec: WorkloadSpec, b: int) -> int:
 def touched_exact(files: dict[str, Iterable[FileSlice]], rows: dict[str, pa.Table],
                   keys: dict[str, pa.Array]) -> list[tuple[FileSlice, pa.Table]]:
     """The live files holding an updated key (``files``: partition path -> its live slices; ``rows``:
-    each file's rows), each with its rows as the merge rewrites them: kept rows, then updated ones."""
+    each file's rows), each with its rows as the merge rewrites them: sorted by the record key."""
     out = []
     for partition in sorted(keys):
         wanted = keys[partition]
@@ -78,7 +81,7 @@ def touched_exact(files: dict[str, Iterable[FileSlice]], rows: dict[str, pa.Tabl
             data = rows[s.path]
             mask = pc.is_in(data.column(RECORD_KEY), value_set=wanted)
             if pc.any(mask).as_py():
-                out.append((s, pa.concat_tables([data.filter(pc.invert(mask)), data.filter(mask)])))
+                out.append((s, sort_rows(data, [RECORD_KEY])))
     return out
 
 

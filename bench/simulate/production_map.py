@@ -101,6 +101,15 @@ class Settings:
     replay_cap: int = 400
     margin: float = 0.05
     replay_max: int | None = None  # a replay not periodic within replay_cap is replayed up to this (run_replay)
+    corrections_replay_cap: int | None = None  # a replay with corrections: at most this many batches, never longer
+
+    def caps(self, point: dict[str, Any]) -> tuple[int, int | None]:
+        """(replay_cap, replay_max) of ``point``'s replay: a point with corrections takes at most
+        ``corrections_replay_cap`` batches when set (its upserts rewrite a share of the whole table)."""
+        if self.corrections_replay_cap and float({**DEFAULTS, **point}["update_fraction"]) > 0:
+            cap = min(self.replay_cap, self.corrections_replay_cap)
+            return cap, cap
+        return self.replay_cap, self.replay_max
 
 
 def point_target(point: dict[str, Any], settings: Settings, horizon_days: float | None = None) -> Target:
@@ -547,7 +556,7 @@ def _replay_job(args: tuple[Any, dict[str, Any], Settings, CostModel, float, lis
                 ) -> list[dict[str, Any]]:
     base, key_point, settings, model, max_days, points = args
     sc, tgt = replay_scenario(base, key_point, settings, model, max_days)
-    rep = run_replay(sc, tgt, model, settings.replay_cap, settings.replay_max)
+    rep = run_replay(sc, tgt, model, *settings.caps(key_point))
     return priced_rows(rep, points, settings)
 
 
