@@ -104,8 +104,8 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) results .pytest_cache .benchmarks
 
-# The decision map at production ranges (bench/sweeps/rfc19_production.yaml: 1,728 points, batch 0.1-64 MB,
-# small-file limit 32-512 MB, 1-10,000 partitions a year, up to a year, local or S3) on the simulator's fast
+# The decision map at production ranges (bench/sweeps/rfc19_production.yaml: 1,152 points, batch 0.1-64 MB,
+# small-file limit 32-512 MB, 1-10,000 partitions a year, update fraction 0 or 0.05, up to a year, local or S3) on the simulator's fast
 # path, two processes; its time and load are in docs/benchmarks.md.
 .PHONY: bench-map-production
 bench-map-production: $(STAMP)
