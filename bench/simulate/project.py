@@ -228,7 +228,7 @@ def window_growth(t: dict[str, pd.DataFrame], engine: str, plan: Plan) -> dict[s
     for lo in starts:
         hi = lo + w
         inside = c[(c.batch >= lo) & (c.batch < hi)]
-        figures["compute_s"].append(float(inside[inside.kind == "ingest"].duration_s.sum()
+        figures["compute_s"].append(float(inside[inside.kind.isin(("ingest", "upsert"))].duration_s.sum()
                                           + m[(m.batch >= lo) & (m.batch < hi)].duration_s.sum()))
         figures["query_s"].append(float(suite.get(hi - 1, np.nan)))
         for col in ("physical_bytes", "live_files"):
