@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 SMALL = REPO / "bench" / "scenarios" / "small.yaml"
 SHIPPED_MAP = REPO / "bench" / "sweeps" / "rfc19_production.yaml"
 COW = ("baseline", "option1_cbd", "option2_sorted")
+RUN_COW = ("baseline", "option1_cbd")  # the copy-on-write engines of the session's corrections run
 # what a commit of the simulator and of the real run must agree on exactly (the same planners and merge rule)
 DETERMINISTIC = ["batch", "kind", "files_written", "live_files", "physical_files"]
 # records written may part by a row: the baseline sizes its inserts by Hudi's average record size, read from
@@ -47,9 +48,9 @@ def corrected(corrections_run: Results, tmp_path_factory: pytest.TempPathFactory
     filter in small.yaml). Its MERGE_ON_READ engine has no model: the simulated scenario leaves it out."""
     real = corrections_run
     sc = Scenario.model_validate(real.run["scenario"])
-    sc = sc.model_copy(update={"engines": [e for e in sc.engines if e.name in COW]})
+    sc = sc.model_copy(update={"engines": [e for e in sc.engines if e.name in RUN_COW]})
     c = real.table("commits")
-    ing = c[(c.kind == "ingest") & c.engine.isin(COW)]
+    ing = c[(c.kind == "ingest") & c.engine.isin(RUN_COW)]
     out = tmp_path_factory.mktemp("sim_corrections")
     cal = CostModel(bytes_per_record=float(ing.bytes_written.sum() / ing.records_written.sum()),
                     source="the corrections run's copy-on-write ingest commits").save(out / "calibration.json")
@@ -63,24 +64,24 @@ def _commits(res: Results, engine: str) -> pd.DataFrame:
 
 def test_every_commit_matches_the_real_run_with_corrections(corrected) -> None:  # noqa: ANN001
     _, real, sim = corrected
-    for engine in COW:
+    for engine in RUN_COW:
         r, s = _commits(real, engine), _commits(sim, engine)
         assert (r.kind == "upsert").sum() == 3  # batches 1-3 carry corrections, batch 0 none
         pd.testing.assert_frame_equal(s[DETERMINISTIC], r[DETERMINISTIC], check_dtype=False, obj=engine)
         rel = (s.records_written - r.records_written).abs() / r.records_written
         assert (rel <= RECORDS_TOLERANCE).all(), (engine, s.records_written.tolist(), r.records_written.tolist())
     checks = validate(real, sim)
-    assert {c.engine for c in checks} == set(COW)
+    assert {c.engine for c in checks} == set(RUN_COW)
     assert [c for c in checks if ("per commit" in c.figure or "files scanned" in c.figure) and not c.ok] == []
     wa = [c for c in checks if c.figure == "final WA"]
-    assert len(wa) == len(COW) and all(abs(float(c.simulated) / float(c.real) - 1) <= WA_TOLERANCE for c in wa)
+    assert len(wa) == len(RUN_COW) and all(abs(float(c.simulated) / float(c.real) - 1) <= WA_TOLERANCE for c in wa)
 
 
 def test_an_upsert_rewrites_whole_file_groups(corrected) -> None:  # noqa: ANN001
     """A merge writes each touched group's rows again: rows of a rewritten group, not of the corrections
     alone, and the simulated bytes of the upserts within the WA tolerance of the real ones."""
     sc, real, sim = corrected
-    for engine in COW:
+    for engine in RUN_COW:
         r, s = (res.table("commits") for res in (real, sim))
         ru, su = (t[(t.engine == engine) & (t.kind == "upsert")].sort_values("seq") for t in (r, s))
         assert (ru.records_written.to_numpy() > 0.1 * sc.workload.batch_records).all()
