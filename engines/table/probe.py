@@ -67,7 +67,9 @@ class HudiProbe:
         return self.table.view().snapshot()
 
     def query_snapshot(self) -> tuple[list[FileSlice], LogOverlay | None]:
-        return query_snapshot(self.table)
+        # planned as a query engine in another process plans it: no instant file the writer read
+        # is taken from the writer's cache (a query's planning requests and seconds are its own)
+        return query_snapshot(self.table.reader())
 
     def physical_files(self) -> list[PhysicalFile]:
         return self.state()[1]

@@ -168,6 +168,11 @@ class HudiTable:
         self._timeline = Timeline.load(self.storage, self._completed_bytes)
         return self._timeline
 
+    def reader(self) -> HudiTable:
+        """The table as a separate reader process sees it: the same storage and properties, none of
+        this writer's state (its timeline and the completed instant files it has read are read anew)."""
+        return HudiTable(self.storage, self.properties, self.clock)
+
     def view(self, read_footers: bool = True) -> FileSystemView:
         return FileSystemView(self.storage, self.refresh(), read_footers=read_footers)
 
