@@ -47,6 +47,7 @@ class HudiTable:
         self.clock = clock or InstantClock()
         self.lock = WriterLock(storage)
         self._timeline: Timeline | None = None
+        self._completed_bytes: dict[str, bytes] = {}  # completed instant files, read once (Timeline.read)
         self._marked_partitions: set[str] = set()
         # the footer bloom filter of every base file written to this table (a writer setting, as in
         # Hudi; engines set it from their config); Hudi's defaults until then
@@ -160,11 +161,11 @@ class HudiTable:
     @property
     def timeline(self) -> Timeline:
         if self._timeline is None:
-            self._timeline = Timeline.load(self.storage)
+            self._timeline = Timeline.load(self.storage, self._completed_bytes)
         return self._timeline
 
     def refresh(self) -> Timeline:
-        self._timeline = Timeline.load(self.storage)
+        self._timeline = Timeline.load(self.storage, self._completed_bytes)
         return self._timeline
 
     def view(self, read_footers: bool = True) -> FileSystemView:

@@ -149,7 +149,8 @@ class Timeline:
     """An immutable snapshot of a table's timeline, plus the writes that move instants along it."""
 
     def __init__(self, storage: Storage, instants: list[Instant], folder: str = METAFOLDER,
-                 completed_files: dict[tuple[str, str], str] | None = None) -> None:
+                 completed_files: dict[tuple[str, str], str] | None = None,
+                 completed_bytes: dict[str, bytes] | None = None) -> None:
         self.storage = storage
         self.instants = instants
         self.folder = folder
@@ -157,21 +158,25 @@ class Timeline:
         self._by_ts = {i.timestamp: i for i in instants}
         self._metadata: dict[str, CommitMetadata] = {}
         self._written: WrittenFiles | None = None
+        # Completed instant files' bytes by path, shared by the timelines one table loads (see read()).
+        self._completed_bytes = completed_bytes
 
     @property
     def layout(self) -> int:
         return 2 if self.folder == LAYOUT2_FOLDER else 1
 
     @classmethod
-    def load(cls, storage: Storage) -> Timeline:
-        """Load layout 1 (``.hoodie/``) or, when present, layout 2 (``.hoodie/timeline/``, read-only)."""
+    def load(cls, storage: Storage, completed_bytes: dict[str, bytes] | None = None) -> Timeline:
+        """Load layout 1 (``.hoodie/``) or, when present, layout 2 (``.hoodie/timeline/``, read-only).
+        ``completed_bytes``: a cache of completed instant files' bytes to read through and fill
+        (:meth:`read`), kept by the caller across loads."""
         entries, dirs = storage.list_with_dirs(METAFOLDER, sizes=False)
         folder = METAFOLDER
         if LAYOUT2_FOLDER.rsplit("/", 1)[-1] in dirs:
             folder = LAYOUT2_FOLDER
             entries = storage.list(folder)
         instants, completed = _parsed_listing(tuple(e.path.rsplit("/", 1)[-1] for e in entries))
-        return cls(storage, list(instants), folder, dict(completed))
+        return cls(storage, list(instants), folder, dict(completed), completed_bytes)
 
     def file_name(self, instant: Instant, state: State | None = None) -> str:
         """Name (inside the timeline folder) of an instant's state file."""
@@ -210,12 +215,26 @@ class Timeline:
         return self.instants[-1].timestamp if self.instants else None
 
     def read(self, instant: Instant, state: State | None = None) -> bytes:
-        """Bytes of an instant's state file (its current state unless given)."""
+        """Bytes of an instant's state file (its current state unless given).
+
+        A completed instant's file is written once, atomically, and never changed: a rollback removes
+        pending files only, archiving takes the file off the listing this timeline was built from, and
+        the clock never issues a completed instant's time again. So with a ``completed_bytes`` cache
+        it is read from the store once per table, as
+        Apache Hudi's writers keep the active timeline's instant details: each new view reads every
+        completed commit's metadata, which was one GET (and a HEAD) per instant per view on S3."""
         name = self.file_name(instant, state)
+        path = f"{self.folder}/{name}"
+        completed = (state or instant.state) == State.COMPLETED and self._completed_bytes is not None
+        if completed and (cached := self._completed_bytes.get(path)) is not None:
+            return cached
         try:
-            return self.storage.read_bytes(f"{self.folder}/{name}")
+            data = self.storage.read_bytes(path)
         except OSError as exc:
             raise TimelineError(f"cannot read instant file {self.folder}/{name}: {exc}") from exc
+        if completed:
+            self._completed_bytes[path] = data
+        return data
 
     # -- commit metadata (what the view is handed: it reads no commit metadata itself) ----------
     def commit_metadata(self, instant: Instant) -> CommitMetadata:
