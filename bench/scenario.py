@@ -293,13 +293,13 @@ class Scenario(_Strict):
                 raise ValueError(f"workload.update_fraction is {wl.corrections_fraction}, but engine(s) {names} "
                                  "take inserts only: they have no update path; remove them or set "
                                  "update_fraction to 0")
-            if self.review.project:
-                from bench.simulate.supports import corrections_problems
+        if self.review.project:
+            from bench.simulate.supports import corrections_problems
 
-                unmodelled = corrections_problems(self, designs_only=True)
-                if unmodelled:
-                    raise ValueError("review.project: " + "; ".join(unmodelled) + "; set review.project to false "
-                                     "or remove the engine")
+            unmodelled = corrections_problems(self, designs_only=True)  # with corrections or in the config
+            if unmodelled:
+                raise ValueError("review.project: " + "; ".join(unmodelled) + "; set review.project to false "
+                                 "or remove the engine")
         return self
 
     @model_validator(mode="after")

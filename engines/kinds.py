@@ -120,7 +120,8 @@ KINDS: dict[str, EngineKind] = {
         OPTION_2, "Option 2 on MERGE_ON_READ: deltacommits (updates in logs), compaction and clustering",
         "engines.clustering_mor.engine:MorClusteringEngine", "engines.clustering_mor.engine:MorOption2Config",
         "engines.clustering.config:ClusteringConfig", "clustering", table_types=("MERGE_ON_READ",),
-        service="clustering", fault_points="mor_compaction", settings="clustering_mor"),
+        service="clustering", fault_points="mor_compaction", settings="clustering_mor",
+        sim="engines.clustering_mor.sim:MorClusteringSim"),
     "delta_peer": EngineKind(
         DELTA_PEER, "delta-rs peer: append, OPTIMIZE / Z-ORDER, VACUUM",
         "engines.delta_peer.engine:DeltaPeerEngine", "engines.delta_peer.engine:DeltaPeerConfig",

@@ -28,6 +28,7 @@ class KindSim:
     writes_batches_once: ClassVar[bool] = True
     maintenance_kind: ClassVar[str] = "compaction"
     maintenance_action: ClassVar[str] = "commit"
+    merge_on_read: ClassVar[bool] = False  # deltacommits, corrections into log files, MOR compaction
 
     def __init__(self, planner: Any, options: dict[str, Any]) -> None:
         self.planner = planner

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -98,24 +99,34 @@ def test_corrections_refused_for_an_engine_that_takes_inserts_only(tmp_path: Pat
 
 
 def test_corrections_are_refused_where_the_simulator_would_ignore_them(tmp_path: Path) -> None:
-    """The simulator models the copy-on-write upsert of a workload with corrections (T21), not
-    MERGE_ON_READ's log files: a review projection and `simulate` of copy-on-write engines go ahead
-    (their upsert commits in the figures), and with a MERGE_ON_READ engine both are refused, naming it,
-    rather than giving figures without its logs."""
+    """The simulator models the copy-on-write upsert of a workload with corrections and MERGE_ON_READ
+    Option 2's log files and compaction (T21), not MERGE_ON_READ inserts padded into small groups' logs:
+    a review projection and `simulate` go ahead without such an engine (their upsert commits in the
+    figures), and with one both are refused, naming it, rather than giving figures without its logs."""
     text = ("name: x\nworkload: {num_batches: 2, batch_records: 100, batch_mb: null, update_fraction: 0.1}\n"
             "engines:\n  - {name: base, kind: cow_baseline}\n")
     mor = "  - {name: mor, kind: clustering, config: {table_type: MERGE_ON_READ}}\n"
-    p = write(tmp_path, text + "review: {project: true}\n")
-    assert runner.invoke(app, ["validate", str(p)]).exit_code == 0
+    logs = ("  - {name: morlogs, kind: clustering, config: {table_type: MERGE_ON_READ, "
+            "hoodie.parquet.small.file.limit: 4194304}}\n")
     p = write(tmp_path, text + mor + "review: {project: true}\n")
+    assert runner.invoke(app, ["validate", str(p)]).exit_code == 0
+    p = write(tmp_path, text + mor + logs + "review: {project: true}\n")
     result = runner.invoke(app, ["validate", str(p)])
     out = " ".join(result.output.split())
-    assert result.exit_code == EXIT_BAD_INPUT and "review.project" in out and "mor (kind clustering_mor)" in out
-    p = write(tmp_path, text + mor)
+    assert result.exit_code == EXIT_BAD_INPUT and "review.project" in out and "morlogs (kind clustering_mor)" in out
+    p = write(tmp_path, text + mor + logs)
     result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
     assert result.exit_code == EXIT_BAD_INPUT, result.output
     out = " ".join(result.output.split())
-    assert "mor (kind clustering_mor)" in out and "MERGE_ON_READ" in out and not (tmp_path / "out").exists()
+    assert "morlogs (kind clustering_mor)" in out and "MERGE_ON_READ" in out and not (tmp_path / "out").exists()
+    p = write(tmp_path, text + mor)
+    result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    commits = Results(next((tmp_path / "out").iterdir())).table("commits")
+    assert list(commits[commits.engine == "base"].kind) == ["ingest", "ingest", "upsert"]
+    mine = commits[commits.engine == "mor"]
+    assert list(mine.kind[:3]) == ["ingest", "ingest", "upsert"] and set(mine.action[:3]) == {"deltacommit"}
+    shutil.rmtree(tmp_path / "out")
     p = write(tmp_path, text)
     result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output

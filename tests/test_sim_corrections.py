@@ -45,7 +45,7 @@ def corrected(corrections_run: Results, tmp_path_factory: pytest.TempPathFactory
     """The session's real run with corrections (tests/conftest.py: four batches, 10% corrections,
     maintenance after batch 3's upsert, queries after batches 2 and 4), and the simulator over its
     copy-on-write engines with the run's own bytes per record (their ingest commits; no footer bloom
-    filter in small.yaml). Its MERGE_ON_READ engine has no model: the simulated scenario leaves it out."""
+    filter in small.yaml). Its MERGE_ON_READ engine is held to it in tests/test_sim_mor.py."""
     real = corrections_run
     sc = Scenario.model_validate(real.run["scenario"])
     sc = sc.model_copy(update={"engines": [e for e in sc.engines if e.name in RUN_COW]})
@@ -119,21 +119,28 @@ def test_the_estimated_draw_follows_the_exact_keys(monkeypatch: pytest.MonkeyPat
 
 
 def test_engines_without_a_model_of_corrections_are_named() -> None:
+    """MERGE_ON_READ Option 2 is modelled (engines/clustering_mor/sim.py); its inserts padded into small
+    groups' logs (option2_mor_logs) are not: named, and a projection with it refused."""
     sc = _corrected(load_scenario(SMALL), 4)
     assert corrections_problems(sc) == []
-    mor = sc.model_copy(update={"engines": [*sc.engines, sc.engines[0].model_copy(
-        update={"name": "option2_mor", "kind": "clustering_mor", "config": {}})]})
-    problems = corrections_problems(mor)
-    assert len(problems) == 1 and "option2_mor (kind clustering_mor)" in problems[0] and "MERGE_ON_READ" in problems[0]
-    doc = mor.model_dump(mode="json")
+    mor = sc.engines[0].model_copy(update={"name": "option2_mor", "kind": "clustering_mor", "config": {}})
+    logs = mor.model_copy(update={"name": "option2_mor_logs",
+                                  "config": {"hoodie.parquet.small.file.limit": 4194304}})
+    assert corrections_problems(sc.model_copy(update={"engines": [*sc.engines, mor]})) == []
+    with_logs = sc.model_copy(update={"engines": [*sc.engines, mor, logs]})
+    problems = corrections_problems(with_logs)
+    assert len(problems) == 1 and "option2_mor_logs (kind clustering_mor)" in problems[0] and "MERGE_ON_READ" in problems[0]
+    doc = with_logs.model_dump(mode="json")
     doc["review"]["project"] = True
-    with pytest.raises(ValueError, match="option2_mor"):
+    with pytest.raises(ValueError, match="option2_mor_logs"):
         Scenario.model_validate(doc)
     doc["engines"] = doc["engines"][:-1]
-    assert Scenario.model_validate(doc).review.project  # copy-on-write designs project with corrections
+    assert Scenario.model_validate(doc).review.project  # copy-on-write designs and option2_mor project
 
 
-def test_simulate_refuses_a_mor_engine_with_corrections(tmp_path: Path) -> None:
+def test_simulate_refuses_only_mor_inserts_into_logs(tmp_path: Path) -> None:
+    """`simulate` with corrections takes option2_mor (its upserts as log files) and refuses an engine
+    padding inserts into small groups' logs, naming it, writing nothing."""
     from typer.testing import CliRunner
 
     from bench.cli import app
@@ -144,10 +151,19 @@ def test_simulate_refuses_a_mor_engine_with_corrections(tmp_path: Path) -> None:
                         "config: {table_type: MERGE_ON_READ}}\n", 1)
     path = tmp_path / "mor.yaml"
     path.write_text(body)
-    assert "option2_mor" in [e.name for e in load_scenario(path).engines]  # valid: `run` measures it
-    res = CliRunner().invoke(app, ["simulate", str(path), "--out", str(tmp_path)])
-    assert res.exit_code != 0 and "option2_mor" in res.output and "MERGE_ON_READ" in res.output
-    assert not any(tmp_path.glob("*-sim-*"))  # nothing written
+    res = CliRunner().invoke(app, ["simulate", str(path), "--out", str(tmp_path / "ok")])
+    assert res.exit_code == 0, res.output
+    c = Results(next((tmp_path / "ok").iterdir())).table("commits")
+    mor = c[(c.engine == "option2_mor") & (c.kind == "upsert")]
+    assert len(mor) and set(mor.action) == {"deltacommit"}
+    logs = body.replace("config: {table_type: MERGE_ON_READ}}\n", "config: {table_type: MERGE_ON_READ}}\n"
+                        "  - {name: option2_mor_logs, kind: clustering, config: {table_type: MERGE_ON_READ, "
+                        "hoodie.parquet.small.file.limit: 4194304}}\n", 1)
+    path.write_text(logs)
+    assert "option2_mor_logs" in [e.name for e in load_scenario(path).engines]  # valid: `run` measures it
+    res = CliRunner().invoke(app, ["simulate", str(path), "--out", str(tmp_path / "no")])
+    assert res.exit_code != 0 and "option2_mor_logs" in res.output and "MERGE_ON_READ" in res.output
+    assert not (tmp_path / "no").exists()  # nothing written
 
 
 def test_the_production_map_has_the_update_fraction_as_an_axis() -> None:

@@ -27,6 +27,9 @@ class SimBehaviour(Protocol):
     writes_batches_once: ClassVar[bool]  # each batch written once as new files: the runner's batch-size reference
     maintenance_kind: ClassVar[str]  # the maintenance row's kind (``compaction``, ``clustering``)
     maintenance_action: ClassVar[str]  # the timeline action its maintenance commits
+    # MERGE_ON_READ: every write a deltacommit, corrections as log files, inline MOR compaction (the
+    # simulator's own model, engines/clustering_mor/sim.py); a kind without the field is copy-on-write
+    merge_on_read: ClassVar[bool]
 
     def inserts(self, max_file: int) -> CowConfig | None:
         """The UpsertPartitioner config its ingest assigns inserts by (None: APPEND, files rolled at bytes)."""

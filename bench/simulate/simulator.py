@@ -39,6 +39,7 @@ from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario
 from bench.simulate import corrections as simcorr
+from bench.simulate import logsize
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
@@ -47,6 +48,7 @@ from bench.simulate.costmodel import CostModel
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
 from engines.cow_baseline.config import CowConfig
 from engines.kinds import kind_of
+from engines.mor_compaction.planner import SliceLogs, due, plan_compaction
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
@@ -198,6 +200,18 @@ class SimEngine:
     log: reqmodel.EventLog = field(default_factory=reqmodel.EventLog)  # what each phase did, for the request model
     partitions: set[str] = field(default_factory=set)  # partition paths ever written (a new one is a new prefix)
     fresh: set[tuple[str, str]] = field(default_factory=set)  # file groups this batch's ingest created
+    # MERGE_ON_READ: each slice's log files by its base file's path, (path, bytes, records), oldest first;
+    # the logs of live slices and of every physical slice; deltacommits since the last compaction
+    logs: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
+    live_logs: int = 0
+    live_log_bytes: int = 0
+    phys_logs: int = 0
+    phys_log_bytes: int = 0
+    deltas: int = 0
+
+    @property
+    def merge_on_read(self) -> bool:
+        return bool(getattr(self.behaviour, "merge_on_read", False))
 
     @property
     def events(self) -> reqmodel.Events:
@@ -310,6 +324,8 @@ class Simulator:
         small = self.small
         if old is not None:
             self._bury(e, old, instant, False)
+            if e.logs:
+                self._logs_leave(e, old.path)
             if e.rows:
                 e.rows.pop(old.path, None)
             e.live_bytes -= old.size_bytes
@@ -344,11 +360,31 @@ class Simulator:
             e.by_part[s.partition].pop(s.file_id, None)
             e.live_bytes -= s.size_bytes
             e.small -= s.size_bytes < self.small
+            if e.logs:
+                self._logs_leave(e, s.path)
         if delete_now:
             e.physical.pop(s.path, None)
             e.phys_bytes -= s.size_bytes
+            if e.logs:
+                self._logs_delete(e, s.path)
         else:
             self._bury(e, e.physical[s.path], e.last_instant, True)
+
+    @staticmethod
+    def _logs_leave(e: SimEngine, base_path: str) -> None:
+        """The slice of ``base_path`` left the snapshot: its log files are no longer live."""
+        logs = e.logs.get(base_path)
+        if logs:
+            e.live_logs -= len(logs)
+            e.live_log_bytes -= sum([size for _, size, _ in logs])
+
+    @staticmethod
+    def _logs_delete(e: SimEngine, base_path: str) -> None:
+        """The slice of ``base_path`` was deleted: its log files with it."""
+        logs = e.logs.pop(base_path, None)
+        if logs:
+            e.phys_logs -= len(logs)
+            e.phys_log_bytes -= sum([size for _, size, _ in logs])
 
     def _clean(self, e: SimEngine) -> int:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
@@ -380,20 +416,26 @@ class Simulator:
                 replaced_at = max([f.dead_at for f in dead if f.replaced], default=None)
             committed.sort(key=_INSTANT)
             doomed += doomed_in_group(committed, earliest, replaced_at)
+        deleted = len(doomed)
         for s in doomed:
             p = s.path
             del physical[p]
             e.phys_bytes -= s.size_bytes
+            if e.logs:  # the cleaner deletes a file slice: its base file and its log files
+                deleted += len(e.logs.get(p, ()))
+                self._logs_delete(e, p)
             key = expired.pop(p, None) or s.file_group
             group = dead_by_group[key]
             del group[p]
             if not group:
                 del dead_by_group[key]
-        return len(doomed)
+        return deleted
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
                 duration: float, replaced: int, batch_bytes: int, wbytes: int | None = None) -> None:
-        live_n, live_bytes, phys_bytes = len(e.live), e.live_bytes, e.phys_bytes
+        # a MERGE_ON_READ table's log files count as files, live those of the snapshot's slices (bench.runner.table_state)
+        live_n, live_bytes, phys_bytes = len(e.live) + e.live_logs, e.live_bytes + e.live_log_bytes, \
+            e.phys_bytes + e.phys_log_bytes
         if wbytes is None:
             wbytes = sum([s.size_bytes for s in written])
         wrows = sum([s.num_rows for s in written])
@@ -408,7 +450,8 @@ class Simulator:
             engine=e.name, seq=e.seq, batch=batch, instant=instant,
             action=action, operation=kind.upper(), kind=kind,
             duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
-            files_replaced=replaced, batch_bytes=batch_bytes, live_files=live_n, physical_files=len(e.physical),
+            files_replaced=replaced, batch_bytes=batch_bytes, live_files=live_n,
+            physical_files=len(e.physical) + e.phys_logs,
             live_bytes=live_bytes, physical_bytes=phys_bytes, small_files=e.small, metadata_bytes=0))
 
     # -- what a file holds (bench.simulate.rows) ----------------------------------------------
@@ -477,13 +520,22 @@ class Simulator:
     def _ingest_order(self, e: SimEngine) -> list[str]:
         return e.behaviour.ingest_order() or [RECORD_KEY]
 
-    def _rewrite_rows(self, e: SimEngine, members: list[FileSlice], n_out: int) -> list[pa.Table] | None:
+    def _rewrite_rows(self, e: SimEngine, members: list[FileSlice], n_out: int,
+                      parts: list[int] | None = None) -> list[pa.Table] | None:
+        """A rewrite's output rows (exact mode): near-equal runs, or runs of ``parts`` rows in the plan's
+        slice order (MERGE_ON_READ clustering)."""
         if not self.with_rows:
             return None
-        data = pa.concat_tables([e.rows[s.path] for s in commit_order(members)])
+        data = pa.concat_tables([e.rows[s.path] for s in (members if parts is not None else commit_order(members))])
         cols = e.behaviour.rewrite_sort_columns()
         if cols:
-            data = simrows.sort_rows(data, [*cols, RECORD_KEY])
+            if parts is not None:  # the MOR clustering sorts by the plan's sort columns only (a stable sort)
+                data = data.sort_by([(c, "ascending") for c in cols])
+            else:
+                data = simrows.sort_rows(data, [*cols, RECORD_KEY])
+        if parts is not None:
+            starts = np.cumsum([0, *parts])
+            return [data.slice(int(starts[i]), n) for i, n in enumerate(parts)]
         return simrows.near_equal_runs(data, n_out)
 
     def _estimated_rewrite_stats(self, e: SimEngine, members: list[FileSlice], n_out: int) -> list[dict]:
@@ -532,22 +584,26 @@ class Simulator:
         else:
             instant = self._instant(e)
             order = self._ingest_order(e)
+            mor = e.merge_on_read
             for partition, rows in counts.items():
                 size = int(rows * bpr)
                 parts = split_evenly(rows, max(1, math.ceil(size / self.max_file)))
+                # a deltacommit's new base files are named as the table core's writer names them
+                ids = [new_file_id("", instant, partition, 0, 0, k) if mor else e.new_id() for k in range(len(parts))]
                 if self.with_rows:
                     pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts))
-                    for r, (data, stats) in zip(parts, pieces, strict=True):
-                        written.append(self._add(e, partition, e.new_id(), instant, r,
+                    for fid, r, (data, stats) in zip(ids, parts, pieces, strict=True):
+                        written.append(self._add(e, partition, fid, instant, r,
                                                  self._size(e, r, int(r * bpr)), stats, data))
                 else:
                     stats = self._estimated_stats(partition)
-                    for r in parts:
-                        written.append(self._add(e, partition, e.new_id(), instant, r,
+                    for fid, r in zip(ids, parts, strict=True):
+                        written.append(self._add(e, partition, fid, instant, r,
                                                  self._size(e, r, int(r * bpr)), stats))
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
-        self._record(e, b, "ingest", "commit", instant, written, dur, 0, self.reference_bytes, wbytes)
+        self._record(e, b, "ingest", "deltacommit" if e.merge_on_read else "commit", instant, written, dur, 0,
+                     self.reference_bytes, wbytes)
         if self.corrects:
             tops = {s.file_group for s in merged}
             e.fresh = {s.file_group for s in written if s.file_group not in tops}
@@ -557,7 +613,9 @@ class Simulator:
             e.partitions |= touched
         e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), len(merged),
                                                   self._row_groups_of(merged) if merged else 0, new_partitions))
-        if e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
+        if e.merge_on_read:  # the MOR engine's after-commit: compaction when due, then the cleaner
+            self._after_deltacommit(e, b)
+        elif e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
             self._maybe_clean(e, b)
 
     def upsert(self, e: SimEngine, b: int) -> None:
@@ -566,6 +624,9 @@ class Simulator:
         the same rows (:mod:`bench.simulate.corrections` says how the groups are found), then the
         writer's after-commit clean. None when the batch has no corrections."""
         if not self.update_count:
+            return
+        if e.merge_on_read:
+            self._upsert_to_logs(e, b)
             return
         if not e.behaviour.upserts_by_merge():
             raise ValueError(f"engine {e.name} (kind {e.kind}): the simulator has no model of its upsert")
@@ -593,13 +654,115 @@ class Simulator:
         if e.behaviour.cleans_after_ingest():
             self._maybe_clean(e, b)
 
+    def _upsert_to_logs(self, e: SimEngine, b: int) -> None:
+        """Batch ``b``'s corrections on a MERGE_ON_READ table: one deltacommit writing a new log file
+        to each file group holding an updated key (:func:`engines.files.deltacommit.write_deltacommit`),
+        sized by the real log format (:mod:`bench.simulate.logsize`: exact with rows; else the group's
+        expected share of the corrections, at least one), then compaction when due and the cleaner."""
+        instant = self._instant(e)
+        logs: list[tuple[FileSlice, int, int]] = []  # (slice, records, bytes)
+        if self.with_rows:
+            by_partition = logsize.corrections_by_partition(self.spec, b)
+            for partition in sorted(by_partition):
+                upd = by_partition[partition]
+                keys = upd.column(RECORD_KEY)
+                for fid in sorted(e.by_part.get(partition, {})):
+                    s = e.by_part[partition][fid]
+                    mask = pc.is_in(keys, value_set=e.rows[s.path].column(RECORD_KEY))
+                    if pc.any(mask).as_py():
+                        rows = upd.filter(mask)
+                        logs.append((s, rows.num_rows, logsize.log_block_bytes(rows, instant, partition, fid)))
+        else:
+            old = simcorr.touched_estimated(e.live.values(), e.fresh, self.update_count, self.spec.seed,
+                                            b + self.start_at)
+            total = sum([s.num_rows for s in e.live.values() if s.file_group not in e.fresh]) or 1
+            model = logsize.log_size_model(self.spec)
+            for s in sorted(old, key=lambda s: s.file_group):
+                n = max(1, round(self.update_count * s.num_rows / total))
+                logs.append((s, n, model.bytes_of(n)))
+        written = []
+        for s, n, size in logs:
+            mine = e.logs.setdefault(s.path, [])
+            name = f".{s.file_id}_{s.instant}.log.{len(mine) + 1}_0-0-0"
+            path = f"{s.partition}/{name}"
+            mine.append((path, size, n))
+            e.live_logs += 1
+            e.live_log_bytes += size
+            e.phys_logs += 1
+            e.phys_log_bytes += size
+            e.puts += 1
+            written.append(file_slice(s.partition, s.file_id, instant, path, size, n, {}))
+        e.gets += sum([len(e.by_part.get(p, ())) for p in {s.partition for s, _, _ in logs}])  # the key index
+        wbytes = sum([s.size_bytes for s in written])
+        dur = self.model.ingest_s(wbytes, len(written))
+        self._record(e, b, "upsert", "deltacommit", instant, written, dur, 0, 0, wbytes)
+        e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), 0, 0, 0))
+        self._after_deltacommit(e, b)
+
+    def _after_deltacommit(self, e: SimEngine, b: int) -> None:
+        """The MOR engine's after-commit: the inline compaction when due, then the cleaner."""
+        e.deltas += 1
+        compaction = e.behaviour.compaction  # type: ignore[attr-defined]
+        record = None
+        if e.behaviour.compaction_inline and due(e.deltas, compaction):  # type: ignore[attr-defined]
+            record = self._compact(e, b)
+        if record is None:
+            self._maybe_clean(e, b)
+            return
+        # the runner records what after_commit returned once it returned: the compaction's commit row
+        # (and its maintenance row before the clean's) carries the table as the clean left it
+        deleted = self._clean(e)
+        record()
+        self._log_clean(e, b, deleted)
+
+    def _compact(self, e: SimEngine, b: int) -> Callable[[], None] | None:
+        """One MERGE_ON_READ compaction (:func:`engines.mor_compaction.executor.execute`): every live
+        slice with log files planned by the shared pure planner, each merged into a new base file of
+        its file group (a new slice at the compaction's instant; the same rows, as the updates replace
+        theirs); no instant when no slice has logs."""
+        slices = [SliceLogs(s.partition, s.file_id, s.instant, s.path.rsplit("/", 1)[-1], s.size_bytes,
+                            tuple(p.rsplit("/", 1)[-1] for p, _, _ in logs), sum([size for _, size, _ in logs]))
+                  for s in e.live.values() if (logs := e.logs.get(s.path))]
+        plan = plan_compaction(slices, e.behaviour.compaction)  # type: ignore[attr-defined]
+        if plan is None:
+            return None
+        instant = self._instant(e)
+        e.deltas = 0
+        written: list[FileSlice] = []
+        merged_logs = bytes_read = 0
+        for op in plan.operations:
+            s = e.live[op.file_group]
+            merged_logs += len(op.log_files)
+            bytes_read += s.size_bytes + sum([size for _, size, _ in e.logs[s.path]])
+            e.gets += 1 + len(op.log_files)
+            data = e.rows.get(s.path)
+            written.append(self._add(e, s.partition, s.file_id, instant, s.num_rows, s.size_bytes,
+                                     s.column_stats if data is None else None, data))
+        files_in = len(plan.operations) + merged_logs
+        wbytes = sum([s.size_bytes for s in written])
+        dur = self.model.maintenance_s(bytes_read, wbytes, files_in, len(written))
+        # as the engine's row: bytes_read is not counted by the compaction (engines.mor_compaction.service)
+        self.writer.add("maintenance", engine=e.name, batch=b, kind="compaction", instant=instant, mode="simulated",
+                        duration_s=dur, files_in=files_in, files_out=len(written), bytes_read=0,
+                        bytes_written=wbytes, records=sum([s.num_rows for s in written]), files_deleted=0,
+                        details=json.dumps({"log_files_merged": merged_logs}))
+
+        def record() -> None:
+            self._record(e, b, "compaction", "compaction", instant, written, dur, files_in, 0, wbytes)
+            e.log.add("maintenance_execution", b, _EXECUTION_FEATURES, (e.seq, files_in, len(written),
+                                                                       self._row_groups_of(written)))
+        return record
+
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
         """Row groups of ``slices``: ``ceil(rows / row_group_rows)`` each, at least one."""
         per = self.row_group_rows
         return sum([-(-s.num_rows // per) or 1 for s in slices])
 
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
-        deleted = self._clean(e)
+        self._log_clean(e, b, self._clean(e))
+
+    def _log_clean(self, e: SimEngine, b: int, deleted: int) -> None:
+        """The cleaner's request event and, when it deleted files, its instant and maintenance row."""
         e.log.add("cleaner", b, _CLEAN_FEATURES, (e.seq, deleted))
         if deleted:  # a clean takes an instant only when it deletes something, as the real one
             self.writer.add("maintenance", engine=e.name, batch=b, kind="clean", instant=self._tick(e),
@@ -626,7 +789,8 @@ class Simulator:
         written: list[FileSlice] = []
         files_in = bytes_read = row_groups_in = 0
         delete_now = e.behaviour.deletes_inputs_at_once()
-        for partition, members, n_out in groups:
+        mor = e.merge_on_read
+        for gi, (partition, members, n_out) in enumerate(groups):
             rows = sum([s.num_rows for s in members])
             total = sum([s.size_bytes for s in members])
             data = total - sum([self._footer(e, s.num_rows) for s in members])  # one footer per output file
@@ -634,16 +798,21 @@ class Simulator:
             bytes_read += total
             row_groups_in += self._row_groups_of(members)
             e.gets += len(members)
-            outputs = self._rewrite_rows(e, members, n_out)
-            estimated = self._estimated_rewrite_stats(e, members, n_out) if outputs is None else None
+            # MERGE_ON_READ (engines.clustering.mor): each slice's logs merged over its base, in plan order,
+            # written as outputs of ceil(rows / outputs) rows named by the table core's writer
+            parts = _ceil_runs(rows, n_out) if mor else split_evenly(rows, n_out)
+            outputs = self._rewrite_rows(e, members, n_out, parts if mor else None)
+            estimated = self._estimated_rewrite_stats(e, members, len(parts)) if outputs is None else None
             for s in members:
                 self._retire(e, s, delete_now)
-            for o, r in enumerate(split_evenly(rows, n_out)):
+            for o, r in enumerate(parts):
                 size = self._size(e, r, int(data * r / rows)) if rows else 0
+                fid = new_file_id(f"group-{gi}", instant, partition, gi, 0, o) if mor else e.new_id()
+                task = gi if mor else o
                 if outputs is not None:
-                    written.append(self._add(e, partition, e.new_id(), instant, r, size, data=outputs[o], task=o))
+                    written.append(self._add(e, partition, fid, instant, r, size, data=outputs[o], task=task))
                 else:
-                    written.append(self._add(e, partition, e.new_id(), instant, r, size, estimated[o], task=o))
+                    written.append(self._add(e, partition, fid, instant, r, size, estimated[o], task=task))
         e.dirty.clear()
         kind = e.behaviour.maintenance_kind
         wbytes = sum([s.size_bytes for s in written])
@@ -708,11 +877,26 @@ class Simulator:
         (:func:`runresults.query_runs.query_runs`: at the final checkpoint the interleaved rounds')
         and one run's predicted requests in the store columns."""
         live = sorted(e.live.values(), key=lambda s: s.path)
+        # MERGE_ON_READ (engines.spark.mor_reader): a slice with log files is merged, never pruned; and the
+        # table core's MOR writes record no column ranges in their commit metadata (engines.files.writer's
+        # WriteSpec.stats_columns), so the snapshot's min/max pruning keeps every file (row groups are still
+        # pruned by the footers)
+        merged = [s for s in live if e.logs.get(s.path)] if e.logs else []
+        mor: dict[str, Any] = {}
+        if e.merge_on_read:
+            plain, merged = [], live
+            logged = [s for s in live if e.logs.get(s.path)]
+            if logged:
+                mor = {"log_files_merged": sum([len(e.logs[s.path]) for s in logged]),
+                       "log_bytes_merged": sum([size for s in logged for _, size, _ in e.logs[s.path]])}
+        else:
+            plain = live
         runs = query_runs(self.query_spec, e.kind, final)
         e.log.add("query_planning", f"checkpoint {b}", _COMMITS, (e.seq,))
         for name in self.sc.queries.suite:
             preds = PREDICATES[name](params)
-            kept, pruned = prune(live, preds)
+            kept, pruned = prune(plain, preds)
+            kept = kept + merged if merged else kept
             scanned = sum(s.size_bytes for s in kept)
             rg_total, rg_match, rows = self._row_groups(e, kept, preds)
             e.gets += len(kept)
@@ -729,7 +913,18 @@ class Simulator:
                             files_total=len(live),
                             files_scanned=len(kept), files_pruned=pruned, row_groups_total=rg_total,
                             row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None,
-                            **store)
+                            **store, **mor)
+
+
+def _ceil_runs(rows: int, n_out: int) -> list[int]:
+    """Rows of each output when every output but the last takes ``ceil(rows / n_out)`` rows
+    (``max_rows_per_file``, :func:`engines.clustering.mor.cluster_merged_group`); no empty output."""
+    per = max(1, math.ceil(rows / max(1, n_out)))
+    out = []
+    while rows > 0:
+        out.append(min(per, rows))
+        rows -= out[-1]
+    return out
 
 
 class _SimSteps:

@@ -38,20 +38,28 @@ def target_problems(target: Any) -> list[str]:
 
 
 def corrections_problems(scenario: Any, designs_only: bool = False) -> list[str]:
-    """Each engine of ``scenario`` whose corrections (``workload.update_fraction``) the simulator cannot
-    model, named with its kind; empty without corrections. The simulator models the copy-on-write
-    upsert (:mod:`bench.simulate.corrections`), not MERGE_ON_READ's log files and compaction.
-    ``designs_only``: the engines a projection would project (the verdict's candidates)."""
+    """Each engine of ``scenario`` the simulator cannot model, named with its kind and the reason:
+    a kind without a simulated behaviour under corrections (``workload.update_fraction``), and an engine
+    whose config its kind's behaviour does not model (``unmodelled``: MERGE_ON_READ inserts padded into
+    small groups' logs, with or without corrections). The simulator models the copy-on-write upsert
+    (:mod:`bench.simulate.corrections`) and MERGE_ON_READ Option 2's log files and compaction
+    (:mod:`engines.clustering_mor.sim`). ``designs_only``: the engines a projection would project (the
+    verdict's candidates)."""
+    from bench.engine_factory import resolve_planner
     from engines.kinds import kind_of
 
-    if scenario.workload.corrections_fraction <= 0:
-        return []
     out = []
+    fraction = scenario.workload.corrections_fraction
     for e in scenario.engines:
         entry = kind_of(e.kind)
-        if entry.simulated or (designs_only and not entry.in_verdict):
+        if designs_only and not entry.in_verdict:
             continue
-        what = "MERGE_ON_READ (log files, compaction)" if "MERGE_ON_READ" in entry.table_types else "this kind"
-        out.append(f"engine {e.name} (kind {e.kind}): the simulator has no model of {what} under corrections "
-                   f"(workload.update_fraction is {scenario.workload.corrections_fraction})")
+        if entry.simulated:
+            unmodelled = getattr(entry.load("sim"), "unmodelled", None)
+            reason = unmodelled(resolve_planner(e, scenario)[1]) if unmodelled is not None else None
+            if reason:
+                out.append(f"engine {e.name} (kind {e.kind}): the simulator has no model of {reason}")
+        elif fraction > 0:
+            out.append(f"engine {e.name} (kind {e.kind}): the simulator has no model of this kind under "
+                       f"corrections (workload.update_fraction is {fraction})")
     return out
