@@ -42,6 +42,7 @@ from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
 from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
+from bench.simulate.commit_log import CommitLog
 from bench.simulate.costmodel import CostModel
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
 from engines.cow_baseline.config import CowConfig
@@ -52,7 +53,7 @@ from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
-from runresults import TABLES, ResultsWriter, commit_row
+from runresults import TABLES, ResultsWriter
 from runresults.query_runs import query_runs
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.rowdef import trace_id
@@ -216,6 +217,7 @@ class Simulator:
                            "queries": {"interleaved": q.interleaved, "rounds": q.rounds, "warm_runs": q.warm_runs}}
         self.model = model
         self.writer = writer
+        self.commits = CommitLog()  # the ``commits`` rows, handed to the writer as the replay ends
         full = horizon or scenario.workload.num_batches
         self.spec = scenario.workload.model_copy(update={"num_batches": full})
         # ``stop_after``: the first batches of the whole horizon, its times unchanged (a projection's
@@ -398,12 +400,9 @@ class Simulator:
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
-        self.writer.rows["commits"].append(commit_row(
-            engine=e.name, seq=e.seq, batch=batch, instant=instant,
-            action=action, operation=kind.upper(), kind=kind,
-            duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
-            files_replaced=replaced, batch_bytes=batch_bytes, live_files=live_n, physical_files=len(e.physical),
-            live_bytes=live_bytes, physical_bytes=phys_bytes, small_files=e.small, metadata_bytes=0))
+        self.commits.append((e.name, e.seq, batch, instant, action, kind.upper(), kind, duration, wrows, wbytes,
+                             len(written), replaced, batch_bytes, live_n, len(e.physical), live_bytes, phys_bytes,
+                             e.small))
 
     # -- what a file holds (bench.simulate.rows) ----------------------------------------------
     def begin_batch(self, b: int) -> dict[str, int]:
@@ -757,7 +756,7 @@ class Simulation:
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
                    sink: RowSink | ResultsWriter | None = None, progress: bool = False,
                    stop_after: int | None = None, start_at: int = 0,
-                   as_run: bool = False) -> Simulation:
+                   as_run: bool = False, commit_rows: bool = True) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
     With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
@@ -766,7 +765,9 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     With ``as_run``, the batches a real run of ``scenario`` takes: the loop stops after
     ``scenario.batches_run`` (``run --batches``) and each engine takes its own prefix
     (``engines.<name>.num_batches``), with its final maintenance and checkpoints where the runner
-    puts them (:func:`bench.batch_loop.checkpoints_of`); otherwise every engine takes every batch."""
+    puts them (:func:`bench.batch_loop.checkpoints_of`); otherwise every engine takes every batch.
+    The ``commits`` rows go into ``sink.rows`` at the end, unless ``commit_rows`` is False: then the
+    caller takes them as a table from ``sim.commits`` (:class:`bench.simulate.commit_log.CommitLog`)."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
     if as_run and scenario.batches_run < (horizon_batches or scenario.workload.num_batches):
@@ -789,4 +790,6 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
         run_batches(_SimSteps(sim, engines, bar.advance, marks), engines,
                     MaintenanceSchedule.of(scenario, threads=False), sim.n, checkpoints=checkpoints,
                     prefix=lambda e: takes[e.name])
+        if commit_rows:
+            sink.rows["commits"].extend(sim.commits.rows())
     return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0, takes)
