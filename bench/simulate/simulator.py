@@ -168,7 +168,7 @@ class SimEngine:
     name: str
     behaviour: SimBehaviour  # what its kind does (engines/<kind>/sim.py)
     live: dict[tuple[str, str], FileSlice] = field(default_factory=dict)
-    physical: dict[str, FileSlice] = field(default_factory=dict)  # live or dead, until deleted
+    physical: int = 0  # physical files (live, or dead until the cleaner deletes them)
     instants: int = 0
     seq: int = 0
     dirty: set[str] = field(default_factory=set)
@@ -312,7 +312,7 @@ class Simulator:
             e.small -= old.size_bytes < small
         live[key] = s
         e.by_part[partition][file_id] = s
-        e.physical[path] = s
+        e.physical += 1
         e.live_bytes += size
         e.phys_bytes += size
         e.small += size < small
@@ -341,10 +341,10 @@ class Simulator:
             e.live_bytes -= s.size_bytes
             e.small -= s.size_bytes < self.small
         if delete_now:
-            e.physical.pop(s.path, None)
+            e.physical -= 1
             e.phys_bytes -= s.size_bytes
         else:
-            self._bury(e, e.physical[s.path], e.last_instant, True)
+            self._bury(e, s, e.last_instant, True)
 
     def _clean(self, e: SimEngine) -> int:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
@@ -363,7 +363,7 @@ class Simulator:
             expired[path] = key
         if not expired:
             return 0
-        physical, dead_by_group = e.physical, e.dead_by_group
+        dead_by_group = e.dead_by_group
         doomed: list[FileSlice] = []
         for key in set(expired.values()):
             dead = dead_by_group[key].values()
@@ -378,13 +378,13 @@ class Simulator:
             doomed += doomed_in_group(committed, earliest, replaced_at)
         for s in doomed:
             p = s.path
-            del physical[p]
             e.phys_bytes -= s.size_bytes
             key = expired.pop(p, None) or s.file_group
             group = dead_by_group[key]
             del group[p]
             if not group:
                 del dead_by_group[key]
+        e.physical -= len(doomed)
         return len(doomed)
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
@@ -401,7 +401,7 @@ class Simulator:
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
         self.commits.append((e.name, e.seq, batch, instant, action, kind.upper(), kind, duration, wrows, wbytes,
-                             len(written), replaced, batch_bytes, live_n, len(e.physical), live_bytes, phys_bytes,
+                             len(written), replaced, batch_bytes, live_n, e.physical, live_bytes, phys_bytes,
                              e.small))
 
     # -- what a file holds (bench.simulate.rows) ----------------------------------------------
@@ -498,8 +498,9 @@ class Simulator:
             instant = self._instant(e)
             ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
             buckets = assign_inserts(by_part, counts, avg, cfg)
-            for i, (bucket, (lo, n)) in enumerate(zip(buckets, rank_ranges(buckets), strict=True)):
-                new_rows = ranked[bucket.partition].slice(lo, n) if self.with_rows else None
+            cuts = rank_ranges(buckets) if self.with_rows else None
+            for i, bucket in enumerate(buckets):
+                new_rows = ranked[bucket.partition].slice(*cuts[i]) if cuts is not None else None
                 if bucket.base_slice is not None:
                     base = bucket.base_slice
                     e.gets += 1
