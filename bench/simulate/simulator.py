@@ -138,9 +138,14 @@ _FIRST_INSTANT = LOGICAL_CLOCK.next(None)
 def next_logical_instant(last: str | None) -> str:
     """``LOGICAL_CLOCK.next(last)`` for a simulated table's own instants: after the first, each is the
     last + 1 ms, done on the digits unless the milliseconds carry (a replay ticks ~10^5 times)."""
-    if last is not None and len(last) == 17 and last >= _FIRST_INSTANT and last[14:] != "999":
-        return f"{last[:14]}{int(last[14:]) + 1:03d}"
+    if last is not None and len(last) == 17 and last >= _FIRST_INSTANT:
+        ms = _NEXT_MS.get(last[14:])
+        if ms is not None:
+            return last[:14] + ms
     return LOGICAL_CLOCK.next(last)
+
+
+_NEXT_MS = {f"{i:03d}": f"{i + 1:03d}" for i in range(999)}  # the milliseconds' digits, and the next ones'
 
 
 _INSTANT = attrgetter("instant")
@@ -249,6 +254,9 @@ class Simulator:
         if self.schedule is not None:
             labels = {k: partition_label(self.spec, k) for k in set(self.schedule.keys)}
             self.schedule_paths = [f"{self.prefix}{labels[k]}" for k in self.schedule.keys]
+        # a batch's range ends where a later batch's starts (late rows: a partition or two later), so
+        # each moment of the schedule is built once (microseconds -> its datetime)
+        self.moments: dict[int, datetime] = {}
         self.quantile_ranges: dict[int, list[tuple[str, str]]] = {}  # outputs -> service range of each
         self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
         self.partition_rows: dict[str, int] = defaultdict(int)
@@ -323,7 +331,7 @@ class Simulator:
     @staticmethod
     def _bury(e: SimEngine, s: FileSlice, at: str, replaced: bool) -> None:
         """``s`` left the snapshot at instant ``at``: it waits for the cleaner."""
-        path, key = s.path, s.file_group
+        path, key = s.path, (s.partition, s.file_id)
         group = e.dead_by_group.get(key)
         if group is None:
             group = e.dead_by_group[key] = {}
@@ -336,7 +344,7 @@ class Simulator:
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
         if e.rows:
             e.rows.pop(s.path, None)
-        if e.live.pop(s.file_group, None) is not None:
+        if e.live.pop((s.partition, s.file_id), None) is not None:
             e.by_part[s.partition].pop(s.file_id, None)
             e.live_bytes -= s.size_bytes
             e.small -= s.size_bytes < self.small
@@ -349,9 +357,10 @@ class Simulator:
     def _clean(self, e: SimEngine) -> int:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
         groups that hold files no longer live; a simulated table has no pending instants."""
-        earliest = earliest_to_retain(e.data_instants, self.retained)
-        if earliest is None or not e.dead_by_group:
+        instants = e.data_instants
+        if len(instants) <= self.retained or not e.dead_by_group:  # earliest_to_retain gives None
             return 0
+        earliest = earliest_to_retain(instants, self.retained)
         # a file that left the snapshot at or after ``earliest`` is the newest slice a reader of
         # ``earliest`` needs (its successor, or its replacement, is that new): the rule dooms nothing
         # in a group whose every dead file is such, so only the other groups are handed to it. Those
@@ -363,11 +372,11 @@ class Simulator:
             expired[path] = key
         if not expired:
             return 0
-        dead_by_group = e.dead_by_group
+        dead_by_group, lives = e.dead_by_group, e.live
         doomed: list[FileSlice] = []
         for key in set(expired.values()):
             dead = dead_by_group[key].values()
-            live = e.live.get(key)
+            live = lives.get(key)
             committed = [f.slice for f in dead]
             if live is not None:
                 committed.append(live)
@@ -376,14 +385,16 @@ class Simulator:
                 replaced_at = max([f.dead_at for f in dead if f.replaced], default=None)
             committed.sort(key=_INSTANT)
             doomed += doomed_in_group(committed, earliest, replaced_at)
+        freed = 0
         for s in doomed:
             p = s.path
-            e.phys_bytes -= s.size_bytes
-            key = expired.pop(p, None) or s.file_group
+            freed += s.size_bytes
+            key = expired.pop(p, None) or (s.partition, s.file_id)
             group = dead_by_group[key]
             del group[p]
             if not group:
                 del dead_by_group[key]
+        e.phys_bytes -= freed
         e.physical -= len(doomed)
         return len(doomed)
 
@@ -435,12 +446,20 @@ class Simulator:
         services = (self.services[0], self.services[-1])
         stats = self.batch_stats
         pcol, cut = self.pcol, len(self.prefix)
+        moments = self.moments
         for i in range(lo, hi):
             value = paths[i][cut:]
             ts_hi = sched.ts_hi[i]
             out = {"service": services, pcol: (value, value)}
             if ts_hi >= 0:
-                out["ts"] = (utc_moment(sched.ts_lo[i]), utc_moment(ts_hi))
+                ts_lo = sched.ts_lo[i]
+                start = moments.get(ts_lo)
+                if start is None:
+                    start = moments[ts_lo] = utc_moment(ts_lo)
+                end = moments.get(ts_hi)
+                if end is None:
+                    end = moments[ts_hi] = utc_moment(ts_hi)
+                out["ts"] = (start, end)
             stats[paths[i]] = out
         return dict(zip(paths[lo:hi], sched.counts[lo:hi], strict=True))
 
@@ -520,9 +539,10 @@ class Simulator:
         else:
             instant = self._instant(e)
             order = self._ingest_order(e)
+            max_file, footers = self.max_file, e.footers
             for partition, rows in counts.items():
                 size = int(rows * bpr)
-                parts = split_evenly(rows, max(1, math.ceil(size / self.max_file)))
+                parts = split_evenly(rows, max(1, math.ceil(size / max_file))) if size > max_file else (rows,)
                 if self.with_rows:
                     pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts))
                     for r, (data, stats) in zip(parts, pieces, strict=True):
@@ -531,8 +551,9 @@ class Simulator:
                 else:
                     stats = self._estimated_stats(partition)
                     for r in parts:
-                        written.append(self._add(e, partition, e.new_id(), instant, r,
-                                                 self._size(e, r, int(r * bpr)), stats))
+                        footer = footers.get(r)
+                        size = int(r * bpr) + (footer if footer is not None else self._footer(e, r))
+                        written.append(self._add(e, partition, e.new_id(), instant, r, size, stats))
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
         self._record(e, b, "ingest", "commit", instant, written, dur, 0, self.reference_bytes, wbytes)
