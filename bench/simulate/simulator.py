@@ -16,11 +16,10 @@ cannot gain small files). Both are stated in run.json's ``simulation`` block.
 from __future__ import annotations
 
 import gc
-import heapq
 import json
 import math
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -185,10 +184,11 @@ class SimEngine:
     phys_bytes: int = 0
     small: int = 0
     # the cleaner's bookkeeping: the dead files (no longer live, waiting for the cleaner) of each group,
-    # the dead files by the instant they left the snapshot (a heap of (instant, path, group)), and the
-    # group of each that left before the earliest retained instant
+    # the dead files in the order they left the snapshot ((instant, path, group); a file leaves at the
+    # timeline's newest instant, so the instants never go back), and the group of each that left
+    # before the earliest retained instant
     dead_by_group: dict[tuple[str, str], dict[str, DeadFile]] = field(default_factory=dict)
-    dying: list[tuple[str, str, tuple[str, str]]] = field(default_factory=list)
+    dying: deque[tuple[str, str, tuple[str, str]]] = field(default_factory=deque)
     expired: dict[str, tuple[str, str]] = field(default_factory=dict)
     footers: dict[int, int] = field(default_factory=dict)  # rows -> footer bytes of its bloom filter
     by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
@@ -285,10 +285,6 @@ class Simulator:
         """A file's bytes: its rows' data plus Hudi's footer bloom filter of their keys."""
         return data_bytes + self._footer(e, rows)
 
-    def _data(self, e: SimEngine, s: FileSlice) -> int:
-        """A file's bytes without its footer bloom filter."""
-        return s.size_bytes - self._footer(e, s.num_rows)
-
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
         e.instants += 1
@@ -339,7 +335,11 @@ class Simulator:
             before = group.get(path)
             replaced = before is not None and before.replaced
         group[path] = DeadFile(s, at, replaced)
-        heapq.heappush(e.dying, (at, path, key))
+        dying = e.dying
+        if dying and at < dying[-1][0]:
+            raise RuntimeError(f"simulator: {path} left the snapshot at {at}, before the newest dead file "
+                               f"({dying[-1][0]}); the cleaner's queue needs the timeline's order")
+        dying.append((at, path, key))
 
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
         if e.rows:
@@ -364,11 +364,11 @@ class Simulator:
         # a file that left the snapshot at or after ``earliest`` is the newest slice a reader of
         # ``earliest`` needs (its successor, or its replacement, is that new): the rule dooms nothing
         # in a group whose every dead file is such, so only the other groups are handed to it. Those
-        # are the groups of the files that left before ``earliest`` (popped from the heap as
+        # are the groups of the files that left before ``earliest`` (taken from the queue as
         # ``earliest`` passes them; it never moves back) and are still waiting.
         dying, expired = e.dying, e.expired
         while dying and dying[0][0] < earliest:
-            _, path, key = heapq.heappop(dying)
+            _, path, key = dying.popleft()
             expired[path] = key
         if not expired:
             return 0
@@ -518,24 +518,23 @@ class Simulator:
             ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
             buckets = assign_inserts(by_part, counts, avg, cfg)
             cuts = rank_ranges(buckets) if self.with_rows else None
-            for i, bucket in enumerate(buckets):
-                new_rows = ranked[bucket.partition].slice(*cuts[i]) if cuts is not None else None
-                if bucket.base_slice is not None:
-                    base = bucket.base_slice
+            footers, footer = e.footers, self._footer
+            for i, (partition, _, n, base) in enumerate(buckets):
+                new_rows = ranked[partition].slice(*cuts[i]) if cuts is not None else None
+                if base is not None:
                     e.gets += 1
                     merged.append(base)
                     data = pa.concat_tables([e.rows[base.path], new_rows]) if new_rows is not None else None
-                    rows = base.num_rows + bucket.num_records
-                    written.append(self._add(e, bucket.partition, base.file_id, instant, rows,
-                                             self._size(e, rows, self._data(e, base) + int(bucket.num_records * bpr)),
-                                             None if data is not None else _merge_two(
-                                                 base.column_stats, self._estimated_stats(bucket.partition)), data))
+                    rows = base.num_rows + n
+                    old_footer = footers.get(base.num_rows) or footer(e, base.num_rows)
+                    size = base.size_bytes - old_footer + int(n * bpr) + (footers.get(rows) or footer(e, rows))
+                    written.append(self._add(e, partition, base.file_id, instant, rows, size, None if data is not None
+                                             else _merge_two(base.column_stats, self._estimated_stats(partition)), data))
                 else:  # the engine writes every bucket as task 0 (engines.cow_baseline.bucket_write)
-                    file_id = new_file_id(f"bucket-{i}", instant, bucket.partition, 0, 0, 0)
-                    written.append(self._add(e, bucket.partition, file_id, instant, bucket.num_records,
-                                             self._size(e, bucket.num_records, int(bucket.num_records * bpr)),
-                                             self._estimated_stats(bucket.partition) if new_rows is None else None,
-                                             new_rows))
+                    file_id = new_file_id(f"bucket-{i}", instant, partition, 0, 0, 0)
+                    size = int(n * bpr) + (footers.get(n) or footer(e, n))
+                    written.append(self._add(e, partition, file_id, instant, n, size,
+                                             self._estimated_stats(partition) if new_rows is None else None, new_rows))
         else:
             instant = self._instant(e)
             order = self._ingest_order(e)
