@@ -23,14 +23,14 @@ $(STAMP): pyproject.toml
 # Every test but the slow ones (about 15 minutes on 2 cores), then the perf gate.
 test: $(STAMP)
 	$(BIN)/ruff check engines workloads bench reports runresults tests
-	$(BIN)/pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/pytest -q -m "not slow" --durations=30 $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory perf-check
 
 # The long end-to-end tests (marker slow, pyproject.toml: full runs on the S3 store, real SIGKILLs,
 # streams, the two-host cluster, the article's plan scripts, spark-submit): about 20 minutes more.
 # .ci/run runs `make test` and then this, so CI gates on every test.
 test-slow: $(STAMP)
-	$(BIN)/pytest -q -m slow $(PYTEST_ARGS)
+	$(BIN)/pytest -q -m slow --durations=15 $(PYTEST_ARGS)
 
 # The property tests (hypothesis's own marker) with fresh random examples, ten times as many as
 # `make test` draws (derandomized under CI=true; tests/conftest.py holds the profiles).
@@ -104,8 +104,8 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) results .pytest_cache .benchmarks
 
-# The decision map at production ranges (bench/sweeps/rfc19_production.yaml: 1,728 points, batch 0.1-64 MB,
-# small-file limit 32-512 MB, 1-10,000 partitions a year, up to a year, local or S3) on the simulator's fast
+# The decision map at production ranges (bench/sweeps/rfc19_production.yaml: 1,152 points, batch 0.1-64 MB,
+# small-file limit 32-512 MB, 1-10,000 partitions a year, update fraction 0 or 0.05, up to a year, local or S3) on the simulator's fast
 # path, two processes; its time and load are in docs/benchmarks.md.
 .PHONY: bench-map-production
 bench-map-production: $(STAMP)

@@ -469,6 +469,7 @@ def simulate(
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
     from bench.simulate import simulate as run_simulation
+    from bench.simulate.supports import corrections_problems
     from bench.simulate.validate import (
         ValidationError,
         as_taken,
@@ -482,10 +483,10 @@ def simulate(
 
     try:
         sc = load_scenario(scenario)
-        if sc.workload.corrections_fraction > 0:  # its tables take inserts only: figures would omit every upsert
-            raise ScenarioError(f"{scenario}: workload.update_fraction is {sc.workload.corrections_fraction}; the "
-                                "simulator has no model of corrections (upsert commits, log files) yet: "
-                                "`layoutbench run` measures them")
+        unmodelled = corrections_problems(sc)  # its copy-on-write upserts are modelled; MOR's logs are not
+        if unmodelled:
+            raise ScenarioError(f"{scenario}: " + "; ".join(unmodelled) + ": `layoutbench run` measures it, or "
+                                "remove the engine to simulate the others")
         reals = [Results(v) for v in validate_against]
         taken = [as_taken(sc, real) for real in reals]
     except (ScenarioError, ResultsError, ValidationError) as exc:

@@ -294,9 +294,12 @@ class Scenario(_Strict):
                                  "take inserts only: they have no update path; remove them or set "
                                  "update_fraction to 0")
             if self.review.project:
-                raise ValueError(f"review.project: the simulator that projects the choice has no model of "
-                                 f"corrections (workload.update_fraction is {wl.corrections_fraction}); set "
-                                 "review.project to false")
+                from bench.simulate.supports import corrections_problems
+
+                unmodelled = corrections_problems(self, designs_only=True)
+                if unmodelled:
+                    raise ValueError("review.project: " + "; ".join(unmodelled) + "; set review.project to false "
+                                     "or remove the engine")
         return self
 
     @model_validator(mode="after")

@@ -21,7 +21,9 @@ class KindSim:
     writes each batch once as new files (APPEND, rolled at bytes) in record-key order; a maintenance
     step plans nothing, is a ``compaction`` committed as a ``commit``, rewrites rows by the
     engine's ``sort_columns``, leaves the replaced files to the cleaner and cleans after it; the
-    cleaner does not run after an ingest."""
+    cleaner does not run after an ingest. A batch's corrections (``workload.update_fraction``) are one
+    copy-on-write upsert commit that rewrites every file group holding an updated key
+    (:func:`engines.cow_baseline.upsert.merge_write`, which every copy-on-write kind upserts through)."""
 
     writes_batches_once: ClassVar[bool] = True
     maintenance_kind: ClassVar[str] = "compaction"
@@ -38,6 +40,11 @@ class KindSim:
 
     def ingest_order(self) -> list[str]:
         return []
+
+    def upserts_by_merge(self) -> bool:
+        """Whether its upsert is the copy-on-write merge (each file group holding an updated key
+        rewritten whole as a new slice); False: it has no upsert the simulator models."""
+        return True
 
     def cleans_after_ingest(self) -> bool:
         return False

@@ -56,6 +56,34 @@ def small_run(spark, tmp_path_factory):
     return Results(run_scenario(scenario, out=out, progress=False, run_id="first", scenario_path=SMALL_SCENARIO))
 
 
+CORRECTIONS_BATCHES = 4
+
+
+@pytest.fixture(scope="session")
+def corrections_run(spark, tmp_path_factory):
+    """Four batches with 10% corrections into the COW baseline, Option 1 (commit before delete) and
+    Option 2 on MERGE_ON_READ; maintenance after batch 3 and none at the end, queries after batches 2 and
+    4 (both see the MOR table's logs unmerged), the final checkpoint's interleaved rounds. Shared by
+    tests/test_runner_corrections.py (the runner) and tests/test_sim_corrections.py (the simulator)."""
+    from bench.runner import run_scenario
+    from bench.scenario import load_scenario
+    from runresults import Results
+
+    sc = load_scenario(SMALL_SCENARIO)
+    engines = [e for e in sc.engines if e.name in ("baseline", "option1_cbd")]
+    no_bloom = {"hoodie.parquet.bloom.filter.enabled": False}
+    engines.append(engines[0].model_copy(update={"name": "option2_mor", "kind": "clustering_mor", "config": no_bloom}))
+    sc = sc.model_copy(update={
+        "name": "corrections_test", "engines": engines,
+        "workload": sc.workload.model_copy(update={"num_batches": CORRECTIONS_BATCHES, "corrections_fraction": 0.1}),
+        "queries": sc.queries.model_copy(update={"checkpoint_every": 2, "interleaved": True}),
+        "maintenance": sc.maintenance.model_copy(update={"final": False}),  # the last batch's logs stay
+        "isolation": sc.isolation.model_copy(update={"enabled": False}),
+        "spark": sc.spark.model_copy(update={"master": "local[1]"})})
+    return Results(run_scenario(sc, out=tmp_path_factory.mktemp("corrections"), progress=False, run_id="corr",
+                                keep_tables=True))
+
+
 S3_SMALL_SCENARIO = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "s3_small.yaml"
 
 

@@ -146,8 +146,9 @@ def test_shipped_map_spans_the_production_ranges_with_1000_points() -> None:
     assert (min(v["small_file_limit_mb"]), max(v["small_file_limit_mb"])) == (32, 512)
     assert (min(v["partitions_per_year"]), max(v["partitions_per_year"])) == (1, 10000)
     assert max(v["horizon_days"]) == 365 and set(v["store"]) == {"local", "s3"}
-    for name in ("maintenance_every", "cleaner_retention", "queries_per_hour"):
+    for name in ("maintenance_every", "update_fraction", "queries_per_hour"):
         assert len(v[name]) >= 2
+    assert v["cleaner_retention"] == [10]  # thinned to one level to fit the update fraction's axis in 5 minutes
 
 
 def test_a_slice_of_the_shipped_map_runs_end_to_end() -> None:
@@ -155,7 +156,8 @@ def test_a_slice_of_the_shipped_map_runs_end_to_end() -> None:
     grid = load_sweep(SHIPPED)
     base = grid.base_values()
     points = [p for p in grid.points() if all(p[k] == base[k] for k in ("batch_mb", "partitions_per_year",
-                                                                         "maintenance_every", "cleaner_retention"))
+                                                                         "maintenance_every", "cleaner_retention",
+                                                                         "update_fraction"))
               and p["small_file_limit_mb"] in (32, 100)]
     rows, statement = pm.run_points(grid.base, points, pm.Settings(replay_cap=200), fast_model(grid), workers=1)
     assert statement["replays"] == 2 and statement["points"] == len(points) == 16

@@ -17,7 +17,6 @@ from bench.gates.history import EngineHistory
 from bench.gates.history_gates import history_gate_rows
 from bench.gates.readers import FileKeySums, OurReader
 from bench.gates.truth import HistoryTruth, KeySum
-from bench.runner import run_scenario
 from bench.scenario import load_scenario
 from engines.table.mor import snapshot_read
 from engines.table.table import HudiTable
@@ -31,22 +30,9 @@ NO_BLOOM = {"hoodie.parquet.bloom.filter.enabled": False}
 
 
 @pytest.fixture(scope="module")
-def corrected_run(spark, tmp_path_factory) -> Results:
-    """Four batches with 10% corrections into the COW baseline, Option 1 (commit before delete) and
-    Option 2 on MERGE_ON_READ; maintenance after batch 3 and none at the end, queries after batches 2 and
-    4 (both see the MOR table's logs unmerged), the final checkpoint's interleaved rounds."""
-    sc = load_scenario(SMALL)
-    engines = [e for e in sc.engines if e.name in ("baseline", "option1_cbd")]
-    engines.append(engines[0].model_copy(update={"name": "option2_mor", "kind": "clustering_mor", "config": NO_BLOOM}))
-    sc = sc.model_copy(update={
-        "name": "corrections_test", "engines": engines,
-        "workload": sc.workload.model_copy(update={"num_batches": BATCHES, "corrections_fraction": 0.1}),
-        "queries": sc.queries.model_copy(update={"checkpoint_every": 2, "interleaved": True}),
-        "maintenance": sc.maintenance.model_copy(update={"final": False}),  # the last batch's logs stay
-        "isolation": sc.isolation.model_copy(update={"enabled": False}),
-        "spark": sc.spark.model_copy(update={"master": "local[1]"})})
-    return Results(run_scenario(sc, out=tmp_path_factory.mktemp("corrections"), progress=False, run_id="corr",
-                                keep_tables=True))
+def corrected_run(corrections_run: Results) -> Results:
+    """The session's run with corrections (tests/conftest.py ``corrections_run``, shared with the simulator's test)."""
+    return corrections_run
 
 
 def _table(res: Results, engine: str) -> HudiTable:

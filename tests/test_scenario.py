@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from bench.cli import EXIT_BAD_INPUT, app
 from bench.scenario import ScenarioError, load_scenario
+from runresults import Results
 
 SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "bench" / "scenarios").glob("*.yaml"))
 runner = CliRunner()
@@ -97,14 +98,26 @@ def test_corrections_refused_for_an_engine_that_takes_inserts_only(tmp_path: Pat
 
 
 def test_corrections_are_refused_where_the_simulator_would_ignore_them(tmp_path: Path) -> None:
-    """The simulator replays inserts only: `simulate` and a review projection of a workload with
-    corrections are refused, naming update_fraction, rather than giving figures without the upserts."""
+    """The simulator models the copy-on-write upsert of a workload with corrections (T21), not
+    MERGE_ON_READ's log files: a review projection and `simulate` of copy-on-write engines go ahead
+    (their upsert commits in the figures), and with a MERGE_ON_READ engine both are refused, naming it,
+    rather than giving figures without its logs."""
     text = ("name: x\nworkload: {num_batches: 2, batch_records: 100, batch_mb: null, update_fraction: 0.1}\n"
             "engines:\n  - {name: base, kind: cow_baseline}\n")
+    mor = "  - {name: mor, kind: clustering, config: {table_type: MERGE_ON_READ}}\n"
     p = write(tmp_path, text + "review: {project: true}\n")
+    assert runner.invoke(app, ["validate", str(p)]).exit_code == 0
+    p = write(tmp_path, text + mor + "review: {project: true}\n")
     result = runner.invoke(app, ["validate", str(p)])
-    assert result.exit_code == EXIT_BAD_INPUT and "review.project" in " ".join(result.output.split())
-    p = write(tmp_path, text)
+    out = " ".join(result.output.split())
+    assert result.exit_code == EXIT_BAD_INPUT and "review.project" in out and "mor (kind clustering_mor)" in out
+    p = write(tmp_path, text + mor)
     result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
     assert result.exit_code == EXIT_BAD_INPUT, result.output
-    assert "no model of corrections" in " ".join(result.output.split()) and not (tmp_path / "out").exists()
+    out = " ".join(result.output.split())
+    assert "mor (kind clustering_mor)" in out and "MERGE_ON_READ" in out and not (tmp_path / "out").exists()
+    p = write(tmp_path, text)
+    result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    commits = Results(next((tmp_path / "out").iterdir())).table("commits")
+    assert list(commits.kind) == ["ingest", "ingest", "upsert"]

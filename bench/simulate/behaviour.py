@@ -36,8 +36,13 @@ class SimBehaviour(Protocol):
         """The columns an APPEND ingest sorts a batch by (empty: the record key)."""
         ...
 
+    def upserts_by_merge(self) -> bool:
+        """Whether a batch's corrections are one copy-on-write upsert commit rewriting every file group
+        that holds an updated key (:mod:`bench.simulate.corrections`); False: none the simulator models."""
+        ...
+
     def cleans_after_ingest(self) -> bool:
-        """Whether the cleaner runs after every ingest commit (Hudi's automatic clean)."""
+        """Whether the cleaner runs after every commit of the writer, ingest and upsert (Hudi's automatic clean)."""
         ...
 
     def maintains(self) -> bool:

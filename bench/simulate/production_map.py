@@ -65,7 +65,7 @@ from runresults.review.prices import HOURS_PER_MONTH
 
 # what changes the replay; the rest (horizon, query rate, store) is priced from a shared replay
 REPLAY_PARAMETERS = ("batch_mb", "small_file_limit_mb", "partitions_per_year", "maintenance_every",
-                     "cleaner_retention")
+                     "cleaner_retention", "update_fraction")
 PRICING_PARAMETERS = ("horizon_days", "queries_per_hour", "store")
 PARAMETERS: dict[str, str] = {
     "batch_mb": "MB per batch",
@@ -73,12 +73,15 @@ PARAMETERS: dict[str, str] = {
     "partitions_per_year": "partitions a year of batches spans (1: unpartitioned; 365: daily; 8760: hourly)",
     "maintenance_every": "commits between maintenance runs",
     "cleaner_retention": "commits the cleaner retains",
+    "update_fraction": "share of each batch's rows that correct earlier keys, one copy-on-write upsert commit a "
+                       "batch (bench/simulate/corrections.py)",
     "horizon_days": "days the table lives",
     "queries_per_hour": "query suites per hour (the ledger's query rate)",
     "store": "local disk, or S3 at the sweep's first-byte latency with the request model",
 }
 DEFAULTS: dict[str, Any] = {"batch_mb": 1.0, "small_file_limit_mb": 100.0, "partitions_per_year": 365,
-                            "maintenance_every": 4, "cleaner_retention": 10, "horizon_days": 365.0,
+                            "maintenance_every": 4, "cleaner_retention": 10, "update_fraction": 0.0,
+                            "horizon_days": 365.0,
                             "queries_per_hour": 1.0, "store": "s3"}
 STORES = ("local", "s3")
 MAX_FILE_RATIO = 1.2  # Hudi's max file over its small-file limit (120 MB / 100 MB)
@@ -98,6 +101,15 @@ class Settings:
     replay_cap: int = 400
     margin: float = 0.05
     replay_max: int | None = None  # a replay not periodic within replay_cap is replayed up to this (run_replay)
+    corrections_replay_cap: int | None = None  # a replay with corrections: at most this many batches, never longer
+
+    def caps(self, point: dict[str, Any]) -> tuple[int, int | None]:
+        """(replay_cap, replay_max) of ``point``'s replay: a point with corrections takes at most
+        ``corrections_replay_cap`` batches when set (its upserts rewrite a share of the whole table)."""
+        if self.corrections_replay_cap and float({**DEFAULTS, **point}["update_fraction"]) > 0:
+            cap = min(self.replay_cap, self.corrections_replay_cap)
+            return cap, cap
+        return self.replay_cap, self.replay_max
 
 
 def point_target(point: dict[str, Any], settings: Settings, horizon_days: float | None = None) -> Target:
@@ -122,6 +134,9 @@ def point_problems(point: dict[str, Any], settings: Settings) -> list[str]:
     for name in ("maintenance_every", "cleaner_retention"):
         if not isinstance(p[name], int) or p[name] < 1:
             problems.append(f"{name}: a whole number of commits, at least 1 (got {p[name]!r})")
+    uf = p["update_fraction"]
+    if isinstance(uf, bool) or not isinstance(uf, int | float) or not 0 <= uf < 1:
+        problems.append(f"update_fraction: a share of each batch, from 0 up to (not including) 1 (got {uf!r})")
     if not isinstance(p["queries_per_hour"], int | float) or p["queries_per_hour"] < 0:
         problems.append(f"queries_per_hour: not negative (got {p['queries_per_hour']!r})")
     problems += [m.replace("review.target.", "") for m in validate_target(point_target(p, settings).as_dict())]
@@ -131,13 +146,14 @@ def point_problems(point: dict[str, Any], settings: Settings) -> list[str]:
 def replay_scenario(base: Any, point: dict[str, Any], settings: Settings, model: CostModel,
                     horizon_days: float) -> tuple[Any, Target]:
     """The base scenario at the point's target over ``horizon_days`` (the grid's longest), with its
-    cadence and retention, and batches of the calibration's records (module docstring)."""
+    cadence, retention and corrections, and batches of the calibration's records (module docstring)."""
     p = {**DEFAULTS, **point}
     tgt = point_target({**p, "store": "local"}, settings, horizon_days)
     sc = target_scenario(base, tgt)
     records = max(1, int(round(float(p["batch_mb"]) * MB / float(model.bytes_per_record))))
     return sc.model_copy(update={
-        "workload": sc.workload.model_copy(update={"batch_mb": None, "batch_records": records}),
+        "workload": sc.workload.model_copy(update={"batch_mb": None, "batch_records": records,
+                                                   "corrections_fraction": float(p["update_fraction"])}),
         "sizing": sc.sizing.model_copy(update={"cleaner_commits_retained": int(p["cleaner_retention"])}),
         "maintenance": sc.maintenance.model_copy(update={"every_commits": int(p["maintenance_every"])}),
     }), tgt
@@ -210,7 +226,8 @@ def _engine_replay(sink: RowSink, name: str, kind: str, r: int, model: CostModel
     queries = [q for q in sink.rows["queries"] if q["engine"] == name]
     batches = [c["batch"] for c in commits]
     ingest = [c for c in commits if c["kind"] == "ingest"]
-    compute = _per_batch([c["batch"] for c in ingest], [c["duration_s"] for c in ingest], r, False)
+    writes = [c for c in commits if c["kind"] in ("ingest", "upsert")]  # a batch's corrections: its upsert commit
+    compute = _per_batch([c["batch"] for c in writes], [c["duration_s"] for c in writes], r, False)
     compute += _per_batch([m["batch"] for m in maint], [m["duration_s"] for m in maint], r, False)
     cps = sorted({q["checkpoint"] for q in queries})
     suite_s, suite_req, suite_files = [], [], []
@@ -539,7 +556,7 @@ def _replay_job(args: tuple[Any, dict[str, Any], Settings, CostModel, float, lis
                 ) -> list[dict[str, Any]]:
     base, key_point, settings, model, max_days, points = args
     sc, tgt = replay_scenario(base, key_point, settings, model, max_days)
-    rep = run_replay(sc, tgt, model, settings.replay_cap, settings.replay_max)
+    rep = run_replay(sc, tgt, model, *settings.caps(key_point))
     return priced_rows(rep, points, settings)
 
 
@@ -602,15 +619,18 @@ def choice(rows: list[dict[str, Any]], margin: float) -> str:
 
 
 def nearest_point(values: dict[str, list[Any]], target: Target, queries_per_hour: float,
-                  settings: Settings) -> dict[str, Any]:
-    """The grid point nearest a target: per parameter the value nearest on a log scale (numbers),
-    the target's own store; partitions counted per year."""
+                  settings: Settings, update_fraction: float = 0.0) -> dict[str, Any]:
+    """The grid point nearest a target: per parameter the value nearest on a log scale (numbers; the
+    update fraction, which may be 0, on a linear one), the target's own store; partitions counted per year."""
     want = {"batch_mb": target.batch_mb, "small_file_limit_mb": target.small_file_limit_mb,
             "partitions_per_year": target.partitions * YEAR_DAYS / target.horizon_days,
             "horizon_days": target.horizon_days, "queries_per_hour": queries_per_hour, "store": target.store,
             "maintenance_every": None, "cleaner_retention": None}
-    out = {}
+    out: dict[str, Any] = {}
     for name, vals in values.items():
+        if name == "update_fraction":
+            out[name] = min(vals, key=lambda v: abs(float(v) - update_fraction))
+            continue
         w = want.get(name)
         if w is None or isinstance(w, str):
             out[name] = w if isinstance(w, str) and w in vals else (
@@ -624,17 +644,18 @@ SHIPPED = Path(__file__).resolve().parents[1] / "sweeps" / "rfc19_production.yam
 
 
 def verdict_at(target: Target, queries_per_hour: float, engines: list[str] | None = None,
-               sweep: str | Path = SHIPPED) -> dict[str, Any]:
+               sweep: str | Path = SHIPPED, update_fraction: float = 0.0) -> dict[str, Any]:
     """The production map's answer at a user's target (the review's ``production_map``): the map's
     point nearest the target (:func:`nearest_point`), run on the fast path with the map's base and
     calibration, and its choice by $ per TB. ``engines``: the review's passing candidates; the map's
-    base keeps those of its engines (all of them when it names none)."""
+    base keeps those of its engines (all of them when it names none). ``update_fraction``: the run's
+    corrections, matched to the map's nearest level."""
     from bench.simulate.sweep import fast_model, fast_settings, load_sweep
 
     t0 = time.perf_counter()
     grid = load_sweep(sweep)
     settings = fast_settings(grid)
-    point = nearest_point(grid.values, target, queries_per_hour, settings)
+    point = nearest_point(grid.values, target, queries_per_hour, settings, update_fraction)
     base = grid.base
     kept = [e for e in base.engines if engines is None or e.name in engines]
     if kept and len(kept) < len(base.engines):

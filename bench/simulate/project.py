@@ -228,7 +228,7 @@ def window_growth(t: dict[str, pd.DataFrame], engine: str, plan: Plan) -> dict[s
     for lo in starts:
         hi = lo + w
         inside = c[(c.batch >= lo) & (c.batch < hi)]
-        figures["compute_s"].append(float(inside[inside.kind == "ingest"].duration_s.sum()
+        figures["compute_s"].append(float(inside[inside.kind.isin(("ingest", "upsert"))].duration_s.sum()
                                           + m[(m.batch >= lo) & (m.batch < hi)].duration_s.sum()))
         figures["query_s"].append(float(suite.get(hi - 1, np.nan)))
         for col in ("physical_bytes", "live_files"):
@@ -653,7 +653,8 @@ def project_review(run_results: Results | str | Path, scenario: Any, target: Any
 
         t0 = time.perf_counter()
         qph = float(proj.get("queries_per_hour") or _scenario_qph(center.run))
-        out["production_map"] = verdict_at(tgt, qph, engines)
+        out["production_map"] = verdict_at(tgt, qph, engines,
+                                             update_fraction=scenario.workload.corrections_fraction)
         timings["review/production_map"] = time.perf_counter() - t0
     if flip:
         out["flip_map"] = [{k: p[k] for k in ("param", "factor", "value", "choice", "flips", "note")} for p in points]

@@ -37,6 +37,7 @@ from bench.engine_factory import LOGICAL_START, MB, engine_bloom, resolve_planne
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario
+from bench.simulate import corrections as simcorr
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
@@ -202,6 +203,7 @@ class SimEngine:
     rows: dict[str, pa.Table] = field(default_factory=dict)  # path -> its rows' query columns (exact mode)
     log: reqmodel.EventLog = field(default_factory=reqmodel.EventLog)  # what each phase did, for the request model
     partitions: set[str] = field(default_factory=set)  # partition paths ever written (a new one is a new prefix)
+    fresh: set[tuple[str, str]] = field(default_factory=set)  # file groups this batch's ingest created
 
     @property
     def events(self) -> reqmodel.Events:
@@ -264,6 +266,10 @@ class Simulator:
         self.service_weights = weights / weights.sum()
         self.services = [f"svc-{i:03d}" for i in range(self.spec.num_services)]
         self.batch = 0
+        # this batch's corrections (workload.update_fraction): updated keys per partition (with rows), else a count
+        self.corrects = self.spec.corrections_fraction > 0
+        self.batch_updates: dict[str, pa.Array] = {}
+        self.update_count = 0
         self.first_byte_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
         # the footer bloom filter of the runner's reference write of each batch (a writes-once engine's,
         # else its scratch write's: the first engine's)
@@ -405,8 +411,8 @@ class Simulator:
             wbytes = sum([s.size_bytes for s in written])
         wrows = sum([s.num_rows for s in written])
         cfg = e.inserts
-        # Hudi's estimate reads commits only (engines.cow_baseline.insert.table_average_record_size)
-        if kind == "ingest" and cfg is not None and wrows and wbytes > (
+        # Hudi's estimate reads commits only, upserts' too (engines.cow_baseline.insert.table_average_record_size)
+        if kind in ("ingest", "upsert") and cfg is not None and wrows and wbytes > (
                 cfg.record_size_estimation_threshold * cfg.small_file_limit):
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
@@ -430,6 +436,12 @@ class Simulator:
                 self.sorted_rows = {}
         for k, v in counts.items():
             self.partition_rows[k] += v
+        if self.corrects:
+            if self.with_rows:
+                self.batch_updates = simcorr.updated_keys(self.spec, b)
+                self.update_count = sum([len(k) for k in self.batch_updates.values()])
+            else:
+                self.update_count = simcorr.correction_count(self.spec, b + self.start_at)
         # the batch written once, a file per partition (the runner's reference write), footers included
         footers = self.batch_footers
         for r in counts.values():
@@ -556,6 +568,9 @@ class Simulator:
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
         self._record(e, b, "ingest", "commit", instant, written, dur, 0, self.reference_bytes, wbytes)
+        if self.corrects:
+            tops = {s.file_group for s in merged}
+            e.fresh = {s.file_group for s in written if s.file_group not in tops}
         touched = {s.partition for s in written}
         new_partitions = len(touched - e.partitions)
         if new_partitions:
@@ -563,6 +578,39 @@ class Simulator:
         e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), len(merged),
                                                   self._row_groups_of(merged) if merged else 0, new_partitions))
         if e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
+            self._maybe_clean(e, b)
+
+    def upsert(self, e: SimEngine, b: int) -> None:
+        """Batch ``b``'s corrections as the runner feeds them: one upsert commit after the insert commit,
+        the copy-on-write merge rewriting every file group that holds an updated key as a new slice of
+        the same rows (:mod:`bench.simulate.corrections` says how the groups are found), then the
+        writer's after-commit clean. None when the batch has no corrections."""
+        if not self.update_count:
+            return
+        if not e.behaviour.upserts_by_merge():
+            raise ValueError(f"engine {e.name} (kind {e.kind}): the simulator has no model of its upsert")
+        if self.with_rows:
+            touched = simcorr.touched_exact({p: e.by_part.get(p, {}).values() for p in self.batch_updates}, e.rows,
+                                            self.batch_updates)
+            old = [s for s, _ in touched]
+        else:
+            old = simcorr.touched_estimated(e.live.values(), e.fresh, self.update_count, self.spec.seed,
+                                            b + self.start_at)
+            touched = [(s, None) for s in old]
+        partitions = {p for p in self.batch_updates} if self.with_rows else {s.partition for s in old}
+        e.gets += sum([len(e.by_part.get(p, ())) for p in partitions])  # the simple index reads their keys
+        instant = self._instant(e)
+        written = []
+        for s, data in touched:
+            e.gets += 1
+            written.append(self._add(e, s.partition, s.file_id, instant, s.num_rows, s.size_bytes,
+                                     s.column_stats if data is None else None, data))
+        wbytes = sum([s.size_bytes for s in written])
+        dur = self.model.ingest_s(wbytes, len(written))
+        self._record(e, b, "upsert", "commit", instant, written, dur, 0, 0, wbytes)
+        e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), len(old),
+                                                  self._row_groups_of(old) if old else 0, 0))
+        if e.behaviour.cleans_after_ingest():
             self._maybe_clean(e, b)
 
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
@@ -721,6 +769,7 @@ class _SimSteps:
 
     def ingest(self, e: SimEngine, b: int) -> None:
         self.sim.ingest(e, b, self.counts)
+        self.sim.upsert(e, b)  # the runner's upsert commit of the batch's corrections, if any
 
     def maintain(self, e: SimEngine, b: int, step: str) -> None:
         if step != SCHEDULE:

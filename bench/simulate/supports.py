@@ -35,3 +35,23 @@ def target_problems(target: Any) -> list[str]:
         out.append(f"batch_mb: a batch of {target.batch_mb:g} MB is larger than max_file_mb "
                    f"({target.max_file_mb:g} MB); the simulator's planners size files from batches below the maximum")
     return out
+
+
+def corrections_problems(scenario: Any, designs_only: bool = False) -> list[str]:
+    """Each engine of ``scenario`` whose corrections (``workload.update_fraction``) the simulator cannot
+    model, named with its kind; empty without corrections. The simulator models the copy-on-write
+    upsert (:mod:`bench.simulate.corrections`), not MERGE_ON_READ's log files and compaction.
+    ``designs_only``: the engines a projection would project (the verdict's candidates)."""
+    from engines.kinds import kind_of
+
+    if scenario.workload.corrections_fraction <= 0:
+        return []
+    out = []
+    for e in scenario.engines:
+        entry = kind_of(e.kind)
+        if entry.simulated or (designs_only and not entry.in_verdict):
+            continue
+        what = "MERGE_ON_READ (log files, compaction)" if "MERGE_ON_READ" in entry.table_types else "this kind"
+        out.append(f"engine {e.name} (kind {e.kind}): the simulator has no model of {what} under corrections "
+                   f"(workload.update_fraction is {scenario.workload.corrections_fraction})")
+    return out

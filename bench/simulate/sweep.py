@@ -130,6 +130,9 @@ class SweepSpec(BaseModel):
     # fast: a replay that is not periodic within replay_cap is replayed again up to this many batches
     # (None: replay_cap), its window fitted to the steady state (production_map.fit_window)
     replay_max: int | None = Field(None, ge=8, le=100_000)
+    # fast: batches a replay with corrections (update_fraction > 0) takes, at most (None: replay_cap, replay_max):
+    # every copy-on-write upsert rewrites a share of the whole table, so such a replay costs ~ batches x files
+    corrections_replay_cap: int | None = Field(None, ge=8, le=100_000)
     parameters: dict[str, list[float | str] | Range]
     axes: list[str] | None = None
     workers: int | None = Field(None, ge=1, le=64)
@@ -342,7 +345,7 @@ def fast_settings(grid: Grid) -> Any:
 
     return Settings(batches_per_hour=grid.spec.batches_per_hour, latency_ms=grid.spec.latency_ms,
                     replay_cap=grid.spec.replay_cap, replay_max=grid.spec.replay_max or grid.spec.replay_cap,
-                    margin=grid.margin)
+                    margin=grid.margin, corrections_replay_cap=grid.spec.corrections_replay_cap)
 
 
 def fast_model(grid: Grid) -> CostModel:

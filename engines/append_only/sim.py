@@ -14,5 +14,8 @@ class AppendOnlySim(AppendCompactionSim):
     def maintains(self) -> bool:
         return False
 
+    def upserts_by_merge(self) -> bool:
+        return False  # inserts only (its registry entry: takes_updates False)
+
     def plan(self, candidates: list[FileSlice]) -> list[Group]:
         return []

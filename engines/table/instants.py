@@ -30,6 +30,22 @@ def parse_instant(instant: str) -> datetime:
     return base + timedelta(milliseconds=millis)
 
 
+def completion_mtime_ns(instant: str) -> int:
+    """The modification time (ns since the epoch) a completed instant file gets: the instant's own time.
+
+    Apache Hudi 1.x takes a table version 6 instant's completion time from its completed file's
+    modification time, formatted in the JVM's zone (``HoodieInstantTimeGenerator.formatDate``,
+    ``hoodie.table.timeline.timezone`` LOCAL by default), and files a log file into the newest file
+    slice whose base instant is at or before the completion time of the instant its name carries
+    (``HoodieFileGroup.getBaseInstantTime``). With the logical clock our instants lie months before
+    the wall clock, so a real modification time put every log file into its group's newest slice:
+    an as-of read of an older slice lost its logs' rows and an incremental read opened logs the
+    cleaner had removed. The digits are read as local time, the zone Hudi formats them in, so the
+    completion time Hudi reads back is the instant time itself."""
+    moment = parse_instant(instant).replace(tzinfo=None)  # naive: local time, as Hudi's LOCAL zone
+    return int(moment.replace(microsecond=0).timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
 def next_after(candidate: str, last: str | None) -> str:
     """``candidate`` if it is later than ``last``, else ``last`` + 1 ms."""
     if last is None or candidate > last:

@@ -316,10 +316,12 @@ class Storage:
         cause = next((why for marks, why in _STORE_CAUSES if any(m in text for m in marks)), "the store refused it")
         return StorageError(f"{store}: {op} {self.abs(rel)} failed: {cause} ({text})")
 
-    def write_atomic(self, rel: str, data: bytes, overwrite: bool = True) -> None:
+    def write_atomic(self, rel: str, data: bytes, overwrite: bool = True, mtime_ns: int | None = None) -> None:
         """Write ``data`` to ``rel`` so that readers see all of it or nothing: temp + rename on file
         systems; on an object store one object write, which is atomic there (a rename would be a
-        copy and a delete: two more requests and no more safety)."""
+        copy and a delete: two more requests and no more safety). ``mtime_ns``: the modification
+        time the file appears with on a local file system (set on the temporary file, so the file
+        never appears with another); an object store sets its own (S3's ``LastModified``)."""
         if self.is_object_store:
             if not overwrite and self.exists(rel):
                 raise StorageError(f"{self.abs(rel)} already exists")
@@ -339,6 +341,8 @@ class Storage:
         try:
             with self.fs.open_output_stream(self.abs(tmp)) as f:
                 f.write(data)
+            if mtime_ns is not None and self.is_local:
+                os.utime(self.abs(tmp), ns=(mtime_ns, mtime_ns))
             faults.point("storage.before_rename")
             self.fs.move(self.abs(tmp), self.abs(rel))
         except OSError as exc:

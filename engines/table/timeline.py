@@ -26,6 +26,7 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import NamedTuple
 
+from engines.table.instants import completion_mtime_ns
 from engines.table.metadata import CommitMetadata
 from engines.table.model import ColumnStats
 from engines.table.storage import Storage
@@ -312,7 +313,9 @@ class Timeline:
         if not content:
             raise TimelineError("completed instant content must not be empty (Hudi readers reject it)")
         name = state_file(instant.timestamp, instant.action, State.COMPLETED, completed_action)
-        self.storage.write_atomic(f"{METAFOLDER}/{name}", content, overwrite=False)
+        # its modification time is its completion time to Apache Hudi 1.x (instants.completion_mtime_ns)
+        self.storage.write_atomic(f"{METAFOLDER}/{name}", content, overwrite=False,
+                                  mtime_ns=completion_mtime_ns(instant.timestamp))
         return Instant(instant.timestamp, instant.action, State.COMPLETED)
 
     def revert_to_requested(self, instant: Instant) -> Instant:
