@@ -243,6 +243,7 @@ class ResultsWriter:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+        self.tables: dict[str, pa.Table] = {}  # tables the caller built whole (in the table's schema), not from rows
 
     def add(self, table: str, **row: Any) -> None:
         if table not in TABLES:
@@ -255,6 +256,13 @@ class ResultsWriter:
         (:mod:`bench.partial_results`)."""
         path = self.folder / f"{table}.parquet"
         tmp = path.with_suffix(".parquet.tmp")
+        built = self.tables.get(table)
+        if built is not None:
+            if not built.schema.equals(TABLES[table]):
+                raise ResultsError(f"table {table!r} built with a schema other than the results table's")
+            pq.write_table(built, tmp)
+            tmp.replace(path)
+            return path
         rows = list(self.rows[table])
         schema = TABLES[table]
         cols = {}

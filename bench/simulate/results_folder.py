@@ -9,7 +9,7 @@ from bench.scenario import Scenario, fingerprint
 from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import CostModel
 from bench.simulate.simulator import run_simulation, without_cycle_collector
-from runresults import ResultsWriter, derive_cumulative, new_run_id, run_record
+from runresults import ResultsWriter, new_run_id, run_record
 
 FILES_ROWS_LIMIT = 200_000  # an engine's live files listed in the ``files`` table up to this many
 
@@ -31,18 +31,15 @@ def _simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | P
     model = CostModel.load(calibration_path) if calibration_path else CostModel()
     run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
     writer = ResultsWriter(run_dir)
-    done = run_simulation(scenario, model, horizon_batches, writer, progress=progress, as_run=as_run)
+    done = run_simulation(scenario, model, horizon_batches, writer, progress=progress, as_run=as_run,
+                          commit_rows=False)
     sim, engines = done.sim, done.engines
     for e in engines:
         if len(e.live) <= FILES_ROWS_LIMIT:
             for s in e.live.values():
                 writer.add("files", engine=e.name, checkpoint=done.takes[e.name] - 1, partition=s.partition,
                            file_id=s.file_id, path=s.path, size_bytes=s.size_bytes, rows=s.num_rows, live=True)
-    batch_bytes: dict[int, int] = {}
-    for row in writer.rows["commits"]:
-        if row["kind"] == "ingest" and row["batch"] not in batch_bytes:
-            batch_bytes[row["batch"]] = row["batch_bytes"]
-    derive_cumulative(writer, batch_bytes)
+    writer.tables["commits"] = sim.commits.table()  # its cumulative columns derived as derive_cumulative does
     wall = time.perf_counter() - t0
     requests = {e.name: {"put": e.puts, "get": e.gets, "list": e.lists,
                          "usd": round(model.request_cost_usd(e.puts, e.gets, e.lists), 4)} for e in engines}

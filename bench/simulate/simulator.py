@@ -16,11 +16,10 @@ cannot gain small files). Both are stated in run.json's ``simulation`` block.
 from __future__ import annotations
 
 import gc
-import heapq
 import json
 import math
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
 from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
+from bench.simulate.commit_log import CommitLog
 from bench.simulate.costmodel import CostModel
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
 from engines.cow_baseline.config import CowConfig
@@ -55,7 +55,7 @@ from engines.table.instants import InstantClock
 from engines.table.model import FileSlice, commit_order, file_slice, new_file_id
 from engines.table.pruning import prune
 from engines.table.sizing import split_evenly
-from runresults import TABLES, ResultsWriter, commit_row
+from runresults import TABLES, ResultsWriter
 from runresults.query_runs import query_runs
 from workloads.generator import batch_num_records, batch_table, batch_ts_range, bytes_per_record
 from workloads.rowdef import trace_id
@@ -140,9 +140,14 @@ _FIRST_INSTANT = LOGICAL_CLOCK.next(None)
 def next_logical_instant(last: str | None) -> str:
     """``LOGICAL_CLOCK.next(last)`` for a simulated table's own instants: after the first, each is the
     last + 1 ms, done on the digits unless the milliseconds carry (a replay ticks ~10^5 times)."""
-    if last is not None and len(last) == 17 and last >= _FIRST_INSTANT and last[14:] != "999":
-        return f"{last[:14]}{int(last[14:]) + 1:03d}"
+    if last is not None and len(last) == 17 and last >= _FIRST_INSTANT:
+        ms = _NEXT_MS.get(last[14:])
+        if ms is not None:
+            return last[:14] + ms
     return LOGICAL_CLOCK.next(last)
+
+
+_NEXT_MS = {f"{i:03d}": f"{i + 1:03d}" for i in range(999)}  # the milliseconds' digits, and the next ones'
 
 
 _INSTANT = attrgetter("instant")
@@ -170,7 +175,7 @@ class SimEngine:
     name: str
     behaviour: SimBehaviour  # what its kind does (engines/<kind>/sim.py)
     live: dict[tuple[str, str], FileSlice] = field(default_factory=dict)
-    physical: dict[str, FileSlice] = field(default_factory=dict)  # live or dead, until deleted
+    physical: int = 0  # physical files (live, or dead until the cleaner deletes them)
     instants: int = 0
     seq: int = 0
     dirty: set[str] = field(default_factory=set)
@@ -182,10 +187,11 @@ class SimEngine:
     phys_bytes: int = 0
     small: int = 0
     # the cleaner's bookkeeping: the dead files (no longer live, waiting for the cleaner) of each group,
-    # the dead files by the instant they left the snapshot (a heap of (instant, path, group)), and the
-    # group of each that left before the earliest retained instant
+    # the dead files in the order they left the snapshot ((instant, path, group); a file leaves at the
+    # timeline's newest instant, so the instants never go back), and the group of each that left
+    # before the earliest retained instant
     dead_by_group: dict[tuple[str, str], dict[str, DeadFile]] = field(default_factory=dict)
-    dying: list[tuple[str, str, tuple[str, str]]] = field(default_factory=list)
+    dying: deque[tuple[str, str, tuple[str, str]]] = field(default_factory=deque)
     expired: dict[str, tuple[str, str]] = field(default_factory=dict)
     footers: dict[int, int] = field(default_factory=dict)  # rows -> footer bytes of its bloom filter
     by_part: dict[str, dict[str, FileSlice]] = field(default_factory=lambda: defaultdict(dict))
@@ -232,6 +238,7 @@ class Simulator:
                            "queries": {"interleaved": q.interleaved, "rounds": q.rounds, "warm_runs": q.warm_runs}}
         self.model = model
         self.writer = writer
+        self.commits = CommitLog()  # the ``commits`` rows, handed to the writer as the replay ends
         full = horizon or scenario.workload.num_batches
         self.spec = scenario.workload.model_copy(update={"num_batches": full})
         # ``stop_after``: the first batches of the whole horizon, its times unchanged (a projection's
@@ -263,6 +270,9 @@ class Simulator:
         if self.schedule is not None:
             labels = {k: partition_label(self.spec, k) for k in set(self.schedule.keys)}
             self.schedule_paths = [f"{self.prefix}{labels[k]}" for k in self.schedule.keys]
+        # a batch's range ends where a later batch's starts (late rows: a partition or two later), so
+        # each moment of the schedule is built once (microseconds -> its datetime)
+        self.moments: dict[int, datetime] = {}
         self.quantile_ranges: dict[int, list[tuple[str, str]]] = {}  # outputs -> service range of each
         self.sorted_rows: dict[tuple[str, tuple[str, ...]], pa.Table] = {}  # ... sorted, shared by the engines
         self.partition_rows: dict[str, int] = defaultdict(int)
@@ -294,10 +304,6 @@ class Simulator:
     def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
         """A file's bytes: its rows' data plus Hudi's footer bloom filter of their keys."""
         return data_bytes + self._footer(e, rows)
-
-    def _data(self, e: SimEngine, s: FileSlice) -> int:
-        """A file's bytes without its footer bloom filter."""
-        return s.size_bytes - self._footer(e, s.num_rows)
 
     def _instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
@@ -332,7 +338,7 @@ class Simulator:
             e.small -= old.size_bytes < small
         live[key] = s
         e.by_part[partition][file_id] = s
-        e.physical[path] = s
+        e.physical += 1
         e.live_bytes += size
         e.phys_bytes += size
         e.small += size < small
@@ -343,7 +349,7 @@ class Simulator:
     @staticmethod
     def _bury(e: SimEngine, s: FileSlice, at: str, replaced: bool) -> None:
         """``s`` left the snapshot at instant ``at``: it waits for the cleaner."""
-        path, key = s.path, s.file_group
+        path, key = s.path, (s.partition, s.file_id)
         group = e.dead_by_group.get(key)
         if group is None:
             group = e.dead_by_group[key] = {}
@@ -351,24 +357,28 @@ class Simulator:
             before = group.get(path)
             replaced = before is not None and before.replaced
         group[path] = DeadFile(s, at, replaced)
-        heapq.heappush(e.dying, (at, path, key))
+        dying = e.dying
+        if dying and at < dying[-1][0]:
+            raise RuntimeError(f"simulator: {path} left the snapshot at {at}, before the newest dead file "
+                               f"({dying[-1][0]}); the cleaner's queue needs the timeline's order")
+        dying.append((at, path, key))
 
     def _retire(self, e: SimEngine, s: FileSlice, delete_now: bool) -> None:
         if e.rows:
             e.rows.pop(s.path, None)
-        if e.live.pop(s.file_group, None) is not None:
+        if e.live.pop((s.partition, s.file_id), None) is not None:
             e.by_part[s.partition].pop(s.file_id, None)
             e.live_bytes -= s.size_bytes
             e.small -= s.size_bytes < self.small
             if e.logs:
                 self._logs_leave(e, s.path)
         if delete_now:
-            e.physical.pop(s.path, None)
+            e.physical -= 1
             e.phys_bytes -= s.size_bytes
             if e.logs:
                 self._logs_delete(e, s.path)
         else:
-            self._bury(e, e.physical[s.path], e.last_instant, True)
+            self._bury(e, s, e.last_instant, True)
 
     @staticmethod
     def _logs_leave(e: SimEngine, base_path: str) -> None:
@@ -389,25 +399,26 @@ class Simulator:
     def _clean(self, e: SimEngine) -> int:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
         groups that hold files no longer live; a simulated table has no pending instants."""
-        earliest = earliest_to_retain(e.data_instants, self.retained)
-        if earliest is None or not e.dead_by_group:
+        instants = e.data_instants
+        if len(instants) <= self.retained or not e.dead_by_group:  # earliest_to_retain gives None
             return 0
+        earliest = earliest_to_retain(instants, self.retained)
         # a file that left the snapshot at or after ``earliest`` is the newest slice a reader of
         # ``earliest`` needs (its successor, or its replacement, is that new): the rule dooms nothing
         # in a group whose every dead file is such, so only the other groups are handed to it. Those
-        # are the groups of the files that left before ``earliest`` (popped from the heap as
+        # are the groups of the files that left before ``earliest`` (taken from the queue as
         # ``earliest`` passes them; it never moves back) and are still waiting.
         dying, expired = e.dying, e.expired
         while dying and dying[0][0] < earliest:
-            _, path, key = heapq.heappop(dying)
+            _, path, key = dying.popleft()
             expired[path] = key
         if not expired:
             return 0
-        physical, dead_by_group = e.physical, e.dead_by_group
+        dead_by_group, lives = e.dead_by_group, e.live
         doomed: list[FileSlice] = []
         for key in set(expired.values()):
             dead = dead_by_group[key].values()
-            live = e.live.get(key)
+            live = lives.get(key)
             committed = [f.slice for f in dead]
             if live is not None:
                 committed.append(live)
@@ -417,18 +428,20 @@ class Simulator:
             committed.sort(key=_INSTANT)
             doomed += doomed_in_group(committed, earliest, replaced_at)
         deleted = len(doomed)
+        freed = 0
         for s in doomed:
             p = s.path
-            del physical[p]
-            e.phys_bytes -= s.size_bytes
+            freed += s.size_bytes
             if e.logs:  # the cleaner deletes a file slice: its base file and its log files
                 deleted += len(e.logs.get(p, ()))
                 self._logs_delete(e, p)
-            key = expired.pop(p, None) or s.file_group
+            key = expired.pop(p, None) or (s.partition, s.file_id)
             group = dead_by_group[key]
             del group[p]
             if not group:
                 del dead_by_group[key]
+        e.phys_bytes -= freed
+        e.physical -= len(doomed)
         return deleted
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
@@ -446,13 +459,9 @@ class Simulator:
             e.avg_record_size = math.ceil(wbytes / wrows)
         e.seq += 1
         e.puts += 3  # requested, inflight, completed instant files
-        self.writer.rows["commits"].append(commit_row(
-            engine=e.name, seq=e.seq, batch=batch, instant=instant,
-            action=action, operation=kind.upper(), kind=kind,
-            duration_s=duration, records_written=wrows, bytes_written=wbytes, files_written=len(written),
-            files_replaced=replaced, batch_bytes=batch_bytes, live_files=live_n,
-            physical_files=len(e.physical) + e.phys_logs,
-            live_bytes=live_bytes, physical_bytes=phys_bytes, small_files=e.small, metadata_bytes=0))
+        self.commits.append((e.name, e.seq, batch, instant, action, kind.upper(), kind, duration, wrows, wbytes,
+                             len(written), replaced, batch_bytes, live_n, e.physical + e.phys_logs, live_bytes,
+                             phys_bytes, e.small))
 
     # -- what a file holds (bench.simulate.rows) ----------------------------------------------
     def begin_batch(self, b: int) -> dict[str, int]:
@@ -491,12 +500,20 @@ class Simulator:
         services = (self.services[0], self.services[-1])
         stats = self.batch_stats
         pcol, cut = self.pcol, len(self.prefix)
+        moments = self.moments
         for i in range(lo, hi):
             value = paths[i][cut:]
             ts_hi = sched.ts_hi[i]
             out = {"service": services, pcol: (value, value)}
             if ts_hi >= 0:
-                out["ts"] = (utc_moment(sched.ts_lo[i]), utc_moment(ts_hi))
+                ts_lo = sched.ts_lo[i]
+                start = moments.get(ts_lo)
+                if start is None:
+                    start = moments[ts_lo] = utc_moment(ts_lo)
+                end = moments.get(ts_hi)
+                if end is None:
+                    end = moments[ts_hi] = utc_moment(ts_hi)
+                out["ts"] = (start, end)
             stats[paths[i]] = out
         return dict(zip(paths[lo:hi], sched.counts[lo:hi], strict=True))
 
@@ -563,31 +580,32 @@ class Simulator:
             instant = self._instant(e)
             ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
             buckets = assign_inserts(by_part, counts, avg, cfg)
-            for i, (bucket, (lo, n)) in enumerate(zip(buckets, rank_ranges(buckets), strict=True)):
-                new_rows = ranked[bucket.partition].slice(lo, n) if self.with_rows else None
-                if bucket.base_slice is not None:
-                    base = bucket.base_slice
+            cuts = rank_ranges(buckets) if self.with_rows else None
+            footers, footer = e.footers, self._footer
+            for i, (partition, _, n, base) in enumerate(buckets):
+                new_rows = ranked[partition].slice(*cuts[i]) if cuts is not None else None
+                if base is not None:
                     e.gets += 1
                     merged.append(base)
                     data = pa.concat_tables([e.rows[base.path], new_rows]) if new_rows is not None else None
-                    rows = base.num_rows + bucket.num_records
-                    written.append(self._add(e, bucket.partition, base.file_id, instant, rows,
-                                             self._size(e, rows, self._data(e, base) + int(bucket.num_records * bpr)),
-                                             None if data is not None else _merge_two(
-                                                 base.column_stats, self._estimated_stats(bucket.partition)), data))
+                    rows = base.num_rows + n
+                    old_footer = footers.get(base.num_rows) or footer(e, base.num_rows)
+                    size = base.size_bytes - old_footer + int(n * bpr) + (footers.get(rows) or footer(e, rows))
+                    written.append(self._add(e, partition, base.file_id, instant, rows, size, None if data is not None
+                                             else _merge_two(base.column_stats, self._estimated_stats(partition)), data))
                 else:  # the engine writes every bucket as task 0 (engines.cow_baseline.bucket_write)
-                    file_id = new_file_id(f"bucket-{i}", instant, bucket.partition, 0, 0, 0)
-                    written.append(self._add(e, bucket.partition, file_id, instant, bucket.num_records,
-                                             self._size(e, bucket.num_records, int(bucket.num_records * bpr)),
-                                             self._estimated_stats(bucket.partition) if new_rows is None else None,
-                                             new_rows))
+                    file_id = new_file_id(f"bucket-{i}", instant, partition, 0, 0, 0)
+                    size = int(n * bpr) + (footers.get(n) or footer(e, n))
+                    written.append(self._add(e, partition, file_id, instant, n, size,
+                                             self._estimated_stats(partition) if new_rows is None else None, new_rows))
         else:
             instant = self._instant(e)
             order = self._ingest_order(e)
             mor = e.merge_on_read
+            max_file, footers = self.max_file, e.footers
             for partition, rows in counts.items():
                 size = int(rows * bpr)
-                parts = split_evenly(rows, max(1, math.ceil(size / self.max_file)))
+                parts = split_evenly(rows, max(1, math.ceil(size / max_file))) if size > max_file else (rows,)
                 # a deltacommit's new base files are named as the table core's writer names them
                 ids = [new_file_id("", instant, partition, 0, 0, k) if mor else e.new_id() for k in range(len(parts))]
                 if self.with_rows:
@@ -598,8 +616,9 @@ class Simulator:
                 else:
                     stats = self._estimated_stats(partition)
                     for fid, r in zip(ids, parts, strict=True):
-                        written.append(self._add(e, partition, fid, instant, r,
-                                                 self._size(e, r, int(r * bpr)), stats))
+                        footer = footers.get(r)
+                        size = int(r * bpr) + (footer if footer is not None else self._footer(e, r))
+                        written.append(self._add(e, partition, fid, instant, r, size, stats))
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
         self._record(e, b, "ingest", "deltacommit" if e.merge_on_read else "commit", instant, written, dur, 0,
@@ -1001,7 +1020,7 @@ class Simulation:
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
                    sink: RowSink | ResultsWriter | None = None, progress: bool = False,
                    stop_after: int | None = None, start_at: int = 0,
-                   as_run: bool = False) -> Simulation:
+                   as_run: bool = False, commit_rows: bool = True) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
     With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
@@ -1010,7 +1029,9 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     With ``as_run``, the batches a real run of ``scenario`` takes: the loop stops after
     ``scenario.batches_run`` (``run --batches``) and each engine takes its own prefix
     (``engines.<name>.num_batches``), with its final maintenance and checkpoints where the runner
-    puts them (:func:`bench.batch_loop.checkpoints_of`); otherwise every engine takes every batch."""
+    puts them (:func:`bench.batch_loop.checkpoints_of`); otherwise every engine takes every batch.
+    The ``commits`` rows go into ``sink.rows`` at the end, unless ``commit_rows`` is False: then the
+    caller takes them as a table from ``sim.commits`` (:class:`bench.simulate.commit_log.CommitLog`)."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
     if as_run and scenario.batches_run < (horizon_batches or scenario.workload.num_batches):
@@ -1033,4 +1054,6 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
         run_batches(_SimSteps(sim, engines, bar.advance, marks), engines,
                     MaintenanceSchedule.of(scenario, threads=False), sim.n, checkpoints=checkpoints,
                     prefix=lambda e: takes[e.name])
+        if commit_rows:
+            sink.rows["commits"].extend(sim.commits.rows())
     return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0, takes)
