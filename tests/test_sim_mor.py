@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from test_sim_corrections import SMALL, _corrected
 
 from bench.scenario import Scenario, load_scenario
 from bench.simulate import simulator as simmod
@@ -18,7 +19,6 @@ from bench.simulate.supports import corrections_problems
 from bench.simulate.validate import WA_TOLERANCE, validate
 from engines.table.model import new_file_id
 from runresults import Results
-from tests.test_sim_corrections import SMALL, _corrected
 
 MOR = "option2_mor"
 EXACT = ["batch", "kind", "files_written", "live_files", "physical_files", "records_written"]
