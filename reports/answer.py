@@ -61,8 +61,17 @@ def _choice_sentence(review: dict[str, Any]) -> str:
                 f"{margin} margin" + (f" ({vs})." if vs else "."))
     names = [_who(review, d) for d in [ch["design"], *ch["equivalent"]]]
     ratios = "; ".join(f"{d} {ch['ratios'][d]['text']} times the cost" for d in ch["equivalent"])
+    # a ratio of one measurement each has no interval: equivalent because nothing shows a difference
+    singles = [d for d in ch["equivalent"] if _single(ch["ratios"][d].get("ratio"))]
+    how = (f"within the {margin} margin" if not singles else
+           "not separable from it, each measured once with no interval" if len(singles) == len(ch["equivalent"])
+           else f"within the {margin} margin or, measured once with no interval, not separable from it")
     return (f"{', '.join(names[:-1])} and {names[-1]} are equivalent in cost: {own} for the cheapest, "
-            f"and the others within the {margin} margin ({ratios}); the choice between them rests on other grounds.")
+            f"and the others {how} ({ratios}); the choice between them rests on other grounds.")
+
+
+def _single(ratio: dict[str, Any] | None) -> bool:
+    return bool(ratio) and ratio.get("kind") != "exact" and int(ratio.get("n") or 0) < 2
 
 
 def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:

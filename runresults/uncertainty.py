@@ -198,9 +198,12 @@ def exact_ratio(a: float, b: float) -> Interval | None:
 
 def decide(ratio: Interval | None, margin: float) -> str:
     """``"lower"`` (B below A beyond the margin), ``"higher"``, ``"equivalent"`` (the interval
-    reaches into 1 ± margin) or ``"n/a"`` (no figure)."""
+    reaches into 1 ± margin, or a measured ratio rests on one sample: with no interval it cannot
+    show a difference beyond the margin) or ``"n/a"`` (no figure)."""
     if ratio is None:
         return "n/a"
+    if ratio.kind != "exact" and ratio.n < 2:
+        return "equivalent"
     if ratio.hi < 1 - margin:
         return "lower"
     if ratio.lo > 1 + margin:

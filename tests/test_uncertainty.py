@@ -36,6 +36,9 @@ def test_a_difference_decides_only_outside_the_margin() -> None:
     assert r3.lo > 1.0 and decide(r3, 0.05) == "equivalent"
     assert decide(exact_ratio(71, 69), 0.05) == "equivalent" and decide(exact_ratio(71, 50), 0.05) == "lower"
     assert decide(None, 0.05) == "n/a"
+    # one measurement each (a run of one repetition): no interval, so no difference is shown, however large
+    one = paired_ratio([1.0], [1.5])
+    assert one is not None and one.n == 1 and decide(one, 0.05) == "equivalent"
 
 
 def test_fewer_than_ten_samples_are_a_range_never_95() -> None:
