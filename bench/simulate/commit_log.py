@@ -23,7 +23,7 @@ FIELDS = ("engine", "seq", "batch", "instant", "action", "operation", "kind", "d
           "bytes_written", "files_written", "files_replaced", "batch_bytes", "live_files", "physical_files",
           "live_bytes", "physical_bytes", "small_files")
 _WIDTH = len(FIELDS)
-_EXACT = 2 ** 53  # integers below this are exact as doubles: numpy's quotient is then Python's
+_EXACT = 2 * int(1 / np.finfo(np.float64).eps)  # 2^53: integers below it are exact as doubles, so numpy's quotient is then Python's
 _CONSTANT = {"metadata_bytes": 0, "repeat": 0, "plan_s": None, "write_s": None, "commit_s": None}
 
 
