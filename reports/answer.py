@@ -11,6 +11,7 @@ import pandas as pd
 
 from runresults.review.families import DESIGNS
 from runresults.review.gates import label
+from runresults.uncertainty import single_sample
 
 MAX_SENTENCES = 8
 
@@ -71,7 +72,7 @@ def _choice_sentence(review: dict[str, Any]) -> str:
 
 
 def _single(ratio: dict[str, Any] | None) -> bool:
-    return bool(ratio) and ratio.get("kind") != "exact" and int(ratio.get("n") or 0) < 2
+    return bool(ratio) and single_sample(str(ratio.get("kind")), int(ratio.get("n") or 0))
 
 
 def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:

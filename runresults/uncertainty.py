@@ -196,13 +196,18 @@ def exact_ratio(a: float, b: float) -> Interval | None:
     return Interval(r, r, r, 1, "exact")
 
 
+def single_sample(kind: str, n: int) -> bool:
+    """Whether a measured figure rests on one sample each: it has no interval, so it shows no difference."""
+    return kind != "exact" and n < 2
+
+
 def decide(ratio: Interval | None, margin: float) -> str:
     """``"lower"`` (B below A beyond the margin), ``"higher"``, ``"equivalent"`` (the interval
     reaches into 1 ± margin, or a measured ratio rests on one sample: with no interval it cannot
     show a difference beyond the margin) or ``"n/a"`` (no figure)."""
     if ratio is None:
         return "n/a"
-    if ratio.kind != "exact" and ratio.n < 2:
+    if single_sample(ratio.kind, ratio.n):
         return "equivalent"
     if ratio.hi < 1 - margin:
         return "lower"

@@ -220,8 +220,8 @@ class Timeline:
         A completed instant's file is written once, atomically, and never changed: a rollback removes
         pending files only, archiving takes the file off the listing this timeline was built from, and
         the clock never issues a completed instant's time again. So with a ``completed_bytes`` cache
-        it is read from the store once per table, as
-        Apache Hudi's writers keep the active timeline's instant details: each new view reads every
+        it is read from the store once per table, as Apache Hudi's writers keep the active timeline's
+        instant details: each new view reads every
         completed commit's metadata, which was one GET (and a HEAD) per instant per view on S3."""
         name = self.file_name(instant, state)
         path = f"{self.folder}/{name}"
