@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SCENARIO ?= bench/scenarios/default.yaml
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test` (0: one process, no xdist)
+PYTEST_WORKERS ?= 2
 REPEAT ?=
 
 .PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-s3 bench-s3-scale bench-stream bench-micro bench-cluster bench-map-production perf-check lint clean
@@ -20,10 +22,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# Every test but the slow ones (about 15 minutes on 2 cores), then the perf gate.
+# Every test but the slow ones (about 15 minutes on 2 cores), then the perf gate. Two pytest-xdist workers,
+# each with its own Spark; --dist loadgroup keeps the tests that share a costly setup (a session's run, a
+# module's fixture) on one worker, so none is built twice (the groups: tests/conftest.py).
 test: $(STAMP)
 	$(BIN)/ruff check engines workloads bench reports runresults tests
-	$(BIN)/pytest -q -m "not slow" --durations=30 $(PYTEST_ARGS)
+	$(BIN)/pytest -q -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup --durations=30 $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory perf-check
 
 # The long end-to-end tests (marker slow, pyproject.toml: full runs on the S3 store, real SIGKILLs,
