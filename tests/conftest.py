@@ -22,41 +22,6 @@ settings.register_profile("dev", max_examples=300, deadline=None)
 settings.register_profile("random", max_examples=3000, print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev"))
 
-# The session's real runs, each built once per process that asks for it: under pytest-xdist (`make test`
-# runs two workers with --dist loadgroup) every test that reads one runs on the same worker.
-SHARED_RUNS = ("small_run", "corrections_run", "s3_small_runs")
-
-
-def _group_keys(item: pytest.Item) -> set[str]:
-    """What ``item`` shares with other tests that is costly to build twice: a shared run, and its
-    module when it reads a module-scoped fixture (a module's setup)."""
-    keys = {name for name in SHARED_RUNS if name in item.fixturenames}
-    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-    if any(d and d[-1].scope == "module" for name, d in defs.items() if name in item.fixturenames):
-        keys.add(item.nodeid.split("::", 1)[0])
-    return keys
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (its own hook, on each worker)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """One xdist group per set of tests that share a costly setup, joined where they overlap (a module
-    whose fixture reads a shared run); every other test is scheduled on its own. Groups only bind
-    under ``--dist loadgroup``; without xdist the marks do nothing."""
-    parent: dict[str, str] = {}
-
-    def root(key: str) -> str:
-        while parent.setdefault(key, key) != key:
-            key = parent[key]
-        return key
-
-    keyed = [(item, sorted(_group_keys(item))) for item in items]
-    for _, keys in keyed:
-        for key in keys[1:]:
-            parent[root(key)] = root(keys[0])
-    for item, keys in keyed:
-        if keys:
-            item.add_marker(pytest.mark.xdist_group(root(keys[0])))
-
 
 @pytest.fixture(scope="session")
 def spark():
