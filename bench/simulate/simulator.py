@@ -47,6 +47,7 @@ from bench.simulate.commit_log import CommitLog
 from bench.simulate.costmodel import CostModel
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
 from engines.cow_baseline.config import CowConfig
+from engines.files.hash_partitioning import hash_partition
 from engines.kinds import kind_of
 from engines.mor_compaction.planner import SliceLogs, due, plan_compaction
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
@@ -616,6 +617,7 @@ class Simulator:
             mor = e.merge_on_read
             max_file, footers = self.max_file, e.footers
             chosen = mor_inserts.targets(self, e, counts) if mor and mor_inserts.pads(e) else None
+            by_task = not mor and e.behaviour.task_file_ids  # one write task per partition value of the batch
             for partition, rows in counts.items():
                 taken = 0
                 if chosen:  # inserts appended to small file groups' logs first, the rest to new base files
@@ -625,19 +627,22 @@ class Simulator:
                         continue
                 size = int(rows * bpr)
                 parts = split_evenly(rows, max(1, math.ceil(size / max_file))) if size > max_file else (rows,)
-                # a deltacommit's new base files are named as the table core's writer names them
-                ids = [new_file_id("", instant, partition, 0, 0, k) if mor else e.new_id() for k in range(len(parts))]
+                # a deltacommit's new base files are named as the table core's writer names them, an APPEND
+                # ingest's as its Spark tasks do
+                task = hash_partition(partition[len(self.prefix):], len(counts)) if by_task else 0
+                ids = [new_file_id("", instant, partition, task, 0, k) if mor or by_task else e.new_id()
+                       for k in range(len(parts))]
                 if self.with_rows:
                     pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts), taken)
                     for fid, r, (data, stats) in zip(ids, parts, pieces, strict=True):
                         written.append(self._add(e, partition, fid, instant, r,
-                                                 self._size(e, r, int(r * bpr)), stats, data))
+                                                 self._size(e, r, int(r * bpr)), stats, data, task))
                 else:
                     stats = self._estimated_stats(partition)
                     for fid, r in zip(ids, parts, strict=True):
                         footer = footers.get(r)
                         size = int(r * bpr) + (footer if footer is not None else self._footer(e, r))
-                        written.append(self._add(e, partition, fid, instant, r, size, stats))
+                        written.append(self._add(e, partition, fid, instant, r, size, stats, task=task))
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
         self._record(e, b, "ingest", "deltacommit" if e.merge_on_read else "commit", instant, written, dur, 0,
@@ -841,6 +846,7 @@ class Simulator:
         delete_now = e.behaviour.deletes_inputs_at_once()
         mor = e.merge_on_read
         for gi, (partition, members, n_out) in enumerate(groups):
+            prefix = None if mor else e.behaviour.rewrite_file_id_prefix(gi)
             rows = sum([s.num_rows for s in members])
             total = sum([s.size_bytes for s in members])
             data = total - sum([self._footer(e, s.num_rows) for s in members])  # one footer per output file
@@ -861,7 +867,8 @@ class Simulator:
                 self._retire(e, s, delete_now)
             for o, r in enumerate(parts):
                 size = self._size(e, r, int(data * r / rows)) if rows else 0
-                fid = new_file_id(f"group-{gi}", instant, partition, gi, 0, o) if mor else e.new_id()
+                fid = new_file_id(f"group-{gi}", instant, partition, gi, 0, o) if mor else \
+                    new_file_id(prefix, instant, partition, o, 0, 0) if prefix is not None else e.new_id()
                 task = gi if mor else o
                 if outputs is not None:
                     written.append(self._add(e, partition, fid, instant, r, size, data=outputs[o], task=task))
