@@ -193,3 +193,26 @@ def test_the_production_map_has_the_update_fraction_as_an_axis() -> None:
     near = pm.nearest_point(grid.values, pm.point_target(point, pm.Settings()), 1.0, pm.Settings(),
                             update_fraction=0.1)
     assert near["update_fraction"] == 0.05
+
+
+def test_option1_files_have_the_real_paths(corrections_run: Results, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Option 1's simulated files carry the real engine's names (fileId, write token, instant) at every
+    checkpoint: its APPEND ingest's by Spark task, its compaction's outputs by operation and task, its
+    upserts' rewrites keeping the group's fileId; so a compaction concatenates one instant's inputs in the
+    real engine's order (instant, task, sequence number, path)."""
+    sc = Scenario.model_validate(corrections_run.run["scenario"])
+    sc = sc.model_copy(update={"engines": [e for e in sc.engines if e.name == "option1_cbd"]})
+    seen: dict[int, list[str]] = {}
+    queries = simmod.Simulator.queries
+
+    def spy(self, e, b, params, final=False):  # noqa: ANN001, ANN202
+        seen[b] = sorted(s.path for s in e.live.values())
+        return queries(self, e, b, params, final)
+
+    monkeypatch.setattr(simmod.Simulator, "queries", spy)
+    simmod.run_simulation(sc, CostModel())
+    f = corrections_run.table("files")
+    f = f[(f.engine == "option1_cbd") & f.live]
+    assert sorted(seen) == sorted(f.checkpoint.unique())
+    for cp, paths in seen.items():
+        assert paths == sorted(f[f.checkpoint == cp].path), cp
