@@ -23,11 +23,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Every test but the slow ones (about 15 minutes on 2 cores), then the perf gate. Two pytest-xdist workers,
-# each with its own Spark; --dist loadfile keeps a file's tests on one worker, so a module fixture is built
-# once (a session run read by several files, small_run, may be built on both).
+# each with its own Spark; a file's tests stay on one worker, and so do all the files that share a session
+# run (small_run, ...), so neither a module fixture nor a run is built twice (the scheduler: tests/conftest.py).
 test: $(STAMP)
 	$(BIN)/ruff check engines workloads bench reports runresults tests
-	$(BIN)/pytest -q -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile --durations=30 $(PYTEST_ARGS)
+	$(BIN)/pytest -q -m "not slow" -n $(PYTEST_WORKERS) --dist loadscope --durations=30 $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory perf-check
 
 # The long end-to-end tests (marker slow, pyproject.toml: full runs on the S3 store, real SIGKILLs,

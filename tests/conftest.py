@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,37 @@ settings.register_profile("ci", max_examples=300, derandomize=True, database=Non
 settings.register_profile("dev", max_examples=300, deadline=None)
 settings.register_profile("random", max_examples=3000, print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") == "true" else "dev"))
+
+
+# The session runs several test files share. Under `make test`'s two xdist workers the files that use
+# one are scheduled as one unit, on one worker, so the run is built once: with --dist loadfile alone a
+# worker that takes any of those files builds it again (75 s idle for small_run). xdist's own loadgroup
+# marks do not survive pytest 9.2's node ids, hence the scheduler below.
+SHARED_RUNS = ("small_run", "corrections_run", "corrections_logs_run", "s3_small_runs")
+
+
+def shared_run_scope(nodeid: str, rootdir: Path, _texts: dict[str, str] = {}) -> str:  # noqa: B006 - a cache
+    """The scheduling unit of a test: the first shared session run its file names, else its file."""
+    file = nodeid.split("::", 1)[0]
+    if file not in _texts:
+        try:
+            _texts[file] = (rootdir / file).read_text()
+        except OSError:
+            _texts[file] = ""
+    return next((name for name in SHARED_RUNS if re.search(rf"\b{name}\b", _texts[file])), file)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201 - xdist's hook
+    from xdist.scheduler import LoadScopeScheduling
+
+    rootdir = Path(config.rootpath)
+
+    class SharedRunScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return shared_run_scope(nodeid, rootdir)
+
+    return SharedRunScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
