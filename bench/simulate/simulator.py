@@ -180,6 +180,9 @@ class DeadFile(NamedTuple):
     replaced: bool  # its whole file group was replaced (vs a superseded slice)
 
 
+_new_tuple = tuple.__new__
+
+
 @dataclass
 class SimEngine:
     spec: EngineSpec
@@ -373,7 +376,7 @@ class Simulator:
         elif not replaced:
             before = group.get(path)
             replaced = before is not None and before.replaced
-        group[path] = DeadFile(s, at, replaced)
+        group[path] = _new_tuple(DeadFile, (s, at, replaced))  # DeadFile(...) without its Python-level __new__
         dying = e.dying
         if dying and at < dying[-1][0]:
             raise RuntimeError(f"simulator: {path} left the snapshot at {at}, before the newest dead file "
