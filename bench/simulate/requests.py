@@ -64,13 +64,13 @@ class EventLog:
     def __init__(self) -> None:
         self._runs: list[tuple[str, str | int, tuple[str, ...], tuple[float, ...]]] = []
         self._events: Events = {}
-        self._checked: dict[str, tuple[str, ...]] = {}  # phase -> the names tuple last checked for it
+        self._checked: set[tuple[str, tuple[str, ...]]] = set()
 
     def add(self, phase: str, context: str | int, names: tuple[str, ...], values: tuple[float, ...]) -> None:
         """One run of ``phase`` in ``context`` with ``values`` of the features ``names``."""
-        if names is not self._checked.get(phase):  # one check per phase and names tuple (the callers keep theirs)
+        if (phase, names) not in self._checked:
             _check(phase, names)
-            self._checked[phase] = names
+            self._checked.add((phase, names))
         self._runs.append((phase, context, names, values))
 
     @property
