@@ -29,6 +29,9 @@ class KindSim:
     maintenance_kind: ClassVar[str] = "compaction"
     maintenance_action: ClassVar[str] = "commit"
     merge_on_read: ClassVar[bool] = False  # deltacommits, corrections into log files, MOR compaction
+    # its APPEND ingest names files as the engine's write tasks do (engines.spark.insert.insert_new_file_groups:
+    # one task per partition value of the batch, by Spark's hash partitioning); False: the simulator's counter
+    task_file_ids: ClassVar[bool] = False
 
     def __init__(self, planner: Any, options: dict[str, Any]) -> None:
         self.planner = planner
@@ -61,6 +64,11 @@ class KindSim:
 
     def deletes_inputs_at_once(self) -> bool:
         return False
+
+    def rewrite_file_id_prefix(self, index: int) -> str | None:
+        """The fileId prefix the engine's ``index``-th rewrite of a maintenance step gives its outputs
+        (output ``o`` written by task ``o``, its first file), or None: the simulator's counter names them."""
+        return None
 
     def cleans_after_maintenance(self) -> bool:
         return True

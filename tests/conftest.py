@@ -57,31 +57,57 @@ def small_run(spark, tmp_path_factory):
 
 
 CORRECTIONS_BATCHES = 4
+NO_BLOOM = {"hoodie.parquet.bloom.filter.enabled": False}
+# option2_mor_logs' small-file limit: small.yaml's (0.6 MB), every base file of the run below it
+LOGS_SMALL_FILE_LIMIT = 629145
 
 
-@pytest.fixture(scope="session")
-def corrections_run(spark, tmp_path_factory):
-    """Four batches with 10% corrections into the COW baseline, Option 1 (commit before delete) and
-    Option 2 on MERGE_ON_READ; maintenance after batch 3 and none at the end, queries after batches 2 and
-    4 (both see the MOR table's logs unmerged), the final checkpoint's interleaved rounds. Shared by
-    tests/test_runner_corrections.py (the runner) and tests/test_sim_corrections.py (the simulator)."""
-    from bench.runner import run_scenario
+def corrections_scenario(names: tuple[str, ...]):
+    """small.yaml cut to four batches with 10% corrections, with the engines ``names`` of: the COW
+    baseline, Option 1 (commit before delete), Option 2 on MERGE_ON_READ with inserts into new base files
+    (``option2_mor``) and with inserts appended to small file groups' logs (``option2_mor_logs``); the
+    MOR engines with no footer bloom filter. Maintenance after batch 3 and none at the end, queries
+    after batches 2 and 4 (both see the MOR tables' logs unmerged), the final checkpoint's interleaved
+    rounds."""
     from bench.scenario import load_scenario
-    from runresults import Results
 
     sc = load_scenario(SMALL_SCENARIO)
     engines = [e for e in sc.engines if e.name in ("baseline", "option1_cbd")]
-    no_bloom = {"hoodie.parquet.bloom.filter.enabled": False}
-    engines.append(engines[0].model_copy(update={"name": "option2_mor", "kind": "clustering_mor", "config": no_bloom}))
-    sc = sc.model_copy(update={
+    mor = engines[0].model_copy(update={"name": "option2_mor", "kind": "clustering_mor", "config": NO_BLOOM})
+    logs = mor.model_copy(update={"name": "option2_mor_logs",
+                                  "config": {**NO_BLOOM, "hoodie.parquet.small.file.limit": LOGS_SMALL_FILE_LIMIT}})
+    engines = [e for e in (*engines, mor, logs) if e.name in names]
+    return sc.model_copy(update={
         "name": "corrections_test", "engines": engines,
         "workload": sc.workload.model_copy(update={"num_batches": CORRECTIONS_BATCHES, "corrections_fraction": 0.1}),
         "queries": sc.queries.model_copy(update={"checkpoint_every": 2, "interleaved": True}),
         "maintenance": sc.maintenance.model_copy(update={"final": False}),  # the last batch's logs stay
         "isolation": sc.isolation.model_copy(update={"enabled": False}),
         "spark": sc.spark.model_copy(update={"master": "local[1]"})})
+
+
+@pytest.fixture(scope="session")
+def corrections_run(spark, tmp_path_factory):
+    """:func:`corrections_scenario` with the COW baseline, Option 1 and ``option2_mor``. Shared by
+    tests/test_runner_corrections.py (the runner) and tests/test_sim_corrections.py (the simulator)."""
+    from bench.runner import run_scenario
+    from runresults import Results
+
+    sc = corrections_scenario(("baseline", "option1_cbd", "option2_mor"))
     return Results(run_scenario(sc, out=tmp_path_factory.mktemp("corrections"), progress=False, run_id="corr",
                                 keep_tables=True))
+
+
+@pytest.fixture(scope="session")
+def corrections_logs_run(spark, tmp_path_factory):
+    """:func:`corrections_scenario` with ``option2_mor_logs`` alone (inserts appended to small file
+    groups' logs), held to by the simulator (tests/test_sim_mor.py)."""
+    from bench.runner import run_scenario
+    from runresults import Results
+
+    sc = corrections_scenario(("option2_mor_logs",))
+    return Results(run_scenario(sc, out=tmp_path_factory.mktemp("corrections_logs"), progress=False,
+                                run_id="corr_logs", keep_tables=True))
 
 
 S3_SMALL_SCENARIO = Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "s3_small.yaml"

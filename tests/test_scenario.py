@@ -100,25 +100,27 @@ def test_corrections_refused_for_an_engine_that_takes_inserts_only(tmp_path: Pat
 
 def test_corrections_are_refused_where_the_simulator_would_ignore_them(tmp_path: Path) -> None:
     """The simulator models the copy-on-write upsert of a workload with corrections and MERGE_ON_READ
-    Option 2's log files and compaction (T21), not MERGE_ON_READ inserts padded into small groups' logs:
-    a review projection and `simulate` go ahead without such an engine (their upsert commits in the
-    figures), and with one both are refused, naming it, rather than giving figures without its logs."""
+    Option 2's log files, compaction and inserts appended to small groups' logs (T21), not a MOR engine
+    whose compaction the maintenance round schedules: a review projection and `simulate` go ahead without
+    such an engine (their upsert commits in the figures), and with one both are refused, naming it,
+    rather than giving figures of a compaction it does not model."""
     text = ("name: x\nworkload: {num_batches: 2, batch_records: 100, batch_mb: null, update_fraction: 0.1}\n"
             "engines:\n  - {name: base, kind: cow_baseline}\n")
-    mor = "  - {name: mor, kind: clustering, config: {table_type: MERGE_ON_READ}}\n"
-    logs = ("  - {name: morlogs, kind: clustering, config: {table_type: MERGE_ON_READ, "
-            "hoodie.parquet.small.file.limit: 4194304}}\n")
+    mor = ("  - {name: mor, kind: clustering, config: {table_type: MERGE_ON_READ}}\n"
+           "  - {name: morlogs, kind: clustering, config: {table_type: MERGE_ON_READ, "
+           "hoodie.parquet.small.file.limit: 4194304}}\n")
+    late = "  - {name: morasync, kind: clustering, config: {table_type: MERGE_ON_READ, compaction_inline: false}}\n"
     p = write(tmp_path, text + mor + "review: {project: true}\n")
     assert runner.invoke(app, ["validate", str(p)]).exit_code == 0
-    p = write(tmp_path, text + mor + logs + "review: {project: true}\n")
+    p = write(tmp_path, text + mor + late + "review: {project: true}\n")
     result = runner.invoke(app, ["validate", str(p)])
     out = " ".join(result.output.split())
-    assert result.exit_code == EXIT_BAD_INPUT and "review.project" in out and "morlogs (kind clustering_mor)" in out
-    p = write(tmp_path, text + mor + logs)
+    assert result.exit_code == EXIT_BAD_INPUT and "review.project" in out and "morasync (kind clustering_mor)" in out
+    p = write(tmp_path, text + mor + late)
     result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
     assert result.exit_code == EXIT_BAD_INPUT, result.output
     out = " ".join(result.output.split())
-    assert "morlogs (kind clustering_mor)" in out and "MERGE_ON_READ" in out and not (tmp_path / "out").exists()
+    assert "morasync (kind clustering_mor)" in out and "MERGE_ON_READ" in out and not (tmp_path / "out").exists()
     p = write(tmp_path, text + mor)
     result = runner.invoke(app, ["simulate", str(p), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output

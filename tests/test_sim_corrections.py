@@ -119,28 +119,31 @@ def test_the_estimated_draw_follows_the_exact_keys(monkeypatch: pytest.MonkeyPat
 
 
 def test_engines_without_a_model_of_corrections_are_named() -> None:
-    """MERGE_ON_READ Option 2 is modelled (engines/clustering_mor/sim.py); its inserts padded into small
-    groups' logs (option2_mor_logs) are not: named, and a projection with it refused."""
+    """MERGE_ON_READ Option 2 is modelled (engines/clustering_mor/sim.py), its inserts appended to small
+    groups' logs (option2_mor_logs) too; its compaction scheduled by the maintenance round
+    (``compaction_inline: false``) is not: named, and a projection with it refused."""
     sc = _corrected(load_scenario(SMALL), 4)
     assert corrections_problems(sc) == []
     mor = sc.engines[0].model_copy(update={"name": "option2_mor", "kind": "clustering_mor", "config": {}})
     logs = mor.model_copy(update={"name": "option2_mor_logs",
                                   "config": {"hoodie.parquet.small.file.limit": 4194304}})
-    assert corrections_problems(sc.model_copy(update={"engines": [*sc.engines, mor]})) == []
-    with_logs = sc.model_copy(update={"engines": [*sc.engines, mor, logs]})
-    problems = corrections_problems(with_logs)
-    assert len(problems) == 1 and "option2_mor_logs (kind clustering_mor)" in problems[0] and "MERGE_ON_READ" in problems[0]
-    doc = with_logs.model_dump(mode="json")
+    late = mor.model_copy(update={"name": "option2_mor_async", "config": {"compaction_inline": False}})
+    assert corrections_problems(sc.model_copy(update={"engines": [*sc.engines, mor, logs]})) == []
+    with_late = sc.model_copy(update={"engines": [*sc.engines, mor, logs, late]})
+    problems = corrections_problems(with_late)
+    assert len(problems) == 1 and "option2_mor_async (kind clustering_mor)" in problems[0] and "MERGE_ON_READ" in problems[0]
+    doc = with_late.model_dump(mode="json")
     doc["review"]["project"] = True
-    with pytest.raises(ValueError, match="option2_mor_logs"):
+    with pytest.raises(ValueError, match="option2_mor_async"):
         Scenario.model_validate(doc)
     doc["engines"] = doc["engines"][:-1]
-    assert Scenario.model_validate(doc).review.project  # copy-on-write designs and option2_mor project
+    assert Scenario.model_validate(doc).review.project  # copy-on-write designs and both MOR engines project
 
 
-def test_simulate_refuses_only_mor_inserts_into_logs(tmp_path: Path) -> None:
-    """`simulate` with corrections takes option2_mor (its upserts as log files) and refuses an engine
-    padding inserts into small groups' logs, naming it, writing nothing."""
+def test_simulate_takes_inserts_into_logs_and_refuses_what_is_not_modelled(tmp_path: Path) -> None:
+    """`simulate` with corrections takes option2_mor (its upserts as log files) and option2_mor_logs (its
+    inserts appended to small groups' logs too), and refuses a MOR engine whose compaction the maintenance
+    round schedules, naming it, writing nothing."""
     from typer.testing import CliRunner
 
     from bench.cli import app
@@ -148,7 +151,9 @@ def test_simulate_refuses_only_mor_inserts_into_logs(tmp_path: Path) -> None:
     body = SMALL.read_text().replace("  max_lateness_partitions: 1\n",
                                      "  max_lateness_partitions: 1\n  update_fraction: 0.1\n", 1)
     body = body.replace("engines:\n", "engines:\n  - {name: option2_mor, kind: clustering, "
-                        "config: {table_type: MERGE_ON_READ}}\n", 1)
+                        "config: {table_type: MERGE_ON_READ}}\n"
+                        "  - {name: option2_mor_logs, kind: clustering, config: {table_type: MERGE_ON_READ, "
+                        "hoodie.parquet.small.file.limit: 629145}}\n", 1)
     path = tmp_path / "mor.yaml"
     path.write_text(body)
     res = CliRunner().invoke(app, ["simulate", str(path), "--out", str(tmp_path / "ok")])
@@ -156,13 +161,16 @@ def test_simulate_refuses_only_mor_inserts_into_logs(tmp_path: Path) -> None:
     c = Results(next((tmp_path / "ok").iterdir())).table("commits")
     mor = c[(c.engine == "option2_mor") & (c.kind == "upsert")]
     assert len(mor) and set(mor.action) == {"deltacommit"}
-    logs = body.replace("config: {table_type: MERGE_ON_READ}}\n", "config: {table_type: MERGE_ON_READ}}\n"
-                        "  - {name: option2_mor_logs, kind: clustering, config: {table_type: MERGE_ON_READ, "
-                        "hoodie.parquet.small.file.limit: 4194304}}\n", 1)
-    path.write_text(logs)
-    assert "option2_mor_logs" in [e.name for e in load_scenario(path).engines]  # valid: `run` measures it
+    ing = c[c.kind == "ingest"].set_index(["engine", "batch"]).bytes_written
+    # the padded engine's inserts went to logs: its ingests after the first wrote other bytes than option2_mor's
+    assert (ing["option2_mor_logs"].iloc[1:] != ing["option2_mor"].iloc[1:]).all()
+    late = body.replace("config: {table_type: MERGE_ON_READ}}\n", "config: {table_type: MERGE_ON_READ}}\n"
+                        "  - {name: option2_mor_async, kind: clustering, config: {table_type: MERGE_ON_READ, "
+                        "compaction_inline: false}}\n", 1)
+    path.write_text(late)
+    assert "option2_mor_async" in [e.name for e in load_scenario(path).engines]  # valid: `run` measures it
     res = CliRunner().invoke(app, ["simulate", str(path), "--out", str(tmp_path / "no")])
-    assert res.exit_code != 0 and "option2_mor_logs" in res.output and "MERGE_ON_READ" in res.output
+    assert res.exit_code != 0 and "option2_mor_async" in res.output and "MERGE_ON_READ" in res.output
     assert not (tmp_path / "no").exists()  # nothing written
 
 
@@ -185,3 +193,26 @@ def test_the_production_map_has_the_update_fraction_as_an_axis() -> None:
     near = pm.nearest_point(grid.values, pm.point_target(point, pm.Settings()), 1.0, pm.Settings(),
                             update_fraction=0.1)
     assert near["update_fraction"] == 0.05
+
+
+def test_option1_files_have_the_real_paths(corrections_run: Results, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Option 1's simulated files carry the real engine's names (fileId, write token, instant) at every
+    checkpoint: its APPEND ingest's by Spark task, its compaction's outputs by operation and task, its
+    upserts' rewrites keeping the group's fileId; so a compaction concatenates one instant's inputs in the
+    real engine's order (instant, task, sequence number, path)."""
+    sc = Scenario.model_validate(corrections_run.run["scenario"])
+    sc = sc.model_copy(update={"engines": [e for e in sc.engines if e.name == "option1_cbd"]})
+    seen: dict[int, list[str]] = {}
+    queries = simmod.Simulator.queries
+
+    def spy(self, e, b, params, final=False):  # noqa: ANN001, ANN202
+        seen[b] = sorted(s.path for s in e.live.values())
+        return queries(self, e, b, params, final)
+
+    monkeypatch.setattr(simmod.Simulator, "queries", spy)
+    simmod.run_simulation(sc, CostModel())
+    f = corrections_run.table("files")
+    f = f[(f.engine == "option1_cbd") & f.live]
+    assert sorted(seen) == sorted(f.checkpoint.unique())
+    for cp, paths in seen.items():
+        assert paths == sorted(f[f.checkpoint == cp].path), cp

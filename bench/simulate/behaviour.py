@@ -30,6 +30,8 @@ class SimBehaviour(Protocol):
     # MERGE_ON_READ: every write a deltacommit, corrections as log files, inline MOR compaction (the
     # simulator's own model, engines/clustering_mor/sim.py); a kind without the field is copy-on-write
     merge_on_read: ClassVar[bool]
+    # its APPEND ingest names files as the engine's write tasks do (one per partition value of the batch)
+    task_file_ids: ClassVar[bool]
 
     def inserts(self, max_file: int) -> CowConfig | None:
         """The UpsertPartitioner config its ingest assigns inserts by (None: APPEND, files rolled at bytes)."""
@@ -62,6 +64,10 @@ class SimBehaviour(Protocol):
 
     def deletes_inputs_at_once(self) -> bool:
         """Whether a rewrite deletes the files it replaced at once (else they wait for the cleaner)."""
+        ...
+
+    def rewrite_file_id_prefix(self, index: int) -> str | None:
+        """The fileId prefix of the ``index``-th rewrite's outputs as the engine names them (None: a counter)."""
         ...
 
     def cleans_after_maintenance(self) -> bool:

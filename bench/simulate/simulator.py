@@ -38,7 +38,7 @@ from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario
 from bench.simulate import corrections as simcorr
-from bench.simulate import logsize
+from bench.simulate import logsize, mor_inserts
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
@@ -47,6 +47,7 @@ from bench.simulate.commit_log import CommitLog
 from bench.simulate.costmodel import CostModel
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
 from engines.cow_baseline.config import CowConfig
+from engines.files.hash_partitioning import hash_partition
 from engines.kinds import kind_of
 from engines.mor_compaction.planner import SliceLogs, due, plan_compaction
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
@@ -130,9 +131,12 @@ def _sorted_batch_rows(spec: WorkloadSpec, b: int, partition: str, order: tuple[
 
 @lru_cache(maxsize=8192)
 def _ingest_pieces(spec: WorkloadSpec, b: int, partition: str, order: tuple[str, ...],
-                   parts: tuple[int, ...]) -> list[tuple[pa.Table, dict]]:
-    """The files an APPEND ingest writes for one partition of batch ``b``: rows and their ranges."""
-    pieces = simrows.cut(_sorted_batch_rows(spec, b, partition, order), parts)
+                   parts: tuple[int, ...], skip: int = 0) -> list[tuple[pa.Table, dict]]:
+    """The files an APPEND ingest writes for one partition of batch ``b``: rows and their ranges
+    (``skip``: the partition's first rows, in batch order, went to small file groups' logs)."""
+    rows = _sorted_batch_rows(spec, b, partition, order) if not skip else \
+        simrows.sort_rows(_generated_batch(spec, b, True)[1][partition].slice(skip), order)
+    pieces = simrows.cut(rows, parts)
     value = partition.split("=", 1)[1]
     return [(t, simrows.stats_of(t, spec.partition_column, value)) for t in pieces]
 
@@ -229,6 +233,10 @@ class SimEngine:
     phys_logs: int = 0
     phys_log_bytes: int = 0
     deltas: int = 0
+    # inserts appended to small groups' logs (bench.simulate.mor_inserts): rows in each live slice's logs
+    # that are inserts, by its base file's path; each completed write's (base-file bytes, records)
+    inserted: dict[str, int] = field(default_factory=dict)
+    base_writes: list[tuple[int, int]] = field(default_factory=list)
 
     merge_on_read: bool = field(default=False, init=False)  # its kind's behaviour's (set once: the replay asks on every commit)
 
@@ -404,6 +412,8 @@ class Simulator:
     def _logs_leave(e: SimEngine, base_path: str) -> None:
         """The slice of ``base_path`` left the snapshot: its log files are no longer live."""
         logs = e.logs.get(base_path)
+        if e.inserted:
+            e.inserted.pop(base_path, None)
         if logs:
             e.live_logs -= len(logs)
             e.live_log_bytes -= sum([size for _, size, _ in logs])
@@ -471,6 +481,9 @@ class Simulator:
         if wbytes is None:
             wbytes = sum([s.size_bytes for s in written])
         wrows = sum([s.num_rows for s in written])
+        if e.merge_on_read:  # Hudi's average record size of MOR inserts reads the writes' base files
+            bases = [s for s in written if s.path.endswith(".parquet")]
+            e.base_writes.append((sum([s.size_bytes for s in bases]), sum([s.num_rows for s in bases])))
         cfg = e.inserts
         # Hudi's estimate reads commits only, upserts' too (engines.cow_baseline.insert.table_average_record_size)
         if kind in ("ingest", "upsert") and cfg is not None and wrows and wbytes > (
@@ -625,29 +638,41 @@ class Simulator:
             order = self._ingest_order(e)
             mor = e.merge_on_read
             max_file, footers = self.max_file, e.footers
+            chosen = mor_inserts.targets(self, e, counts) if mor and mor_inserts.pads(e) else None
+            by_task = not mor and e.behaviour.task_file_ids  # one write task per partition value of the batch
             for partition, rows in counts.items():
+                taken = 0
+                if chosen:  # inserts appended to small file groups' logs first, the rest to new base files
+                    left = mor_inserts.pad(self, e, b, instant, partition, rows, chosen, written)
+                    taken, rows = rows - left, left
+                    if not rows:
+                        continue
                 size = int(rows * bpr)
                 parts = split_evenly(rows, max(1, math.ceil(size / max_file))) if size > max_file else (rows,)
-                # a deltacommit's new base files are named as the table core's writer names them
-                ids = [new_file_id("", instant, partition, 0, 0, k) if mor else e.new_id() for k in range(len(parts))]
+                # a deltacommit's new base files are named as the table core's writer names them, an APPEND
+                # ingest's as its Spark tasks do
+                task = hash_partition(partition[len(self.prefix):], len(counts)) if by_task else 0
+                ids = [new_file_id("", instant, partition, task, 0, k) if mor or by_task else e.new_id()
+                       for k in range(len(parts))]
                 if self.with_rows:
-                    pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts))
+                    pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts), taken)
                     for fid, r, (data, stats) in zip(ids, parts, pieces, strict=True):
                         written.append(self._add(e, partition, fid, instant, r,
-                                                 self._size(e, r, int(r * bpr)), stats, data))
+                                                 self._size(e, r, int(r * bpr)), stats, data, task))
                 else:
                     stats = self._estimated_stats(partition)
                     for fid, r in zip(ids, parts, strict=True):
                         footer = footers.get(r)
                         size = int(r * bpr) + (footer if footer is not None else self._footer(e, r))
-                        written.append(self._add(e, partition, fid, instant, r, size, stats))
+                        written.append(self._add(e, partition, fid, instant, r, size, stats, task=task))
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
         self._record(e, b, "ingest", "deltacommit" if e.merge_on_read else "commit", instant, written, dur, 0,
                      self.reference_bytes, wbytes)
         if self.corrects:
             tops = {s.file_group for s in merged}
-            e.fresh = {s.file_group for s in written if s.file_group not in tops}
+            # a group padded with inserts in its log holds earlier keys: not fresh
+            e.fresh = {s.file_group for s in written if s.file_group not in tops and s.path.endswith(".parquet")}
         touched = {s.partition for s in written}
         new_partitions = len(touched - e.partitions)
         if new_partitions:
@@ -721,24 +746,26 @@ class Simulator:
             for s in sorted(old, key=lambda s: s.file_group):
                 n = max(1, round(self.update_count * s.num_rows / total))
                 logs.append((s, n, model.bytes_of(n)))
-        written = []
-        for s, n, size in logs:
-            mine = e.logs.setdefault(s.path, [])
-            name = f".{s.file_id}_{s.instant}.log.{len(mine) + 1}_0-0-0"
-            path = f"{s.partition}/{name}"
-            mine.append((path, size, n))
-            e.live_logs += 1
-            e.live_log_bytes += size
-            e.phys_logs += 1
-            e.phys_log_bytes += size
-            e.puts += 1
-            written.append(file_slice(s.partition, s.file_id, instant, path, size, n, {}))
+        written = [self._add_log(e, s, instant, n, size) for s, n, size in logs]
         e.gets += sum([len(e.by_part.get(p, ())) for p in {s.partition for s, _, _ in logs}])  # the key index
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
         self._record(e, b, "upsert", "deltacommit", instant, written, dur, 0, 0, wbytes)
         e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), 0, 0, 0))
         self._after_deltacommit(e, b)
+
+    @staticmethod
+    def _add_log(e: SimEngine, s: FileSlice, instant: str, records: int, size: int) -> FileSlice:
+        """A new log file of ``s``'s slice written at ``instant`` (the next version), as a written file."""
+        mine = e.logs.setdefault(s.path, [])
+        path = f"{s.partition}/.{s.file_id}_{s.instant}.log.{len(mine) + 1}_0-0-0"
+        mine.append((path, size, records))
+        e.live_logs += 1
+        e.live_log_bytes += size
+        e.phys_logs += 1
+        e.phys_log_bytes += size
+        e.puts += 1
+        return file_slice(s.partition, s.file_id, instant, path, size, records, {})
 
     def _after_deltacommit(self, e: SimEngine, b: int) -> None:
         """The MOR engine's after-commit: the inline compaction when due, then the cleaner."""
@@ -777,7 +804,7 @@ class Simulator:
             bytes_read += s.size_bytes + sum([size for _, size, _ in e.logs[s.path]])
             e.gets += 1 + len(op.log_files)
             data = e.rows.get(s.path)
-            written.append(self._add(e, s.partition, s.file_id, instant, s.num_rows, s.size_bytes,
+            written.append(self._add(e, s.partition, s.file_id, instant, s.num_rows, self._compacted_size(e, s),
                                      s.column_stats if data is None else None, data))
         files_in = len(plan.operations) + merged_logs
         wbytes = sum([s.size_bytes for s in written])
@@ -793,6 +820,15 @@ class Simulator:
             e.log.add("maintenance_execution", b, _EXECUTION_FEATURES, (e.seq, files_in, len(written),
                                                                        self._row_groups_of(written)))
         return record
+
+    def _compacted_size(self, e: SimEngine, s: FileSlice) -> int:
+        """The bytes of ``s`` compacted: its base file's, plus the rows its logs inserted (updates
+        replace rows) at the bytes per record, the footer counting every row."""
+        inserted = mor_inserts.inserted_rows(e, s)
+        if not inserted:
+            return s.size_bytes
+        base = s.num_rows - inserted
+        return s.size_bytes - self._footer(e, base) + int(inserted * self.bpr) + self._footer(e, s.num_rows)
 
     def _row_groups_of(self, slices: list[FileSlice]) -> int:
         """Row groups of ``slices``: ``ceil(rows / row_group_rows)`` each, at least one."""
@@ -836,9 +872,14 @@ class Simulator:
         delete_now = e.behaviour.deletes_inputs_at_once()
         mor = e.merge_on_read
         for gi, (partition, members, n_out) in enumerate(groups):
+            prefix = None if mor else e.behaviour.rewrite_file_id_prefix(gi)
             rows = sum([s.num_rows for s in members])
             total = sum([s.size_bytes for s in members])
             data = total - sum([self._footer(e, s.num_rows) for s in members])  # one footer per output file
+            if e.inserted:  # MERGE_ON_READ: the rows the slices' logs inserted are written too
+                inserted = [mor_inserts.inserted_rows(e, s) for s in members]
+                data += sum([self._footer(e, s.num_rows) - self._footer(e, s.num_rows - n) + int(n * self.bpr)
+                             for s, n in zip(members, inserted, strict=True)])
             files_in += len(members)
             bytes_read += total
             row_groups_in += self._row_groups_of(members)
@@ -852,7 +893,8 @@ class Simulator:
                 self._retire(e, s, delete_now)
             for o, r in enumerate(parts):
                 size = self._size(e, r, int(data * r / rows)) if rows else 0
-                fid = new_file_id(f"group-{gi}", instant, partition, gi, 0, o) if mor else e.new_id()
+                fid = new_file_id(f"group-{gi}", instant, partition, gi, 0, o) if mor else \
+                    new_file_id(prefix, instant, partition, o, 0, 0) if prefix is not None else e.new_id()
                 task = gi if mor else o
                 if outputs is not None:
                     written.append(self._add(e, partition, fid, instant, r, size, data=outputs[o], task=task))

@@ -13,8 +13,11 @@ which cannot index log files): ``SparkUpsertDeltaCommitPartitioner.getSmallFileC
 | average     | the newest write whose base files hold more than the limit's bytes: their bytes / records; else ``record_size_estimate`` (1024) | ``AverageRecordSizeUtils`` over base-file stats |
 
 The chosen groups' inserts go to their new log file (:func:`engines.files.deltacommit.write_deltacommit`),
-so each is padded once and becomes a compaction candidate; a partition's remaining inserts go to
-new base files rolled at the max file size.
+so each is padded once and becomes a compaction candidate: a partition's inserts, in the batch's
+order, fill its groups one after another up to each one's room
+(:func:`engines.files.deltacommit.fill_groups`), and the rest
+go to new base files rolled at the max file size. The simulator calls the same functions
+(:mod:`engines.clustering_mor.sim`).
 """
 
 from __future__ import annotations

@@ -58,6 +58,20 @@ class SmallFileTarget(NamedTuple):
     records: int
 
 
+def fill_groups(targets: Iterable[SmallFileTarget], partition: str, inserts: int) -> list[tuple[SmallFileTarget, int]]:
+    """How many of ``partition``'s ``inserts`` (in the batch's order) each of its groups takes: the
+    first up to its room, then the next, in ``targets``' order; groups that take none are left out.
+    The inserts after the last taken go to new base files."""
+    out = []
+    for t in targets:
+        if t.partition != partition or t.records <= 0 or inserts <= 0:
+            continue
+        taken = min(t.records, inserts)
+        out.append((t, taken))
+        inserts -= taken
+    return out
+
+
 class PendingServiceConflictError(ValueError):
     """A deltacommit updating file groups a pending compaction or clustering plan holds."""
 
@@ -120,10 +134,7 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
         updates: dict[tuple[str, str], tuple[MergeSlice, list[int], list[tuple[str, str]]]] = {}
         inserts: list[int] = []
         log_inserts: dict[tuple[str, str], int] = {}  # file group -> its rows (in ``updates``) that are inserts
-        room = {(t.partition, t.file_id): t.records for t in small_files if t.records > 0}
-        takers: dict[str, list[tuple[str, str]]] = {}
-        for group in room:
-            takers.setdefault(group[0], []).append(group)
+        new_keys: dict[str, list[int]] = {}  # partition path -> its rows of new keys, in the batch's order
 
         def slice_of(partition: str, file_id: str) -> MergeSlice:
             found = by_group.get((partition, file_id))
@@ -140,17 +151,17 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
             for i, (part, fid) in enumerate(zip(parts, locate(parts, keys), strict=True)):
                 if fid is not None:
                     updates.setdefault((part, fid), (slice_of(part, fid), [], []))[1].append(i)
-                    continue
-                open_groups = takers.get(part)
-                if not open_groups:
-                    inserts.append(i)
-                    continue
-                group = open_groups[0]
-                updates.setdefault(group, (slice_of(*group), [], []))[1].append(i)
-                log_inserts[group] = log_inserts.get(group, 0) + 1
-                room[group] -= 1
-                if room[group] == 0:
-                    open_groups.pop(0)
+                else:
+                    new_keys.setdefault(part, []).append(i)
+            for part, rows_of_part in new_keys.items():
+                start = 0
+                for target, taken in fill_groups(small_files, part, len(rows_of_part)):
+                    group = (part, target.file_id)
+                    updates.setdefault(group, (slice_of(*group), [], []))[1].extend(rows_of_part[start:start + taken])
+                    log_inserts[group] = log_inserts.get(group, 0) + taken
+                    start += taken
+                inserts += rows_of_part[start:]
+            inserts.sort()  # the batch's order across partitions, as the rows came
         deletes = [(key, table.partition_path(value)) for key, value in deletes]
         for (key, part), fid in zip(deletes, locate([p for _, p in deletes], [k for k, _ in deletes]), strict=True):
             if fid is not None:  # a key the table does not hold: nothing to delete
