@@ -40,7 +40,7 @@ def _us(moment: datetime) -> int:
 
 def utc_moment(us: int) -> datetime:
     """The UTC instant ``us`` microseconds after the epoch (exact)."""
-    return _EPOCH + timedelta(microseconds=us)
+    return _EPOCH + timedelta(0, 0, us)  # positional: timedelta's keyword parsing costs twice the sum
 
 
 @dataclass(frozen=True)

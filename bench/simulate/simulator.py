@@ -84,10 +84,21 @@ def _merge_stats(stats: list[Any]) -> dict:
 def _merge_two(a: Any, b: Any) -> dict:
     """:func:`_merge_stats` of two inputs (a merge tops up one file with one batch's rows)."""
     out = {}
-    for c, (lo, hi) in a.items():
+    for c, mine in a.items():
         other = b.get(c)
-        if other is not None:
-            out[c] = (other[0] if other[0] < lo else lo, other[1] if other[1] > hi else hi)
+        if other is None:
+            continue
+        if other is mine:  # a range both share (the batches' service range, a partition's value)
+            out[c] = mine
+            continue
+        lo, hi = mine
+        olo, ohi = other
+        if olo < lo:
+            out[c] = (olo, ohi if ohi > hi else hi)
+        elif ohi > hi:
+            out[c] = (lo, ohi)
+        else:  # ``other`` lies inside: the range unchanged, its tuple kept
+            out[c] = mine
     return out
 
 
@@ -155,6 +166,7 @@ _NEXT_MS = {f"{i:03d}": f"{i + 1:03d}" for i in range(999)}  # the milliseconds'
 
 
 _INSTANT = attrgetter("instant")
+_SLICE = attrgetter("slice")
 # the figures of each event the replay records (bench.simulate.requests.FEATURES), in the order it gives them
 _COMMITS = ("commits",)
 _INGEST_FEATURES = ("commits", "files_written", "files_merged", "row_groups_merged", "partitions_new")
@@ -170,6 +182,9 @@ class DeadFile(NamedTuple):
     slice: FileSlice
     dead_at: str  # the instant at which it left the snapshot
     replaced: bool  # its whole file group was replaced (vs a superseded slice)
+
+
+_new_tuple = tuple.__new__
 
 
 @dataclass
@@ -223,9 +238,10 @@ class SimEngine:
     inserted: dict[str, int] = field(default_factory=dict)
     base_writes: list[tuple[int, int]] = field(default_factory=list)
 
-    @property
-    def merge_on_read(self) -> bool:
-        return bool(getattr(self.behaviour, "merge_on_read", False))
+    merge_on_read: bool = field(default=False, init=False)  # its kind's behaviour's (set once: the replay asks on every commit)
+
+    def __post_init__(self) -> None:
+        self.merge_on_read = bool(getattr(self.behaviour, "merge_on_read", False))
 
     @property
     def events(self) -> reqmodel.Events:
@@ -287,6 +303,10 @@ class Simulator:
         weights = 1.0 / (1 + np.arange(self.spec.num_services)) ** self.spec.service_skew
         self.service_weights = weights / weights.sum()
         self.services = [f"svc-{i:03d}" for i in range(self.spec.num_services)]
+        # the estimated ranges' shared tuples: every batch's service range, each partition's value (a merge
+        # of two files' ranges then keeps a range both share without comparing it)
+        self.service_range = (self.services[0], self.services[-1])
+        self.partition_values: dict[str, tuple[str, str]] = {}
         self.batch = 0
         # this batch's corrections (workload.update_fraction): updated keys per partition (with rows), else a count
         self.corrects = self.spec.corrections_fraction > 0
@@ -364,7 +384,7 @@ class Simulator:
         elif not replaced:
             before = group.get(path)
             replaced = before is not None and before.replaced
-        group[path] = DeadFile(s, at, replaced)
+        group[path] = _new_tuple(DeadFile, (s, at, replaced))  # DeadFile(...) without its Python-level __new__
         dying = e.dying
         if dying and at < dying[-1][0]:
             raise RuntimeError(f"simulator: {path} left the snapshot at {at}, before the newest dead file "
@@ -424,35 +444,34 @@ class Simulator:
             expired[path] = key
         if not expired:
             return 0
-        dead_by_group, lives = e.dead_by_group, e.live
-        doomed: list[FileSlice] = []
+        dead_by_group, lives, logs = e.dead_by_group, e.live, e.logs
+        deleted = freed = files = 0
         for key in set(expired.values()):
-            dead = dead_by_group[key].values()
+            group = dead_by_group[key]
+            dead = group.values()
             live = lives.get(key)
-            committed = [f.slice for f in dead]
+            committed = list(map(_SLICE, dead))
             if live is not None:
                 committed.append(live)
                 replaced_at = None
             else:
                 replaced_at = max([f.dead_at for f in dead if f.replaced], default=None)
-            committed.sort(key=_INSTANT)
-            doomed += doomed_in_group(committed, earliest, replaced_at)
-        deleted = len(doomed)
-        freed = 0
-        for s in doomed:
-            p = s.path
-            freed += s.size_bytes
-            if e.logs:  # the cleaner deletes a file slice: its base file and its log files
-                deleted += len(e.logs.get(p, ()))
-                self._logs_delete(e, p)
-            key = expired.pop(p, None) or (s.partition, s.file_id)
-            group = dead_by_group[key]
-            del group[p]
+            if len(committed) > 1:
+                committed.sort(key=_INSTANT)
+            for s in doomed_in_group(committed, earliest, replaced_at):
+                p = s.path
+                freed += s.size_bytes
+                files += 1
+                if logs:  # the cleaner deletes a file slice: its base file and its log files
+                    deleted += len(logs.get(p, ()))
+                    self._logs_delete(e, p)
+                expired.pop(p, None)
+                del group[p]
             if not group:
                 del dead_by_group[key]
         e.phys_bytes -= freed
-        e.physical -= len(doomed)
-        return deleted
+        e.physical -= files
+        return deleted + files
 
     def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
                 duration: float, replaced: int, batch_bytes: int, wbytes: int | None = None) -> None:
@@ -510,14 +529,17 @@ class Simulator:
         those rows (:meth:`_estimated_stats`), one dict per partition shared by every engine's slices."""
         sched, paths = self.schedule, self.schedule_paths
         lo, hi = sched.offsets[b], sched.offsets[b + 1]
-        services = (self.services[0], self.services[-1])
+        services = self.service_range
         stats = self.batch_stats
         pcol, cut = self.pcol, len(self.prefix)
-        moments = self.moments
+        moments, values = self.moments, self.partition_values
         for i in range(lo, hi):
-            value = paths[i][cut:]
+            path = paths[i]
+            value = values.get(path)
+            if value is None:
+                value = values[path] = (path[cut:], path[cut:])
             ts_hi = sched.ts_hi[i]
-            out = {"service": services, pcol: (value, value)}
+            out = {"service": services, pcol: value}
             if ts_hi >= 0:
                 ts_lo = sched.ts_lo[i]
                 start = moments.get(ts_lo)
@@ -527,7 +549,7 @@ class Simulator:
                 if end is None:
                     end = moments[ts_hi] = utc_moment(ts_hi)
                 out["ts"] = (start, end)
-            stats[paths[i]] = out
+            stats[path] = out
         return dict(zip(paths[lo:hi], sched.counts[lo:hi], strict=True))
 
     def _estimated_stats(self, partition: str) -> dict:
@@ -814,7 +836,11 @@ class Simulator:
         return sum([-(-s.num_rows // per) or 1 for s in slices])
 
     def _maybe_clean(self, e: SimEngine, b: int) -> None:
-        self._log_clean(e, b, self._clean(e))
+        deleted = self._clean(e)
+        if deleted:
+            self._log_clean(e, b, deleted)
+        else:  # the cleaner's request event only (nothing deleted: no instant, no row)
+            e.log.add("cleaner", b, _CLEAN_FEATURES, (e.seq, 0))
 
     def _log_clean(self, e: SimEngine, b: int, deleted: int) -> None:
         """The cleaner's request event and, when it deleted files, its instant and maintenance row."""

@@ -58,10 +58,12 @@ class ClusteringGroup:
 def group_metrics(slices: list[FileSlice], num_output_files: int) -> dict[str, float]:
     m = {"fileCount": float(len(slices)), "totalBytes": float(sum(s.size_bytes for s in slices)),
          "totalRecords": float(sum(s.num_rows for s in slices)), "numOutputFiles": float(num_output_files)}
-    columns = set.intersection(*(set(s.column_stats) for s in slices)) if slices else set()
+    stats = [s.column_stats for s in slices]
+    columns = set(stats[0]).intersection(*stats[1:]) if stats else set()
     for col in sorted(columns):
-        lo = min(s.column_stats[col][0] for s in slices)
-        hi = max(s.column_stats[col][1] for s in slices)
+        ranges = [st[col] for st in stats]
+        lo = min([r[0] for r in ranges])
+        hi = max([r[1] for r in ranges])
         nlo, nhi = _numeric(lo), _numeric(hi)
         if nlo is not None and nhi is not None:
             m[f"min.{col}"], m[f"max.{col}"] = nlo, nhi

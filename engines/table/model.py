@@ -162,7 +162,7 @@ def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
 _FILE_ID_NAMESPACE = uuid.UUID("6f1c2a55-61b2-4b52-9a0e-5c7e4b1f0a11")
 _FILE_ID_NAMESPACE_BYTES = _FILE_ID_NAMESPACE.bytes
 _FILE_ID_HASH = hashlib.sha1(_FILE_ID_NAMESPACE_BYTES, usedforsecurity=False)  # the namespace, hashed once
-_VARIANT_DIGIT = "89ab"
+_VARIANT_DIGIT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}  # a hex digit with its top bits set to 10
 
 
 def new_file_id(prefix: str, instant: str, partition: str, task: int, attempt: int, seq: int) -> str:
@@ -176,7 +176,7 @@ def new_file_id(prefix: str, instant: str, partition: str, task: int, attempt: i
     h = _FILE_ID_HASH.copy()
     h.update(seed.encode("utf-8"))
     x = h.hexdigest()
-    return f"{x[:8]}-{x[8:12]}-5{x[13:16]}-{_VARIANT_DIGIT[int(x[16], 16) & 3]}{x[17:20]}-{x[20:32]}-{seq}"
+    return f"{x[:8]}-{x[8:12]}-5{x[13:16]}-{_VARIANT_DIGIT[x[16]]}{x[17:20]}-{x[20:32]}-{seq}"
 
 
 def base_file_name(file_id: str, write_token: str, instant: str) -> str:

@@ -61,7 +61,14 @@ def slice_may_match(fs: FileSlice, predicates: Iterable[Predicate]) -> bool:
 def prune(slices: Sequence[FileSlice], predicates: Iterable[Predicate] = ()) -> tuple[list[FileSlice], int]:
     """(kept slices, number pruned) for the predicates (AND)."""
     preds = list(predicates)
-    kept = [s for s in slices if slice_may_match(s, preds)]
+    verdicts: dict[int, bool] = {}  # by ranges dict: slices sharing one (a batch's, a group's outputs) share it
+    kept = []
+    for s in slices:
+        ok = verdicts.get(id(s.column_stats))
+        if ok is None:
+            ok = verdicts[id(s.column_stats)] = slice_may_match(s, preds)
+        if ok:
+            kept.append(s)
     return kept, len(slices) - len(kept)
 
 
