@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import statistics
 import threading
@@ -132,7 +131,6 @@ class RunContext:
     lock: threading.Lock = field(default_factory=threading.Lock)
     step: str = "start-up"  # what the batch loop is doing, for the one error message a failure gives
     profile: dict[str, float] = field(default_factory=dict)  # wall seconds per phase (phase or phase/engine)
-    beside: dict[str, float] = field(default_factory=dict)  # wall seconds of blocks that overlap each other
     cpu_profile: dict[str, float] = field(default_factory=dict)  # the process tree's CPU seconds, same keys
     cpu: TreeCpu = field(default_factory=TreeCpu)
     store: Any = None  # bench.store.run_store.RunStore when the tables live on the S3 store
@@ -155,18 +153,6 @@ class RunContext:
             with self.lock:
                 self.profile[phase] = self.profile.get(phase, 0.0) + wall
             self.add_cpu(phase, c0)
-
-    @contextmanager
-    def timed_beside(self, phase: str) -> Iterator[None]:
-        """Add the wall time of the block to ``beside[phase]``: blocks that run at the same time as
-        others (an engine's gates in a pool), so neither summed with the phases nor given CPU seconds,
-        which the process tree cannot split between them."""
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.beside[phase] = self.beside.get(phase, 0.0) + time.perf_counter() - t0
 
     def add_cpu(self, phase: str, since: float | None) -> None:
         """Add the process tree's CPU seconds since ``since`` (a :meth:`TreeCpu.seconds`) to ``phase``."""
@@ -719,10 +705,9 @@ def _history_gates(ctx: RunContext, engines: list[EngineState], truth_parts: lis
     ctx.step = "gates: incremental, time travel"
     first = [st.engine for st in engines if st.repeat == 0]
     try:
-        with ctx.timed("gates/history"):  # the engines' checks overlap: each one's wall time is beside it
-            rows = history_gate_rows(first, ctx.writer.rows["commits"], truth_parts,
-                                     ctx.scenario.sizing.cleaner_commits_retained, ctx.spark, ctx.timed_beside,
-                                     updates=update_parts, workers=_gate_workers(ctx.spark))
+        rows = history_gate_rows(first, ctx.writer.rows["commits"], truth_parts,
+                                 ctx.scenario.sizing.cleaner_commits_retained, ctx.spark, ctx.timed,
+                                 updates=update_parts)
     except Exception as exc:  # noqa: BLE001 - recorded as a failure of the run, traceback in the log
         log = ctx.run_dir / "error.log"
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -731,11 +716,6 @@ def _history_gates(ctx: RunContext, engines: list[EngineState], truth_parts: lis
         return
     for row in rows:
         ctx.writer.add("gates", **row)
-
-
-def _gate_workers(spark: Any) -> int:
-    """Engines whose gates run at once: the cores both Spark's jobs and this machine's readers have."""
-    return max(1, min(spark.sparkContext.defaultParallelism, os.cpu_count() or 1))
 
 
 def _jvm_packages(spark: Any) -> dict[str, str]:
@@ -760,7 +740,7 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
     phases["expected_results"] = ctx.profile.get("expected_results", 0.0)
     phases.update({k: v for k, v in ctx.profile.items() if k == "query_rounds" or k.startswith("gates/")})
     phases["finish"] = ctx.profile.get("finish", 0.0)
-    overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")} | ctx.beside
+    overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
     # the route each write job took (engines.files.gate), counted over the run: "job: where (reason)" -> jobs
     routes = {k: n - ctx.routes_at_start.get(k, 0) for k, n in sorted(routes_taken().items())}
     total_cpu = ctx.cpu.seconds()

@@ -103,7 +103,7 @@ def setup_section(results: Results) -> str:
         lines.append("- where the wall time went: " + ", ".join(
             f"{k.replace('_', ' ')} {_num(v, '.1f')} s ({_num(v / wall * 100 if wall else None, '.0f')}%)"
             for k, v in by_phase.items()) + f", unaccounted {_num(profile.get('unaccounted_s'), '.1f')} s"
-            + ("; beside the phases (async maintenance, each engine's gates): " + ", ".join(
+            + ("; async maintenance beside the loop: " + ", ".join(
                 f"{k.split('/', 1)[1]} {_num(v, '.1f')} s" for k, v in profile["overlapping_s"].items())
                if profile.get("overlapping_s") else ""))
         engines = sorted({k.split("/", 1)[1] for k in phases if k.split("/", 1)[0] in ("ingest", "maintenance", "queries")})

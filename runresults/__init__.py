@@ -74,9 +74,7 @@ Beside them in the folder: ``spark.log`` (the JVM's stderr: Ivy, log4j at WARN, 
 ``phases_s`` (wall seconds for spark_start, generation, ground_truth, ingest/<engine>,
 maintenance/<engine> (racing isolation readers included), queries/<engine> (audits included),
 query_rounds (the interleaved final rounds), gates/isolation, gates/no_loss,
-gates/concurrent_update/<engine>, gates/history (the incremental and time-travel gates of every engine,
-run a few engines at once), finish), ``overlapping_s`` (async maintenance, beside the loop; each
-engine's gates/incremental/<engine> and gates/time_travel/<engine>, beside each other),
+gates/concurrent_update/<engine>, finish), ``overlapping_s`` (async maintenance, beside the loop),
 ``unaccounted_s`` and ``routes`` (write jobs per route, driver or Spark tasks, with the gate's reason:
 ``engines.files.gate``).
 """

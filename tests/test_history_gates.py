@@ -209,12 +209,8 @@ def test_every_run_records_both_gates_for_every_engine(small_run) -> None:
     assert passed[("option2", "incremental", APACHE_HUDI)] and passed[("option2", "time_travel", APACHE_HUDI)]
     assert not passed[("option1_cbd", "incremental", APACHE_HUDI)] and passed[("option1_cbd", "time_travel", OURS)]
     assert not passed[("option1_rfc", "time_travel", HUDI_RS)]
-    profile = small_run.run["profile"]
-    # the engines' checks run in a pool: the block is one phase, each engine's wall time beside it
-    assert "gates/history" in profile["phases_s"] and "gates/history" in profile["cpu_s"]
-    beside = profile["overlapping_s"]
-    assert {f"gates/{g}/{e}" for g in ("incremental", "time_travel") for e in engines} <= set(beside)
-    assert not any(k.startswith(("gates/incremental/", "gates/time_travel/")) for k in profile["phases_s"])
+    phases = small_run.run["profile"]["phases_s"]
+    assert {f"gates/{g}/{e}" for g in ("incremental", "time_travel") for e in engines} <= set(phases)
 
 
 def test_an_update_gives_its_row_a_new_commit_time() -> None:

@@ -10,7 +10,6 @@ the peer does not enable Delta's change data feed, so Delta offers no incrementa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -43,51 +42,36 @@ def has_apache_hudi(spark: Any) -> bool:
 def history_gate_rows(engines: Iterable[Any], commits: list[Mapping[str, Any]], truth_parts: list[pa.Table],
                       retained: int, spark: Any | None,
                       timed: Callable[[str], AbstractContextManager[Any]],
-                      updates: list[pa.Table] | None = None, workers: int = 1) -> list[dict[str, Any]]:
+                      updates: list[pa.Table] | None = None) -> list[dict[str, Any]]:
     """Both gates on each engine of the first repetition (``engines``: objects with ``name``,
     ``table_format`` and ``table``, or a Delta peer's ``path``). ``updates``: each batch's corrections
     (the upsert commits' rows), when the workload has them. ``timed(phase)`` times a block
-    (``gates/incremental/<engine>``, ``gates/time_travel/<engine>``, ``gates/truth``).
-
-    ``workers`` > 1 checks that many engines at once. The gates time nothing the verdict uses, and
-    an engine's reads (ours, hudi-rs, Apache Hudi's Spark jobs) touch only its own table, so two
-    engines' checks share the machine's cores instead of leaving one idle: most of a check is
-    waiting on the JVM or on Rust, not on this interpreter. The rows come back in ``engines``' order."""
+    (``gates/incremental/<engine>``, ``gates/time_travel/<engine>``, ``gates/truth``)."""
     with timed("gates/truth"):
         truth = HistoryTruth.of_batches(truth_parts, updates=updates)
     reference = spark if spark is not None and has_apache_hudi(spark) else None
-    engines = list(engines)
-
-    def one(engine: Any) -> list[dict[str, Any]]:
-        return _engine_rows(engine, truth, commits, retained, reference, timed)
-
-    if workers <= 1 or len(engines) <= 1:
-        return [row for engine in engines for row in one(engine)]
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gates") as pool:
-        return [row for rows in pool.map(one, engines) for row in rows]
-
-
-def _engine_rows(engine: Any, truth: HistoryTruth, commits: list[Mapping[str, Any]], retained: int,
-                 reference: Any | None, timed: Callable[[str], AbstractContextManager[Any]]) -> list[dict[str, Any]]:
-    """Both gates' rows for one engine."""
-    name = engine.name
-    try:
-        history = EngineHistory.of_commits(name, truth, commits)
-    except HistoryError as exc:
-        return [{"engine": name, "gate": gate.GATE, "reader": "ground_truth", "passed": False,
-                 "checked": 0, "failures": 1, "figure": None, "figure_unit": gate.UNIT,
-                 "detail": f"the run's commits cannot be checked: {exc}"} for gate in (incremental, time_travel)]
     rows: list[dict[str, Any]] = []
-    if engine.table_format == "delta":
-        rows.append(incremental.not_applicable(name, DELTA_RS, DELTA_NO_CDF))
+    for engine in engines:
+        name = engine.name
+        try:
+            history = EngineHistory.of_commits(name, truth, commits)
+        except HistoryError as exc:
+            for gate in (incremental, time_travel):
+                rows.append({"engine": name, "gate": gate.GATE, "reader": "ground_truth", "passed": False,
+                             "checked": 0, "failures": 1, "figure": None, "figure_unit": gate.UNIT,
+                             "detail": f"the run's commits cannot be checked: {exc}"})
+            continue
+        if engine.table_format == "delta":
+            rows.append(incremental.not_applicable(name, DELTA_RS, DELTA_NO_CDF))
+            with timed(f"gates/time_travel/{name}"):
+                rows += time_travel.delta_gate_rows(name, engine.path, history, retained,
+                                                    "trace_id", engine.options)
+            continue
+        table = engine.table
+        local = table.storage.is_local
+        with timed(f"gates/incremental/{name}"):
+            rows += incremental.gate_rows(name, table, history, reference, hudi_rs=local)
+        readers = (OURS, HUDI_RS, APACHE_HUDI) if local else (OURS, APACHE_HUDI)
         with timed(f"gates/time_travel/{name}"):
-            rows += time_travel.delta_gate_rows(name, engine.path, history, retained, "trace_id", engine.options)
-        return rows
-    table = engine.table
-    local = table.storage.is_local
-    with timed(f"gates/incremental/{name}"):
-        rows += incremental.gate_rows(name, table, history, reference, hudi_rs=local)
-    readers = (OURS, HUDI_RS, APACHE_HUDI) if local else (OURS, APACHE_HUDI)
-    with timed(f"gates/time_travel/{name}"):
-        rows += time_travel.gate_rows(name, table, history, retained, reference, readers)
+            rows += time_travel.gate_rows(name, table, history, retained, reference, readers)
     return rows
