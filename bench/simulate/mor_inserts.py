@@ -39,8 +39,10 @@ if TYPE_CHECKING:
 
 
 def pads(e: SimEngine) -> bool:
-    """Whether ``e`` appends inserts to small file groups' logs."""
-    return int(getattr(e.behaviour, "insert_small_file_limit", 0) or 0) > 0
+    """Whether ``e`` appends inserts to small file groups' logs (its kind's own rule, which
+    :mod:`bench.simulate.calibrate` asks too)."""
+    rule = getattr(e.behaviour, "pads_inserts", None)
+    return rule is not None and rule(e.behaviour.options)
 
 
 def targets(sim: Simulator, e: SimEngine, partitions: Any) -> list[SmallFileTarget]:
