@@ -1,0 +1,161 @@
+"""A long replay's engines run side by side in forked processes, the rows merged in the serial order.
+
+The simulated engines share nothing while they replay: each keeps its own table, and what the
+batch loop hands every engine (a batch's partitions, rows and ranges) is computed from the
+workload alone. So after the horizon's schedule is built, the replay forks: each process replays
+its share of the engines through the same batch loop (:func:`bench.batch_loop.run_batches`), and
+the parent, which replays the first share itself, takes the children's rows and tables back.
+
+The serial replay emits its rows batch by batch, engine by engine in the scenario's order, the
+final maintenance after every engine's last batch, and the checkpoint queries after the batch.
+Every row carries its batch (a query its checkpoint), so the merge puts each process's rows in the
+place the serial replay gives them: ordered by (batch, final maintenance or not, engine), each
+engine's rows in its own order. The folder is the serial replay's, table for table.
+
+A forked process starts with the parent's memory (the imports, the scenario, the horizon's
+schedule), so only the per-batch work shared in the serial replay (the batch's counts and ranges)
+is done once per process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from bench.batch_loop import MaintenanceSchedule, run_batches
+from bench.simulate import requests as reqmodel
+from bench.simulate.commit_log import FIELDS, CommitLog
+
+MIN_BATCHES = 20_000  # shorter replays stay serial: forking and merging would cost more than they save
+_BATCH = FIELDS.index("batch")
+_WIDTH = len(FIELDS)
+# the engine state the results folder reads after the replay (bench.simulate.results_folder)
+_ORDER = itemgetter(0, 1, 2)  # a row's place: its batch, whether in the final maintenance, its engine
+_STATE = ("live", "puts", "gets", "lists", "seq", "instants", "physical", "live_bytes", "phys_bytes", "small")
+
+
+def processes_for(engines: int, batches: int, exact: bool) -> int:
+    """How many processes replay ``engines`` over ``batches``: one per engine, up to twice the cores
+    (the scheduler shares two cores among three engines better than two processes would), for the
+    long replays of the estimated mode only; 1 where fork is not available."""
+    cores = os.cpu_count() or 1
+    if exact or batches < MIN_BATCHES or engines < 2 or cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(engines, 2 * cores)
+
+
+@dataclass
+class Share:
+    """What one process's replay produced: its commits, its result rows and its engines' state."""
+
+    engines: list[int]  # indices into the scenario's simulated engines
+    commits: list[Any]  # :class:`CommitLog` values of its engines, in its order
+    rows: dict[str, list[dict[str, Any]]]  # result rows per table, in its order
+    final_at: dict[str, int] = field(default_factory=dict)  # where the final maintenance began, per table
+    final_commit: int | None = None  # ... and in :attr:`commits` (counted in commits)
+    state: list[dict[str, Any]] = field(default_factory=list)  # per engine: :data:`_STATE` and its event log
+
+
+def replay(sim: Any, engines: list[Any], steps_of: Callable[[list[Any], Callable[[], None]], Any],
+           advance: Callable[[], None], schedule: MaintenanceSchedule, checkpoints: list[int],
+           prefix: Callable[[Any], int], processes: int, events: bool) -> None:
+    """Replay ``engines`` in ``processes`` processes (engine ``i`` in process ``i % processes``; the
+    parent replays share 0) and leave ``sim.commits``, ``sim.writer``'s rows and each engine's
+    :data:`_STATE` as one serial replay leaves them. ``steps_of(engines, advance)`` builds the batch
+    loop's steps for a share. ``events``: the engines' request events are taken back too."""
+    ctx = multiprocessing.get_context("fork")
+    children = []
+    for k in range(1, processes):
+        share = list(range(k, len(engines), processes))
+        recv, send = ctx.Pipe(duplex=False)
+        child = ctx.Process(target=_child, args=(send, sim, engines, share, steps_of, schedule, checkpoints,
+                                                 prefix, events), daemon=True)
+        child.start()
+        send.close()
+        children.append((recv, child))
+    mine = _replay_share(sim, engines, list(range(0, len(engines), processes)), steps_of, advance, schedule,
+                         checkpoints, prefix, events)
+    shares = [mine]
+    for recv, child in children:
+        got = recv.recv()
+        child.join()
+        if isinstance(got, str):
+            raise RuntimeError(f"simulator: a replay process failed:\n{got}")
+        shares.append(got)
+    _merge(sim, engines, shares)
+
+
+def _child(conn: Any, sim: Any, engines: list[Any], share: list[int], steps_of: Callable, schedule: MaintenanceSchedule,
+           checkpoints: list[int], prefix: Callable, events: bool) -> None:
+    try:
+        conn.send(_replay_share(sim, engines, share, steps_of, lambda: None, schedule, checkpoints, prefix, events))
+    except BaseException:  # the parent raises it with the child's traceback
+        conn.send(traceback.format_exc())
+    finally:
+        conn.close()
+
+
+def _replay_share(sim: Any, engines: list[Any], share: list[int], steps_of: Callable, advance: Callable[[], None],
+                  schedule: MaintenanceSchedule, checkpoints: list[int], prefix: Callable, events: bool) -> Share:
+    mine = [engines[i] for i in share]
+    rows = sim.writer.rows
+    out = Share(share, [], rows)
+
+    def before_final() -> None:
+        out.final_at = {t: len(r) for t, r in rows.items()}
+        out.final_commit = len(sim.commits)
+
+    steps = steps_of(mine, advance)
+    steps.before_final = lambda b: before_final()
+    run_batches(steps, mine, schedule, sim.n, checkpoints=checkpoints, prefix=prefix)
+    out.commits = sim.commits.values
+    out.state = [{**{name: getattr(e, name) for name in _STATE}, "log": e.log if events else None} for e in mine]
+    return out
+
+
+def _merge(sim: Any, engines: list[Any], shares: list[Share]) -> None:
+    """The shares' commits and rows in the serial replay's order, and each engine's state back on it."""
+    order_keys = []
+    blocks = []
+    for share in shares:
+        values = np.array(share.commits, dtype=object).reshape(-1, _WIDTH)
+        n = len(values)
+        final = n if share.final_commit is None else share.final_commit
+        names = values[:, 0]
+        index = {engines[i].name: i for i in share.engines}
+        engine = np.fromiter((index[x] for x in names), dtype=np.int64, count=n)
+        order_keys.append((values[:, _BATCH].astype(np.int64), np.arange(n) >= final, engine))
+        blocks.append(values)
+    batch, final, engine = (np.concatenate(k) for k in zip(*order_keys, strict=True))
+    merged = np.concatenate(blocks)[np.lexsort((engine, final, batch))]
+    commits = CommitLog()
+    commits.append(merged.ravel().tolist())
+    sim.commits = commits
+    by_name = {e.name: i for i, e in enumerate(engines)}
+    for table in sim.writer.rows:
+        keyed = []
+        for share in shares:
+            rows = share.rows[table]
+            final = share.final_at.get(table, len(rows))
+            keyed += [(_row_batch(r), j >= final, by_name.get(r.get("engine"), -1), r) for j, r in enumerate(rows)]
+        keyed.sort(key=_ORDER)  # stable: each engine's rows keep their order
+        sim.writer.rows[table][:] = [k[3] for k in keyed]
+    for share in shares:
+        for i, state in zip(share.engines, share.state, strict=True):
+            e = engines[i]
+            for name in _STATE:
+                setattr(e, name, state[name])
+            e.log = state["log"] if state["log"] is not None else reqmodel.EventLog()
+
+
+def _row_batch(row: dict[str, Any]) -> int:
+    """The batch a result row belongs to: its ``batch``, or a query's ``checkpoint``."""
+    b = row.get("batch")
+    return row.get("checkpoint", -1) if b is None else b
