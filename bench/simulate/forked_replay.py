@@ -44,9 +44,11 @@ _STATE = ("live", "puts", "gets", "lists", "seq", "instants", "physical", "live_
 def processes_for(engines: int, batches: int, exact: bool) -> int:
     """How many processes replay ``engines`` over ``batches``: one per engine, up to twice the cores
     (the scheduler shares two cores among three engines better than two processes would), for the
-    long replays of the estimated mode only; 1 where fork is not available."""
+    long replays of the estimated mode only; 1 where fork is not available or in a daemon process
+    (a sweep's worker, which may not start processes of its own)."""
     cores = os.cpu_count() or 1
-    if exact or batches < MIN_BATCHES or engines < 2 or cores < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if (exact or batches < MIN_BATCHES or engines < 2 or cores < 2 or multiprocessing.current_process().daemon
+            or "fork" not in multiprocessing.get_all_start_methods()):
         return 1
     return min(engines, 2 * cores)
 
