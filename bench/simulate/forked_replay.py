@@ -28,14 +28,12 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from bench.batch_loop import MaintenanceSchedule, run_batches
 from bench.simulate import requests as reqmodel
-from bench.simulate.commit_log import FIELDS, CommitLog
 
 MIN_BATCHES = 20_000  # shorter replays stay serial: forking and merging would cost more than they save
-_BATCH = FIELDS.index("batch")
-_WIDTH = len(FIELDS)
 # the engine state the results folder reads after the replay (bench.simulate.results_folder)
 _ORDER = itemgetter(0, 1, 2)  # a row's place: its batch, whether in the final maintenance, its engine
 _STATE = ("live", "puts", "gets", "lists", "seq", "instants", "physical", "live_bytes", "phys_bytes", "small")
@@ -58,10 +56,10 @@ class Share:
     """What one process's replay produced: its commits, its result rows and its engines' state."""
 
     engines: list[int]  # indices into the scenario's simulated engines
-    commits: list[Any]  # :class:`CommitLog` values of its engines, in its order
+    commits: pa.Table  # the ``commits`` table of its engines (:meth:`CommitLog.table`), in its order
     rows: dict[str, list[dict[str, Any]]]  # result rows per table, in its order
     final_at: dict[str, int] = field(default_factory=dict)  # where the final maintenance began, per table
-    final_commit: int | None = None  # ... and in :attr:`commits` (counted in commits)
+    final_commit: int | None = None  # ... and in :attr:`commits` (its row)
     state: list[dict[str, Any]] = field(default_factory=list)  # per engine: :data:`_STATE` and its event log
 
 
@@ -108,7 +106,7 @@ def _replay_share(sim: Any, engines: list[Any], share: list[int], steps_of: Call
                   schedule: MaintenanceSchedule, checkpoints: list[int], prefix: Callable, events: bool) -> Share:
     mine = [engines[i] for i in share]
     rows = sim.writer.rows
-    out = Share(share, [], rows)
+    out = Share(share, pa.table({}), rows)
 
     def before_final() -> None:
         out.final_at = {t: len(r) for t, r in rows.items()}
@@ -117,30 +115,28 @@ def _replay_share(sim: Any, engines: list[Any], share: list[int], steps_of: Call
     steps = steps_of(mine, advance)
     steps.before_final = lambda b: before_final()
     run_batches(steps, mine, schedule, sim.n, checkpoints=checkpoints, prefix=prefix)
-    out.commits = sim.commits.values
+    # each engine's cumulative columns are its own, and every engine's ingest commit of a batch carries
+    # the batch's bytes written once: a share's table holds the rows the serial replay's table holds
+    out.commits = sim.commits.table()
     out.state = [{**{name: getattr(e, name) for name in _STATE}, "log": e.log if events else None} for e in mine]
     return out
 
 
 def _merge(sim: Any, engines: list[Any], shares: list[Share]) -> None:
     """The shares' commits and rows in the serial replay's order, and each engine's state back on it."""
-    order_keys = []
-    blocks = []
-    for share in shares:
-        values = np.array(share.commits, dtype=object).reshape(-1, _WIDTH)
-        n = len(values)
-        final = n if share.final_commit is None else share.final_commit
-        names = values[:, 0]
-        index = {engines[i].name: i for i in share.engines}
-        engine = np.fromiter((index[x] for x in names), dtype=np.int64, count=n)
-        order_keys.append((values[:, _BATCH].astype(np.int64), np.arange(n) >= final, engine))
-        blocks.append(values)
-    batch, final, engine = (np.concatenate(k) for k in zip(*order_keys, strict=True))
-    merged = np.concatenate(blocks)[np.lexsort((engine, final, batch))]
-    commits = CommitLog()
-    commits.append(merged.ravel().tolist())
-    sim.commits = commits
     by_name = {e.name: i for i, e in enumerate(engines)}
+    keys = []
+    for share in shares:
+        t = share.commits
+        n = t.num_rows
+        final = n if share.final_commit is None else share.final_commit
+        codes = t.column("engine").dictionary_encode().combine_chunks()
+        index = np.array([by_name[name] for name in codes.dictionary.to_pylist()], dtype=np.int64)
+        engine = index[codes.indices.to_numpy(zero_copy_only=False)] if n else np.zeros(0, dtype=np.int64)
+        keys.append((t.column("batch").to_numpy(), np.arange(n) >= final, engine))
+    batch, final, engine = (np.concatenate(k) for k in zip(*keys, strict=True))
+    merged = pa.concat_tables([share.commits for share in shares]).take(pa.array(np.lexsort((engine, final, batch))))
+    sim.commits = MergedCommits(merged)
     for table in sim.writer.rows:
         keyed = []
         for share in shares:
@@ -155,6 +151,21 @@ def _merge(sim: Any, engines: list[Any], shares: list[Share]) -> None:
             for name in _STATE:
                 setattr(e, name, state[name])
             e.log = state["log"] if state["log"] is not None else reqmodel.EventLog()
+
+
+class MergedCommits:
+    """The merged ``commits`` table where the replay's :class:`CommitLog` stood (the results folder
+    reads its table only)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+
+    def __len__(self) -> int:
+        return self._table.num_rows
+
+    def table(self) -> pa.Table:
+        """The ``commits`` table, in the serial replay's order."""
+        return self._table
 
 
 def _row_batch(row: dict[str, Any]) -> int:
