@@ -37,3 +37,20 @@ def test_forked_replay_writes_the_serial_folder(tmp_path, monkeypatch, scenario,
     assert len(a["requests.parquet"]) > 0 or not calibration
     for name in a:
         assert a[name].equals(b[name]), name
+
+
+def test_a_failing_replay_process_fails_the_simulation(tmp_path, monkeypatch) -> None:
+    from bench.simulate.simulator import Simulator
+
+    maintain = Simulator.maintain
+
+    def failing(self, e, b):  # the third engine replays in a child process
+        if e.name == "option2":
+            raise ValueError("option2 cannot maintain")
+        maintain(self, e, b)
+
+    monkeypatch.setattr(Simulator, "maintain", failing)
+    monkeypatch.setattr(forked_replay, "MIN_BATCHES", 0)
+    sc = load_scenario(ROOT / "bench" / "scenarios" / "sim_year_hourly.yaml")
+    with pytest.raises(RuntimeError, match="option2 cannot maintain"):
+        simulate(sc, tmp_path, horizon_batches=2_100, run_id="failing")

@@ -34,8 +34,8 @@ from bench.batch_loop import MaintenanceSchedule, run_batches
 from bench.simulate import requests as reqmodel
 
 MIN_BATCHES = 20_000  # shorter replays stay serial: forking and merging would cost more than they save
-# the engine state the results folder reads after the replay (bench.simulate.results_folder)
 _ORDER = itemgetter(0, 1, 2)  # a row's place: its batch, whether in the final maintenance, its engine
+# the engine state the results folder reads after the replay (bench.simulate.results_folder)
 _STATE = ("live", "puts", "gets", "lists", "seq", "instants", "physical", "live_bytes", "phys_bytes", "small")
 
 
@@ -80,15 +80,20 @@ def replay(sim: Any, engines: list[Any], steps_of: Callable[[list[Any], Callable
         child.start()
         send.close()
         children.append((recv, child))
-    mine = _replay_share(sim, engines, list(range(0, len(engines), processes)), steps_of, advance, schedule,
-                         checkpoints, prefix, events)
-    shares = [mine]
-    for recv, child in children:
-        got = recv.recv()
-        child.join()
-        if isinstance(got, str):
-            raise RuntimeError(f"simulator: a replay process failed:\n{got}")
-        shares.append(got)
+    try:
+        shares = [_replay_share(sim, engines, list(range(0, len(engines), processes)), steps_of, advance, schedule,
+                                checkpoints, prefix, events)]
+        for recv, child in children:
+            got = recv.recv()
+            child.join()
+            if isinstance(got, str):
+                raise RuntimeError(f"simulator: a replay process failed:\n{got}")
+            shares.append(got)
+    finally:
+        for _, child in children:
+            if child.is_alive():
+                child.terminate()
+                child.join()
     _merge(sim, engines, shares)
 
 
