@@ -24,7 +24,6 @@ import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -32,9 +31,9 @@ import pyarrow as pa
 
 from bench.batch_loop import MaintenanceSchedule, run_batches
 from bench.simulate import requests as reqmodel
+from runresults import rows_table
 
 MIN_BATCHES = 20_000  # shorter replays stay serial: forking and merging would cost more than they save
-_ORDER = itemgetter(0, 1, 2)  # a row's place: its batch, whether in the final maintenance, its engine
 # the engine state the results folder reads after the replay (bench.simulate.results_folder)
 _STATE = ("live", "puts", "gets", "lists", "seq", "instants", "physical", "live_bytes", "phys_bytes", "small")
 
@@ -53,13 +52,11 @@ def processes_for(engines: int, batches: int, exact: bool) -> int:
 
 @dataclass
 class Share:
-    """What one process's replay produced: its commits, its result rows and its engines' state."""
+    """What one process's replay produced: its results tables and its engines' state."""
 
     engines: list[int]  # indices into the scenario's simulated engines
-    commits: pa.Table  # the ``commits`` table of its engines (:meth:`CommitLog.table`), in its order
-    rows: dict[str, list[dict[str, Any]]]  # result rows per table, in its order
-    final_at: dict[str, int] = field(default_factory=dict)  # where the final maintenance began, per table
-    final_commit: int | None = None  # ... and in :attr:`commits` (its row)
+    tables: dict[str, pa.Table]  # its results tables (``commits`` and those it added rows to), rows in its order
+    final_at: dict[str, int] = field(default_factory=dict)  # per table, the row where the final maintenance began
     state: list[dict[str, Any]] = field(default_factory=list)  # per engine: :data:`_STATE` and its event log
 
 
@@ -67,9 +64,10 @@ def replay(sim: Any, engines: list[Any], steps_of: Callable[[list[Any], Callable
            advance: Callable[[], None], schedule: MaintenanceSchedule, checkpoints: list[int],
            prefix: Callable[[Any], int], processes: int, events: bool) -> None:
     """Replay ``engines`` in ``processes`` processes (engine ``i`` in process ``i % processes``; the
-    parent replays share 0) and leave ``sim.commits``, ``sim.writer``'s rows and each engine's
-    :data:`_STATE` as one serial replay leaves them. ``steps_of(engines, advance)`` builds the batch
-    loop's steps for a share. ``events``: the engines' request events are taken back too."""
+    parent replays share 0) and leave ``sim.commits``'s table, ``sim.writer``'s tables (of the rows a
+    serial replay leaves in it) and each engine's :data:`_STATE` as one serial replay leaves them.
+    ``steps_of(engines, advance)`` builds the batch loop's steps for a share. ``events``: the
+    engines' request events are taken back too."""
     ctx = multiprocessing.get_context("fork")
     children = []
     for k in range(1, processes):
@@ -111,51 +109,54 @@ def _replay_share(sim: Any, engines: list[Any], share: list[int], steps_of: Call
                   schedule: MaintenanceSchedule, checkpoints: list[int], prefix: Callable, events: bool) -> Share:
     mine = [engines[i] for i in share]
     rows = sim.writer.rows
-    out = Share(share, pa.table({}), rows)
+    out = Share(share, {})
 
     def before_final() -> None:
-        out.final_at = {t: len(r) for t, r in rows.items()}
-        out.final_commit = len(sim.commits)
+        out.final_at = {"commits": len(sim.commits), **{t: len(r) for t, r in rows.items() if t != "commits"}}
 
     steps = steps_of(mine, advance)
     steps.before_final = lambda b: before_final()
     run_batches(steps, mine, schedule, sim.n, checkpoints=checkpoints, prefix=prefix)
     # each engine's cumulative columns are its own, and every engine's ingest commit of a batch carries
     # the batch's bytes written once: a share's table holds the rows the serial replay's table holds
-    out.commits = sim.commits.table()
+    out.tables = {"commits": sim.commits.table(),
+                  **{t: rows_table(t, r) for t, r in rows.items() if r and t != "commits"}}
     out.state = [{**{name: getattr(e, name) for name in _STATE}, "log": e.log if events else None} for e in mine]
     return out
 
 
 def _merge(sim: Any, engines: list[Any], shares: list[Share]) -> None:
-    """The shares' commits and rows in the serial replay's order, and each engine's state back on it."""
+    """The shares' tables in the serial replay's order, and each engine's state back on it."""
     by_name = {e.name: i for i, e in enumerate(engines)}
-    keys = []
-    for share in shares:
-        t = share.commits
-        n = t.num_rows
-        final = n if share.final_commit is None else share.final_commit
-        codes = t.column("engine").dictionary_encode().combine_chunks()
-        index = np.array([by_name[name] for name in codes.dictionary.to_pylist()], dtype=np.int64)
-        engine = index[codes.indices.to_numpy(zero_copy_only=False)] if n else np.zeros(0, dtype=np.int64)
-        keys.append((t.column("batch").to_numpy(), np.arange(n) >= final, engine))
-    batch, final, engine = (np.concatenate(k) for k in zip(*keys, strict=True))
-    merged = pa.concat_tables([share.commits for share in shares]).take(pa.array(np.lexsort((engine, final, batch))))
-    sim.commits = MergedCommits(merged)
-    for table in sim.writer.rows:
-        keyed = []
-        for share in shares:
-            rows = share.rows[table]
-            final = share.final_at.get(table, len(rows))
-            keyed += [(_row_batch(r), j >= final, by_name.get(r.get("engine"), -1), r) for j, r in enumerate(rows)]
-        keyed.sort(key=_ORDER)  # stable: each engine's rows keep their order
-        sim.writer.rows[table][:] = [k[3] for k in keyed]
+    for name in dict.fromkeys(t for share in shares for t in share.tables):
+        parts = [(share.tables[name], share.final_at.get(name)) for share in shares if name in share.tables]
+        merged = _in_serial_order(parts, by_name)
+        if name == "commits":
+            sim.commits = MergedCommits(merged)
+        else:
+            sim.writer.tables[name] = merged
+            sim.writer.rows[name].clear()
     for share in shares:
         for i, state in zip(share.engines, share.state, strict=True):
             e = engines[i]
             for name in _STATE:
                 setattr(e, name, state[name])
             e.log = state["log"] if state["log"] is not None else reqmodel.EventLog()
+
+
+def _in_serial_order(parts: list[tuple[pa.Table, int | None]], by_name: dict[str, int]) -> pa.Table:
+    """One table of the shares' ``parts`` (each with the row where its final maintenance began),
+    ordered by (batch or checkpoint, final maintenance or not, engine), each engine's rows in their order."""
+    keys = []
+    for t, final_at in parts:
+        n = t.num_rows
+        codes = t.column("engine").dictionary_encode().combine_chunks()
+        index = np.array([by_name[name] for name in codes.dictionary.to_pylist()], dtype=np.int64)
+        engine = index[codes.indices.to_numpy(zero_copy_only=False)] if n else np.zeros(0, dtype=np.int64)
+        batch = t.column("batch" if "batch" in t.column_names else "checkpoint").to_numpy(zero_copy_only=False)
+        keys.append((batch, np.arange(n) >= (n if final_at is None else final_at), engine))
+    batch, final, engine = (np.concatenate(k) for k in zip(*keys, strict=True))
+    return pa.concat_tables([t for t, _ in parts]).take(pa.array(np.lexsort((engine, final, batch))))
 
 
 class MergedCommits:
@@ -173,7 +174,3 @@ class MergedCommits:
         return self._table
 
 
-def _row_batch(row: dict[str, Any]) -> int:
-    """The batch a result row belongs to: its ``batch``, or a query's ``checkpoint``."""
-    b = row.get("batch")
-    return row.get("checkpoint", -1) if b is None else b

@@ -1104,9 +1104,10 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     puts them (:func:`bench.batch_loop.checkpoints_of`); otherwise every engine takes every batch.
     The ``commits`` rows go into ``sink.rows`` at the end, unless ``commit_rows`` is False: then the
     caller takes them as a table from ``sim.commits`` (:class:`bench.simulate.commit_log.CommitLog`).
-    With ``parallel`` (and not ``commit_rows``), a long replay of the estimated mode runs its engines in forked processes
-    (:mod:`bench.simulate.forked_replay`; the rows and the engines' live files, counters and, with a
-    request model, events are the serial replay's; the rest of an engine's state is not taken back)."""
+    With ``parallel`` (a :class:`runresults.ResultsWriter` sink, not ``commit_rows``), a long replay of
+    the estimated mode runs its engines in forked processes (:mod:`bench.simulate.forked_replay`: the
+    writer's tables and the engines' live files, counters and, with a request model, events are the
+    serial replay's; the rest of an engine's state is not taken back)."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
     if as_run and scenario.batches_run < (horizon_batches or scenario.workload.num_batches):
@@ -1125,7 +1126,7 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     marks = {e.name: checkpoints_of(takes[e.name], every) for e in engines}
     checkpoints = sorted(set().union(*marks.values())) if engines else []
     processes = forked_replay.processes_for(len(engines), sim.n, sim.exact) \
-        if parallel and not as_run and not commit_rows else 1  # the forked replay merges the commits as a table
+        if parallel and not as_run and not commit_rows and isinstance(sink, ResultsWriter) else 1  # merged as tables
     schedule = MaintenanceSchedule.of(scenario, threads=False)
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
                      enabled=None if progress else False) as bar, without_cycle_collector():
