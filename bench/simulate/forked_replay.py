@@ -141,7 +141,7 @@ def _merge(sim: Any, engines: list[Any], shares: list[Share]) -> None:
             e = engines[i]
             for name in _STATE:
                 setattr(e, name, state[name])
-            e.log = state["log"] if state["log"] is not None else reqmodel.EventLog()
+            e.log = state["log"] if state["log"] is not None else reqmodel.UnreadEventLog()
 
 
 def _in_serial_order(parts: list[tuple[pa.Table, int | None]], by_name: dict[str, int]) -> pa.Table:

@@ -85,6 +85,14 @@ class EventLog:
         return self._events
 
 
+class UnreadEventLog(EventLog):
+    """The log of a replay whose events nobody reads (no request model): each run is dropped as it
+    comes, so a long replay does not keep millions of rows for nothing."""
+
+    def add(self, phase: str, context: str | int, names: tuple[str, ...], values: tuple[float, ...]) -> None:
+        """Nothing kept."""
+
+
 def _check(phase: str, features: Iterable[str]) -> None:
     known = _FEATURE_SETS.get(phase)
     if known is None:

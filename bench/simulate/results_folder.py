@@ -32,7 +32,7 @@ def _simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | P
     run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
     writer = ResultsWriter(run_dir)
     done = run_simulation(scenario, model, horizon_batches, writer, progress=progress, as_run=as_run,
-                          commit_rows=False, parallel=True)
+                          commit_rows=False, parallel=True, events=bool(model.requests))
     sim, engines = done.sim, done.engines
     for e in engines:
         if len(e.live) <= FILES_ROWS_LIMIT:

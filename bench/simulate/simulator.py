@@ -1092,7 +1092,8 @@ class Simulation:
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
                    sink: RowSink | ResultsWriter | None = None, progress: bool = False,
                    stop_after: int | None = None, start_at: int = 0,
-                   as_run: bool = False, commit_rows: bool = True, parallel: bool = False) -> Simulation:
+                   as_run: bool = False, commit_rows: bool = True, parallel: bool = False,
+                   events: bool = True) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
     With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
@@ -1107,7 +1108,8 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     With ``parallel`` (a :class:`runresults.ResultsWriter` sink, not ``commit_rows``), a long replay of
     the estimated mode runs its engines in forked processes (:mod:`bench.simulate.forked_replay`: the
     writer's tables and the engines' live files, counters and, with a request model, events are the
-    serial replay's; the rest of an engine's state is not taken back)."""
+    serial replay's; the rest of an engine's state is not taken back). Without ``events``, the
+    engines' request events are not kept (their logs stay empty: for a caller with no request model)."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
     if as_run and scenario.batches_run < (horizon_batches or scenario.workload.num_batches):
@@ -1119,7 +1121,8 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
             planner, options = resolve_planner(es, scenario)
             behaviour = behaviour_of(es.kind, planner, options)
             engines.append(SimEngine(es, es.kind, es.name, behaviour, planner=planner, options=options,
-                                     inserts=behaviour.inserts(sim.max_file), bloom=bloom_of(options)))
+                                     inserts=behaviour.inserts(sim.max_file), bloom=bloom_of(options),
+                                     log=reqmodel.EventLog() if events else reqmodel.UnreadEventLog()))
     not_simulated = [e.name for e in scenario.engines if not kind_of(e.kind).simulated]
     every = scenario.queries.checkpoint_every
     takes = {e.name: min(sim.n, scenario.batches_of(e.name)) if as_run else sim.n for e in engines}
@@ -1132,7 +1135,7 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
                      enabled=None if progress else False) as bar, without_cycle_collector():
         if processes > 1:
             forked_replay.replay(sim, engines, lambda mine, advance: _SimSteps(sim, mine, advance, marks), bar.advance,
-                                 schedule, checkpoints, lambda e: takes[e.name], processes, bool(model.requests))
+                                 schedule, checkpoints, lambda e: takes[e.name], processes, events)
         else:
             run_batches(_SimSteps(sim, engines, bar.advance, marks), engines, schedule, sim.n,
                         checkpoints=checkpoints, prefix=lambda e: takes[e.name])
