@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from runresults import Results
-from runresults.review import review
+from runresults.review import REVIEW_VERSION, review
 
 
 def choice_text(choice: dict[str, Any]) -> str:
@@ -90,7 +90,10 @@ def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
                               f"`{Path(out['folder']).name}/`)" if differs else ", as at the run's scale")
                           + f" ({out['method']})" + _production_clause(out.get("production_map"))}
     projection["elapsed_s"] = time.perf_counter() - t0
-    full = review(results, projection=projection)
+    if stored.get("version") == REVIEW_VERSION:  # nothing in the run's review but its target slot reads the projection
+        full = {**stored, "choice": {**stored["choice"], "target": projection}}
+    else:
+        full = review(results, projection=projection)
     full["elapsed_s"] = stored.get("elapsed_s")
     path = folder / "run.json"
     tmp = path.with_suffix(".json.tmp")

@@ -399,14 +399,17 @@ def _extrapolate_requests(req: pd.DataFrame, lo: int, r: int, w: int, k_max: int
 # -- the projected results folder ------------------------------------------------------------------
 
 
-def _write(folder: Path, tables: dict[str, list[pd.DataFrame]], run: dict[str, Any]) -> Path:
+def _write(folder: Path, tables: dict[str, list[pd.DataFrame]], run: dict[str, Any]) -> Results:
+    """The projected results folder, opened with the tables it was written from (not read back)."""
     folder.mkdir(parents=True, exist_ok=True)
+    written = {}
     for name, schema in TABLES.items():
         parts = [pa.Table.from_pandas(df.reindex(columns=schema.names), schema=schema, preserve_index=False)
                  for df in tables.get(name, []) if not df.empty]
-        pq.write_table(pa.concat_tables(parts) if parts else schema.empty_table(), folder / f"{name}.parquet")
+        written[name] = pa.concat_tables(parts) if parts else schema.empty_table()
+        pq.write_table(written[name], folder / f"{name}.parquet")
     (folder / "run.json").write_text(json.dumps({"format_version": FORMAT_VERSION, **run}, indent=2, default=str))
-    return folder
+    return Results(folder).keep_written(written)
 
 
 def _projection_run(scenario: Any, target: Target, plan: Plan, info: dict[str, Any], check: dict[str, Any],
@@ -478,7 +481,7 @@ def _project(run_results: Results | str | Path, scenario: Any, target: Any, out_
     elapsed = time.perf_counter() - t0
     doc = _projection_run(sc, tgt, plan, info, check, model, note, elapsed, rid, queries_per_hour)
     doc["projection"]["replay_s"] = replay_s
-    return Results(_write(folder / rid, full, doc)), (plan, tables, info, replay_s)
+    return _write(folder / rid, full, doc), (plan, tables, info, replay_s)
 
 
 def _checked(target: Any) -> Target:
