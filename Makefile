@@ -47,7 +47,8 @@ test-random: $(STAMP)
 example: $(STAMP)
 	$(BIN)/python -m bench.example docs/example
 
-# REPEAT=N overrides the scenario's repetitions (the default scenario's 3; REPEAT=1 for one quicker run).
+# REPEAT=N overrides the scenario's repetitions (the default scenario's 1: its ledger samples are groups of
+# interleaved query rounds; docs/benchmarks.md).
 # The default scenario is sized to finish within 5 minutes on 2 cores (its comments give the arithmetic;
 # docs/benchmarks.md the measurements).
 bench: $(STAMP)

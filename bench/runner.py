@@ -29,6 +29,7 @@ from bench.batch_loop import MAINTAIN, ROUND_RUNS, SCHEDULE, MaintenanceSchedule
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.gates.history_gates import needs_apache_hudi
 from bench.gates.in_run import (
+    checkpoint_query_rounds,
     final_query_rounds,
     in_rounds,
     measure_gates,
@@ -508,32 +509,43 @@ class _RunSteps:
             expected = expected_results(ctx, truth, params)
         if b == ctx.scenario.batches_run - 1:
             self.last_checkpoint = (b, params, expected)
-        every = ctx.scenario.queries.checkpoint_every
+        qs = ctx.scenario.queries
         # With the review's interleaved rounds (T17) the rounds are the final checkpoint's warm runs of the
         # engines in them: each query runs here once, cold, on the first repetition's table, and a later
         # repetition's table, whose layout must equal the first's (repeat_mismatches), is audited (the
-        # ledger prices every repetition's final query seconds from the rounds). Earlier checkpoints query
-        # every repetition: their warm runs are the ledger's only samples of the query seconds there.
+        # ledger prices every repetition's final query seconds from the rounds). An earlier checkpoint
+        # queries every repetition, its warm runs the ledger's samples of the query seconds there, except
+        # under ``queries.checkpoint_rounds``: the first repetition's tables then take that many rounds
+        # after their cold runs (with one repetition, the ledger's samples: runresults.review.ledger).
         review_rounds = rounds_run(ctx.scenario)
         kinds = {e.name: e.kind for e in ctx.scenario.engines}
         final = b == ctx.scenario.batches_run - 1
-        if final and review_rounds:
+        rounds_here = review_rounds and (final or qs.checkpoint_rounds > 0)
+        if rounds_here:
             self.ruled_out = ruled_out_before_rounds(ctx)
+        in_them: list[EngineState] = []  # the engines whose warm runs here are the rounds
         for st in self.engines:
-            if b not in checkpoints_of(st.batches, every):
+            if b not in checkpoints_of(st.batches, qs.checkpoint_every):
                 continue
             self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
-            in_them = review_rounds and st.batches == ctx.scenario.batches_run and in_rounds(
+            rounds_for = rounds_here and st.batches == ctx.scenario.batches_run and in_rounds(
                 ctx.scenario, kinds[st.engine.name])
             with ctx.timed(f"queries/{st.engine.name}"):
-                if in_them and final and st.repeat > 0:
+                if rounds_for and final and st.repeat > 0:
                     audit(ctx, st, truth.num_rows)
                 else:
-                    cold_only = in_them and final and st.engine.name not in self.ruled_out
+                    cold_only = rounds_for and st.repeat == 0 and st.engine.name not in self.ruled_out
                     run_checkpoint(ctx, st, b, truth, params, expected, warm_runs=0 if cold_only else None)
+                    if cold_only and not final:
+                        in_them.append(st)
             if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables:
                 remove_table(st)  # a prefix done: its figures are taken, its disk is given back
+        if in_them:
+            ctx.step = f"the interleaved query rounds at checkpoint {b}"
+            self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · interleaved query rounds")
+            checkpoint_query_rounds(ctx, [st.engine for st in in_them], (b, params, expected), qs.checkpoint_rounds,
+                                    "checkpoint_rounds", every_engine=True)
         self.partial.write(b)
 
 
@@ -738,7 +750,7 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
         phases[f"maintenance/{name}"] = ctx.profile.get(f"maintenance/{name}", 0.0)
         phases[f"queries/{name}"] = ctx.profile.get(f"queries/{name}", 0.0)
     phases["expected_results"] = ctx.profile.get("expected_results", 0.0)
-    phases.update({k: v for k, v in ctx.profile.items() if k == "query_rounds" or k.startswith("gates/")})
+    phases.update({k: v for k, v in ctx.profile.items() if k in ("checkpoint_rounds", "query_rounds") or k.startswith("gates/")})
     phases["finish"] = ctx.profile.get("finish", 0.0)
     overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
     # the route each write job took (engines.files.gate), counted over the run: "job: where (reason)" -> jobs

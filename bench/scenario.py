@@ -103,6 +103,9 @@ class QuerySpec(_Strict):
     warm_runs: int = Field(3, ge=1, le=50)
     # the final checkpoint's interleaved warm rounds (bench/query_rounds.py); fewer than 10 gives no 95% interval
     rounds: int = Field(10, ge=1, le=1000)
+    # interleaved rounds at every earlier checkpoint too, over the same engines, in place of their warm runs
+    # there (0: none). With one repetition they are the ledger's samples (runresults.review.ledger)
+    checkpoint_rounds: int = Field(0, ge=0, le=1000)
     checkpoint_every: int = Field(50, ge=1)
     verify: bool = True
     # the selective query's time window (service_hours): its selectivity, a decision-map axis
@@ -257,6 +260,14 @@ class Scenario(_Strict):
             raise ValueError(f"stop_after is {self.stop_after}, more than the workload's {n} batches")
         if all(e.num_batches is not None and e.num_batches < n for e in self.engines):
             raise ValueError(f"every engine runs a prefix of the {n} batches: at least one must run them all")
+        return self
+
+    @model_validator(mode="after")
+    def _checkpoint_rounds(self) -> Scenario:
+        """``queries.checkpoint_rounds`` runs only where the final rounds run: refused, not dropped, elsewhere."""
+        if self.queries.checkpoint_rounds and not (self.review.measure or self.queries.interleaved):
+            raise ValueError(f"queries.checkpoint_rounds is {self.queries.checkpoint_rounds}, but no interleaved "
+                             "rounds run (review.measure and queries.interleaved are both false)")
         return self
 
     def first_batches(self, n: int) -> Scenario:

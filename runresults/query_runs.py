@@ -1,8 +1,9 @@
 """How many times each query of the suite runs at a checkpoint, from a run's scenario (run.json):
-the runner's cold run and its ``queries.warm_runs`` warm runs, except at the final checkpoint of an
-engine in the interleaved rounds (``queries.interleaved``: every engine; ``review.measure``: the
-design candidates), where the checkpoint runs each query once, cold, and the ``queries.rounds``
-rounds are its warm runs (:mod:`bench.gates.in_run`).
+the runner's cold run and its ``queries.warm_runs`` warm runs, except at a checkpoint of an engine
+in the interleaved rounds (``queries.interleaved``: every engine; ``review.measure``: the design
+candidates), where the checkpoint runs each query once, cold, and the rounds are its warm runs: the
+``queries.rounds`` rounds at the final checkpoint, the ``queries.checkpoint_rounds`` rounds at an
+earlier one when the scenario asks for them (:mod:`bench.gates.in_run`).
 
 The simulator counts its request events by it, and a simulated ``queries`` table, one row per
 query and checkpoint, stands for that many runs (the reports and the ledger divide by it).
@@ -32,8 +33,11 @@ def query_runs(scenario: Mapping[str, Any], kind: str, final: bool) -> int:
     """Runs of each query at a checkpoint of an engine of ``kind``; ``final``: the run's final
     checkpoint, which the engine reached (it takes every batch)."""
     queries = scenario.get("queries") or {}
-    if final and rounds_run(scenario) and in_rounds(scenario, kind):
-        return 1 + int(queries.get("rounds", 10))
+    if rounds_run(scenario) and in_rounds(scenario, kind):
+        if final:
+            return 1 + int(queries.get("rounds", 10))
+        if int(queries.get("checkpoint_rounds") or 0) > 0:
+            return 1 + int(queries["checkpoint_rounds"])
     return 1 + int(queries.get("warm_runs", 3))
 
 

@@ -207,7 +207,7 @@ DESIGN_ENGINES = {"baseline": "cow_baseline", "option1": "append_compaction", "o
 
 
 def make_design_results(folder: str | Path, *, repeats: int = 3, batches: int = 20, rounds: int = 12,
-                        speed: dict[str, float] | None = None, final_files: dict[str, int] | None = None,
+                        checkpoint_rounds: int = 0, speed: dict[str, float] | None = None, final_files: dict[str, int] | None = None,
                         stored: dict[str, float] | None = None, failing: dict[str, dict[str, float]] | None = None,
                         review: dict[str, Any] | None = None, noise: float = 0.02, seed: int = 11,
                         phases: dict[str, tuple[float, float, float]] | None = None) -> Path:
@@ -217,13 +217,15 @@ def make_design_results(folder: str | Path, *, repeats: int = 3, batches: int = 
     failing figure per engine (every other gate passes). The timing noise is shared by every engine
     (same batch, repetition and round: the same draw), so the paired ratios are exactly the speeds.
     Maintenance runs every 5 batches; checkpoints at batches 9 and ``batches - 1``; the interleaved
-    rounds at the last. ``phases``: an engine's ingest as (plan, write, commit) seconds per batch,
+    rounds at the last, and ``checkpoint_rounds`` rounds at batch 9 (the first repetition's, in place of
+    its warm run there, as the runner records them). ``phases``: an engine's ingest as (plan, write, commit) seconds per batch,
     replacing its 0.1 s (scaled by the same draw)."""
     folder = Path(folder)
     phases = phases or {}
     speed, final_files, stored, failing = speed or {}, final_files or {}, stored or {}, failing or {}
     rng = random.Random(seed)
-    draw = {(r, b): 1 + noise * rng.uniform(-1, 1) for r in range(repeats) for b in range(batches + rounds)}
+    draw = {(r, b): 1 + noise * rng.uniform(-1, 1) for r in range(repeats)
+            for b in range(batches + rounds + checkpoint_rounds)}
     w = ResultsWriter(folder)
     checkpoints = (9, batches - 1)
     batch_bytes = 1_000_000
@@ -252,11 +254,18 @@ def make_design_results(folder: str | Path, *, repeats: int = 3, batches: int = 
                           mode="inline", duration_s=0.01, files_in=0, files_out=0, bytes_read=0, bytes_written=0,
                           records=0, files_deleted=0, details="{}")
                 if b in checkpoints:
-                    for run in (0, 1):
+                    for run in (0,) if (r, b) == (0, 9) and checkpoint_rounds else (0, 1):
                         lat = (0.4 if b == 9 else 1.0) * f * draw[(r, b)] * (1.5 if run == 0 else 1.0)
                         w.add("queries", engine=engine, repeat=r, checkpoint=b, query="full_scan_by_level", run=run,
                               latency_s=lat, files_total=live, files_scanned=live, files_pruned=0, row_groups_total=live,
                               row_groups_scanned=live, rows_scanned=1000, result_rows=4, verified=True, error=None)
+        for k in range(checkpoint_rounds):
+            lat = 0.4 * f * draw[(0, batches + rounds + k)]
+            w.add("query_rounds", engine=engine, checkpoint=9, query="full_scan_by_level", round=k,
+                  position=list(DESIGN_ENGINES).index(engine), latency_s=lat, result_rows=4, verified=True)
+            w.add("queries", engine=engine, repeat=0, checkpoint=9, query="full_scan_by_level", run=k + 1,
+                  latency_s=lat, files_total=1, files_scanned=1, files_pruned=0, row_groups_total=None,
+                  row_groups_scanned=None, rows_scanned=None, result_rows=4, verified=True, error=None)
         for k in range(rounds):
             w.add("query_rounds", engine=engine, checkpoint=batches - 1, query="full_scan_by_level", round=k,
                   position=list(DESIGN_ENGINES).index(engine), latency_s=1.0 * f * draw[(0, batches + k)],

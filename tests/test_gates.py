@@ -72,9 +72,22 @@ def test_small_run_interleaves_the_final_queries(small_run: Results) -> None:
     out = {r["engine"] for r in failed}
     assert by_isolation == {"option1_rfc"} and out == {"option1_rfc", "option1_cbd"}, failed
     engines = sorted(set(small_run.engines) - out)
-    assert len(qr) == rounds * len(suite) * len(engines) and qr.verified.all()
     final = q.checkpoint.max()
-    assert set(qr.checkpoint) == {final}
+    assert set(qr.checkpoint) == {final, final - 3}  # the earlier checkpoint's rounds: checkpoint_rounds (conftest)
+    earlier, qr = qr[qr.checkpoint < final], qr[qr.checkpoint == final]
+    assert len(qr) == rounds * len(suite) * len(engines) and qr.verified.all()
+    # the earlier checkpoint's two rounds: every candidate the isolation gate did not rule out in the batch loop,
+    # in place of its warm runs there (option1_cbd is ruled out only by the gates after the loop)
+    in_earlier = sorted(set(small_run.engines) - by_isolation)
+    assert sorted(set(earlier.engine)) == in_earlier and len(earlier) == 2 * len(suite) * len(in_earlier)
+    before = q[q.checkpoint == final - 3]
+    for e in in_earlier:
+        assert before[before.engine == e].groupby("query").run.apply(sorted).tolist() == [[0, 1, 2]] * len(suite)
+    assert (before[before.engine == "option1_rfc"].groupby("query").run.max()
+            == load_scenario(SMALL).queries.warm_runs).all()
+    assert {"checkpoint_rounds", "query_rounds"} <= set(small_run.run["profile"]["phases_s"])
+    led = small_run.run["review"]["candidates"]["option2"]["ledger"]
+    assert (led["sample_basis"], led["samples"]) == ("round", [0, 1])  # one repetition: the rounds' groups
     # the rounds are the final checkpoint's warm runs: the checkpoint itself ran each query once, cold
     last = q[q.checkpoint == final]
     for e in engines:
@@ -104,6 +117,10 @@ def test_rounds_are_validated() -> None:
     with pytest.raises(ScenarioError, match="rounds"):
         parse_scenario(doc)
     assert parse_scenario({**doc, "queries": {}}).queries.rounds == 10
+    unmeasured = {**doc, "queries": {"checkpoint_rounds": 3}, "review": {"measure": False}}
+    with pytest.raises(ScenarioError, match="checkpoint_rounds is 3, but no interleaved rounds run"):
+        parse_scenario(unmeasured)
+    assert parse_scenario({**unmeasured, "queries": {"checkpoint_rounds": 3, "interleaved": True}}).queries.checkpoint_rounds == 3
 
 
 def test_a_wrong_result_in_a_round_is_unverified_and_named(spark, tmp_path) -> None:

@@ -142,7 +142,7 @@ def test_ledger_summed_by_hand_equals_the_reports(tmp_path: Path) -> None:
         hand = _hand_ledger(results, "option2", r, 6.0)
         for part in PARTS:
             assert led["parts_usd"][part][r] == pytest.approx(hand[part], rel=1e-9), (part, r)
-        assert led["usd_per_tb_by_repeat"][r] == pytest.approx(sum(hand.values()) / tb, rel=1e-9)
+        assert led["usd_per_tb_by_sample"][r] == pytest.approx(sum(hand.values()) / tb, rel=1e-9)
     mean = float(np.mean([sum(_hand_ledger(results, "option2", r, 6.0).values()) / tb for r in range(3)]))
     assert led["usd_per_tb"]["value"] == pytest.approx(mean, rel=1e-9)
     assert Results(run).run["review"]["candidates"]["option2"]["ledger"]["usd_per_tb"]["value"] == led["usd_per_tb"]["value"]
@@ -241,3 +241,56 @@ def test_a_repetition_not_queried_is_priced_with_the_first_repetitions_latencies
     only_first = store_review(run)["candidates"]["option2"]["ledger"]["parts_usd"]["queries"]
     assert only_first[0] == pytest.approx(full[0], rel=1e-12)
     assert only_first[1] == only_first[2] == pytest.approx(full[0], rel=1e-12)
+
+
+def _hand_round_queries(results: Results, engine: str, groups: int, k: int, qph: float) -> float:
+    """Sample ``k``'s query dollars summed by hand: at each checkpoint the median of the rounds r with
+    r mod ``groups`` = k, flat to the first checkpoint, linear to the last (batches 9 and 19)."""
+    rounds = results.table("query_rounds")
+    mine = rounds[(rounds.engine == engine) & (rounds["round"] % groups == k)]
+    at = {cp: float(g.latency_s.median()) for cp, g in mine.groupby("checkpoint")}
+    span = 86400.0 / 20
+    t9, t19 = 10 * span, 20 * span
+    query_s = qph / 3600 * (at[9] * t9 + (at[9] + at[19]) / 2 * (t19 - t9))
+    return query_s * 2 * DEFAULT_PRICES.core_hour.usd / 3600
+
+
+def test_one_repetition_samples_the_ledger_by_groups_of_interleaved_rounds(tmp_path: Path) -> None:
+    """One repetition with interleaved rounds at both checkpoints (4 at the first, 10 at the last): four
+    samples, sample k the medians of the rounds r with r mod 4 = k, and the ratio paired by group."""
+    run = make_design_results(tmp_path / "run", repeats=1, rounds=10, checkpoint_rounds=4, noise=0.2,
+                              speed={"option1": 1.3}, review={"queries_per_hour": 6})
+    results = Results(run)
+    led = store_review(run)["candidates"]["option2"]["ledger"]
+    assert (led["sample_basis"], led["samples"]) == ("round", [0, 1, 2, 3])
+    for k in range(4):
+        assert led["parts_usd"]["queries"][k] == pytest.approx(_hand_round_queries(results, "option2", 4, k, 6.0),
+                                                              rel=1e-9)
+    assert len(set(led["parts_usd"]["queries"])) == 4  # the samples share no query run
+    assert len(set(led["parts_usd"]["storage"])) == 1  # measured once: the same in every sample
+    rows = _rows(review(results), "Option 1")
+    cost = rows["cost ($ per TB ingested)"]
+    assert cost["basis"] == "paired by group of interleaved query rounds" and "n=4" in cost["ratio_text"]
+    maint = rows["maintenance (core-seconds per run of the table)"]
+    assert maint["basis"] == "runs paired by the batch they ran after" and "n=4" in maint["ratio_text"]
+
+
+def test_ten_round_groups_decide_a_cost_difference_beyond_the_margin(tmp_path: Path) -> None:
+    """Ten rounds at every checkpoint of one repetition: ten samples, a 95% interval, and Option 1 at 1.3x
+    on every timing decided "higher" by the ledger; at 1.03x the same run is "equivalent"."""
+    for factor, verdict in ((1.3, "higher"), (1.03, "equivalent")):
+        run = make_design_results(tmp_path / f"run{factor}", repeats=1, rounds=10, checkpoint_rounds=10,
+                                  speed={"option1": factor, "baseline": 2.0}, review={"queries_per_hour": 6})
+        rev = review(Results(run))
+        assert rev["candidates"]["option2"]["ledger"]["usd_per_tb"]["n"] == 10
+        cost = _rows(rev, "Option 1")["cost ($ per TB ingested)"]
+        assert "95%, n=10" in cost["ratio_text"] and cost["verdict"] == verdict, cost
+
+
+def test_without_rounds_at_every_checkpoint_one_repetition_is_one_sample(tmp_path: Path) -> None:
+    """One repetition, rounds at the final checkpoint only: one sample, no interval, nothing decided by it."""
+    run = make_design_results(tmp_path / "run", repeats=1, speed={"option1": 1.3})
+    rev = review(Results(run))
+    led = rev["candidates"]["option2"]["ledger"]
+    assert (led["sample_basis"], led["samples"], led["usd_per_tb"]["n"]) == ("repetition", [0], 1)
+    assert _rows(rev, "Option 1")["cost ($ per TB ingested)"]["verdict"] == "equivalent"

@@ -36,6 +36,9 @@ def test_query_runs_counts_the_interleaved_rounds() -> None:
     assert query_runs(review, "append_only", final=True) == 4  # the control is not
     plain = {"queries": {"warm_runs": 3, "rounds": 10}}
     assert query_runs(plain, "clustering", final=True) == 4
+    earlier = {"queries": {"warm_runs": 1, "rounds": 10, "checkpoint_rounds": 3}, "review": {"measure": True}}
+    assert query_runs(earlier, "clustering", final=False) == 4  # cold run + the checkpoint's 3 rounds
+    assert query_runs(earlier, "append_only", final=False) == 2  # the control keeps its warm run
     q = pd.DataFrame({"engine": ["a", "a", "b"], "checkpoint": [4, 9, 9]})
     run = {"simulated": True, "scenario": interleaved, "engines": {"a": {"kind": "append_only"},
                                                                     "b": {"kind": "clustering"}}}

@@ -2,7 +2,8 @@
 the gates (``gates``): isolation from the run's readers, no_loss from the same commit's crash test,
 concurrent_update on a scratch table per candidate (then the runner's incremental and time-travel
 gates), and after them the final checkpoint's interleaved query rounds (``query_rounds``) over the
-candidates no required gate ruled out.
+candidates no required gate ruled out; during the batch loop, an earlier checkpoint's rounds
+(``checkpoint_rounds``, when ``queries.checkpoint_rounds`` asks for them).
 
 ``ctx`` is the runner's :class:`bench.runner.RunContext` (scenario, spark, writer, failures,
 run_dir, ``timed``); it is taken by duck type so that this module does not import the runner.
@@ -82,15 +83,27 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
     query parameters and expected answers; phase ``query_rounds``)."""
     if last_checkpoint is None:  # a run without a checkpoint ran no queries to interleave
         return
-    checkpoint, params, expected = last_checkpoint
+    checkpoint_query_rounds(ctx, engines, last_checkpoint, ctx.scenario.queries.rounds, "query_rounds",
+                            every_engine, skip)
+
+
+def checkpoint_query_rounds(ctx: Any, engines: Sequence[Engine], checkpoint: tuple[int, QueryParams, Mapping[str, Any]],
+                            rounds: int, phase: str, every_engine: bool = False,
+                            skip: set[str] | frozenset[str] = frozenset()) -> None:
+    """``rounds`` interleaved rounds over the design candidates of ``engines`` (:func:`round_engines`;
+    ``every_engine``: all of them) but those in ``skip`` (ruled out by a required gate already), at
+    ``checkpoint`` (its batch, query parameters and expected answers), timed as ``phase``: the final
+    checkpoint's (``queries.rounds``) or an earlier one's (``queries.checkpoint_rounds``). Round ``r``'s
+    runs are the checkpoint's warm run ``r + 1`` in ``queries`` too."""
+    batch, params, expected = checkpoint
     qs = ctx.scenario.queries
     designs = list(engines) if every_engine else round_engines(engines, {e.name: e.kind for e in ctx.scenario.engines})
-    designs = [e for e in designs if e.name not in skip]  # ruled out by a required gate already
+    designs = [e for e in designs if e.name not in skip]
 
     def add_run(slot: RoundSlot, r: int, res: QueryRun, verified: bool, tally: dict[str, int] | None) -> None:
-        """Round ``r``'s run is warm run ``r + 1`` of the final checkpoint (its run 0, cold, ran there), with
+        """Round ``r``'s run is warm run ``r + 1`` of the checkpoint (its run 0, cold, ran there), with
         its read amplification on a MERGE_ON_READ snapshot (the report's medians then have every run)."""
-        ctx.writer.add("queries", engine=slot.engine, repeat=0, checkpoint=checkpoint, query=slot.query, run=r + 1,
+        ctx.writer.add("queries", engine=slot.engine, repeat=0, checkpoint=batch, query=slot.query, run=r + 1,
                        latency_s=res.latency_s, files_total=res.files_total, files_scanned=res.files_scanned,
                        files_pruned=res.files_pruned, row_groups_total=None, row_groups_scanned=None,
                        rows_scanned=None, result_rows=res.result_rows, verified=verified, error=res.error,
@@ -98,8 +111,8 @@ def final_query_rounds(ctx: Any, engines: Sequence[Engine],
                        log_files_merged=res.log_files_merged, log_bytes_merged=res.log_bytes_merged,
                        ro_latency_s=res.ro_latency_s, **run_columns(tally))
 
-    with ctx.timed("query_rounds"):
-        ctx.failures += run_query_rounds(ctx.spark, designs, checkpoint, qs.suite, params, expected, qs.rounds,
+    with ctx.timed(phase):
+        ctx.failures += run_query_rounds(ctx.spark, designs, batch, qs.suite, params, expected, rounds,
                                          qs.verify, lambda **row: ctx.writer.add("query_rounds", **row), add_run,
                                          label=ctx.label)
 

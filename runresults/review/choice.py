@@ -41,8 +41,8 @@ def mean_per_tb(led: Ledger) -> float:
 
 
 def ledger_ratio(a: Ledger, b: Ledger):  # noqa: ANN201 - Interval | None
-    """b's $/TB over a's, paired by repetition."""
-    pa, pb = a.per_tb_by_repeat(), b.per_tb_by_repeat()
+    """b's $/TB over a's, paired by sample (the same repetition, or the same group of interleaved rounds)."""
+    pa, pb = a.per_tb_by_sample(), b.per_tb_by_sample()
     common = sorted(set(pa) & set(pb))
     return paired_ratio([pa[r] for r in common], [pb[r] for r in common])
 
@@ -53,7 +53,7 @@ def choose(families: dict[str, str], gates: dict[str, dict[str, GateResult]], le
     reps: dict[str, str | None] = {}
     excluded: dict[str, dict[str, list[str]]] = {}
     for design in DESIGNS:
-        members = [e for e, f in families.items() if f == design and e in ledgers and ledgers[e].per_tb_by_repeat()]
+        members = [e for e, f in families.items() if f == design and e in ledgers and ledgers[e].per_tb_by_sample()]
         if not members:
             continue
         failing = {e: failed_required(gates[e], requires) for e in members}

@@ -1,11 +1,12 @@
 """Two whole candidates compared criterion by criterion, each difference judged against the margin.
 
 Criteria (correlated figures count once, shown together):
-- the ledger: $ per TB, paired by repetition;
+- the ledger: $ per TB, paired by sample (repetition, or group of interleaved rounds: :mod:`ledger`);
 - ingest: the per-batch ratio, paired by batch and repetition (every design sees the same
   batches), its median with the interval; p50, p95 and throughput shown beside it; when decided,
   where the difference lies (:mod:`runresults.review.ingest_cost`);
-- maintenance time: the total per repetition, paired by repetition;
+- maintenance time: the total per repetition, paired by repetition; with one repetition, each
+  maintenance run paired by the batch it ran after;
 - write amplification, live files (final), space amplification (peak, with the peak's physical
   files): exact figures, their ratio against the same margin (69 against 71 files is equivalent);
 - each query at the final checkpoint: the interleaved rounds paired by round (``query_rounds``),
@@ -24,7 +25,8 @@ import pandas as pd
 from engines.config.registry import MB
 from runresults import Results
 from runresults.review import ingest_cost
-from runresults.review.ledger import Ledger
+from runresults.review.choice import ledger_ratio
+from runresults.review.ledger import REPETITION, Ledger
 from runresults.uncertainty import (
     Interval,
     decide,
@@ -114,16 +116,40 @@ def _warm(g: pd.DataFrame) -> list[float]:
     return (warm if len(warm) else g.latency_s).tolist()
 
 
+def _maintenance_seconds(results: Results, engine: str) -> pd.DataFrame:
+    """Seconds of maintenance (its clean rows aside) per repetition and batch it ran after."""
+    m = results.of_engine("maintenance", engine, all_repeats=True)
+    if m.empty:
+        return pd.DataFrame({"repeat": [], "batch": [], "duration_s": []})
+    m = m[m.kind != "clean"]
+    return m.groupby(["repeat", "batch"]).duration_s.sum().reset_index()
+
+
+def _maintenance_ratio(results: Results, a: str, b: str) -> tuple[Interval | None, str]:
+    """b's maintenance seconds over a's: the totals paired by repetition when both ran more than one,
+    else the runs paired by the batch they ran after (every design maintains after the same batches
+    under ``inline``), so that one repetition still has a sample per maintenance run."""
+    sa, sb = _maintenance_seconds(results, a), _maintenance_seconds(results, b)
+    if sa.empty:
+        return None, ""
+    if sa.repeat.nunique() > 1 and sb.repeat.nunique() > 1:
+        ta, tb = sa.groupby("repeat").duration_s.sum(), sb.groupby("repeat").duration_s.sum()
+        common = ta.index.intersection(tb.index)
+        return paired_ratio(ta[common].tolist(), tb[common].tolist()), "totals paired by repetition"
+    ia, ib = sa.set_index(["repeat", "batch"]).duration_s, sb.set_index(["repeat", "batch"]).duration_s
+    common = ia.index.intersection(ib.index)
+    return paired_ratio(ia[common].tolist(), ib[common].tolist()), "runs paired by the batch they ran after"
+
+
 def compare(results: Results, a: str, b: str, ledgers: dict[str, Ledger], margin: float) -> list[Comparison]:
     """Every criterion of candidate ``b`` against candidate ``a``."""
     out = []
     la, lb = ledgers[a], ledgers[b]
-    pa, pb = la.per_tb_by_repeat(), lb.per_tb_by_repeat()
-    common = sorted(set(pa) & set(pb))
-    ratio = paired_ratio([pa[r] for r in common], [pb[r] for r in common])
+    ratio = ledger_ratio(la, lb)
+    basis = "paired by repetition" if la.basis == REPETITION else "paired by group of interleaved query rounds"
     out.append(Comparison("cost ($ per TB ingested)", a, b,
                           {e: (iv.text() if (iv := led.usd_per_tb()) else "n/a") for e, led in ((a, la), (b, lb))},
-                          ratio, decide(ratio, margin), "paired by repetition"))
+                          ratio, decide(ratio, margin), basis))
     ia, ib = _ingest(results, a), _ingest(results, b)
     both = ia.index.intersection(ib.index)
     ratio = paired_ratio(ia[both].tolist(), ib[both].tolist())
@@ -133,13 +159,10 @@ def compare(results: Results, a: str, b: str, ledgers: dict[str, Ledger], margin
         ingest_cost.explain(results, a, b) if verdict in ("lower", "higher") else ""))
     ma, mb = (la.core_seconds["maintenance"], lb.core_seconds["maintenance"])
     if any(ma) or any(mb):
-        sa, sb = dict(zip(la.repeats, ma, strict=True)), dict(zip(lb.repeats, mb, strict=True))
-        common = sorted(set(sa) & set(sb))
-        ratio = paired_ratio([sa[r] for r in common], [sb[r] for r in common]) if any(ma) else None
+        ratio, basis = _maintenance_ratio(results, a, b)
         out.append(Comparison("maintenance (core-seconds per run of the table)", a, b,
                               {a: _g(sum(ma) / max(1, len(ma))), b: _g(sum(mb) / max(1, len(mb)))}, ratio,
-                              decide(ratio, margin) if ratio else ("higher" if any(mb) else "lower"),
-                              "totals paired by repetition"))
+                              decide(ratio, margin) if ratio else ("higher" if any(mb) else "lower"), basis))
     ca, cb = _last_state(results, a), _last_state(results, b)
     if len(ca) and len(cb):
         out.append(_exact("write amplification (final)", a, b, float(ca.wa.iloc[-1]), float(cb.wa.iloc[-1]), margin))

@@ -15,10 +15,18 @@ Rules (the report prints them, :data:`RULES`):
 - **requests** (runs on an object store): ingest, maintenance and cleaner requests as counted; the
   query requests per run at each checkpoint integrated like the latencies.
 
-Each repetition of the run gets its own ledger (its own timings; bytes are the same in every
-repetition); the figure is their mean, its interval over the repetitions
-(:func:`runresults.uncertainty.mean_interval`: a range below 10). $ per TB ingested divides by the
-batches' bytes (TB = 10^12 bytes).
+Samples: the ledger is computed once per independent re-measurement of the run, and the figure is
+their mean, its interval over them (:func:`runresults.uncertainty.mean_interval`: a range below 10).
+- **repetitions** (``--repeat`` above 1): each repetition's own timings (bytes are the same in every
+  repetition); a checkpoint a later repetition did not query is priced with the first's;
+- **round groups** (one repetition, and interleaved rounds at every checkpoint the candidate was
+  queried: ``queries.checkpoint_rounds`` and the final ``queries.rounds``): with n the fewest rounds at
+  any of its checkpoints, sample k takes at each checkpoint the median of the rounds r with r mod n = k,
+  so the samples share no query run and pair across candidates by round. The compute, storage and
+  request parts, measured once, are the same in every sample: the interval is the queries';
+- otherwise one sample, with no interval.
+
+$ per TB ingested divides by the batches' bytes (TB = 10^12 bytes).
 """
 
 from __future__ import annotations
@@ -45,31 +53,39 @@ RULES = ("compute = seconds of ingest, maintenance and cleaning × the cores Spa
          "each query's latency integrated over the table's event-time life (linear between checkpoints, the first "
          "checkpoint's before it) × cores; storage = physical bytes after each batch × the batch's event-time span, "
          "as GiB-months; requests = the object store's counted requests, the queries' per run integrated like their "
-         "latency. One ledger per repetition; the figure is their mean, the interval over the repetitions.")
+         "latency. One ledger per repetition, or with one repetition per group of interleaved query rounds (the "
+         "compute, storage and request parts then measured once); the figure is their mean, the interval over them.")
 _UNIT_S = {"day": 86400.0, "hour": 3600.0}
+
+
+REPETITION, ROUND = "repetition", "round"  # what a ledger's samples are (module docstring)
 
 
 @dataclass
 class Ledger:
-    """A candidate's ledger: per part, the dollars of each repetition; the TB it ingested."""
+    """A candidate's ledger: per part, the dollars of each sample (``basis``: each repetition, or each
+    group of interleaved query rounds); the TB it ingested."""
 
     engine: str
     tb_ingested: float
     cores: int
-    parts_usd: dict[str, list[float]] = field(default_factory=dict)  # part -> one value per repetition
-    repeats: list[int] = field(default_factory=list)
+    parts_usd: dict[str, list[float]] = field(default_factory=dict)  # part -> one value per sample
+    samples: list[int] = field(default_factory=list)
+    basis: str = REPETITION
     core_seconds: dict[str, list[float]] = field(default_factory=dict)
 
     def totals(self) -> list[float]:
-        """Total dollars per repetition."""
-        return [sum(self.parts_usd[p][i] for p in PARTS) for i in range(len(self.repeats))]
+        """Total dollars per sample."""
+        return [sum(self.parts_usd[p][i] for p in PARTS) for i in range(len(self.samples))]
 
     def per_tb(self) -> list[float]:
         return [t / self.tb_ingested for t in self.totals()] if self.tb_ingested else []
 
-    def per_tb_by_repeat(self) -> dict[int, float]:
-        """Repetition -> $ per TB (empty when nothing was ingested)."""
-        return dict(zip(self.repeats, self.per_tb(), strict=True)) if self.tb_ingested else {}
+    def per_tb_by_sample(self) -> dict[tuple[str, int], float]:
+        """(basis, sample) -> $ per TB (empty when nothing was ingested): two ledgers pair on these keys,
+        a repetition with the same repetition, a round group with the same group."""
+        keys = [(self.basis, s) for s in self.samples]
+        return dict(zip(keys, self.per_tb(), strict=True)) if self.tb_ingested else {}
 
     def usd_per_tb(self) -> Interval | None:
         return mean_interval(self.per_tb())
@@ -79,9 +95,9 @@ class Ledger:
 
     def as_dict(self) -> dict[str, Any]:
         total = self.usd_per_tb()
-        return {"tb_ingested": self.tb_ingested, "cores": self.cores, "repeats": self.repeats,
-                "usd_per_tb": total.as_dict() if total else None,
-                "usd_per_tb_by_repeat": self.per_tb(),
+        return {"tb_ingested": self.tb_ingested, "cores": self.cores, "samples": self.samples,
+                "sample_basis": self.basis, "usd_per_tb": total.as_dict() if total else None,
+                "usd_per_tb_by_sample": self.per_tb(),
                 "parts_usd_per_tb": {p: (iv.as_dict() if (iv := self.part_per_tb(p)) else None) for p in PARTS},
                 "parts_usd": self.parts_usd, "core_seconds": self.core_seconds}
 
@@ -120,13 +136,32 @@ def integrate(points: dict[int, float], span_s: float, batches: int) -> float:
 
 
 def _latencies(q: pd.DataFrame, rounds: pd.DataFrame) -> dict[str, dict[int, float]]:
-    """query -> checkpoint -> latency (warm median; the interleaved rounds' at their checkpoint)."""
+    """query -> checkpoint -> latency (warm median; the interleaved rounds' at their checkpoints)."""
     out: dict[str, dict[int, float]] = {}
     ok = q[q.error.isna()] if "error" in q else q
     for (name, cp), g in ok.groupby(["query", "checkpoint"]):
         warm = g[g.run > 0].latency_s
         out.setdefault(str(name), {})[int(cp)] = float(warm.median() if len(warm) else g.latency_s.median())
     for (name, cp), g in rounds.groupby(["query", "checkpoint"]):
+        out.setdefault(str(name), {})[int(cp)] = float(g.latency_s.median())
+    return out
+
+
+def round_groups(queries: pd.DataFrame, rounds: pd.DataFrame) -> int:
+    """How many round groups a one-repetition candidate's ledger has: the fewest interleaved rounds at
+    any checkpoint it was queried at (0 when one of them has none)."""
+    cps = set(queries.checkpoint.astype(int)) if len(queries) else set()
+    if not cps or rounds.empty:
+        return 0
+    per_cp = rounds.groupby("checkpoint")["round"].nunique()
+    return int(min(int(per_cp.get(cp, 0)) for cp in cps))
+
+
+def _round_latencies(q: pd.DataFrame, rounds: pd.DataFrame, groups: int, k: int) -> dict[str, dict[int, float]]:
+    """Sample ``k``'s query -> checkpoint -> latency: the median of the rounds r with r mod ``groups`` = k
+    at each checkpoint (a query with no round there: as :func:`_latencies`)."""
+    out = _latencies(q, rounds.iloc[0:0])
+    for (name, cp), g in rounds[rounds["round"] % groups == k].groupby(["query", "checkpoint"]):
         out.setdefault(str(name), {})[int(cp)] = float(g.latency_s.median())
     return out
 
@@ -146,7 +181,7 @@ def _query_request_usd(req: pd.DataFrame, q: pd.DataFrame, run: dict) -> dict[st
 
 
 def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: float) -> Ledger:
-    """The candidate's ledger, one entry per repetition it ran."""
+    """The candidate's ledger, one entry per sample (module docstring)."""
     run = results.run
     cores, span = run_cores(run), batch_span_s(run)
     commits = results.of_engine("commits", engine, all_repeats=True)
@@ -163,32 +198,44 @@ def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: floa
     batches = int(((run.get("scenario") or {}).get("workload") or {}).get("num_batches") or
                   (int(commits.batch.max()) + 1 if len(commits) else 0))
     core_usd = prices.core_hour.usd / 3600
-    for r in sorted(commits.repeat.unique()) if len(commits) else []:
+    repeats = sorted(int(r) for r in commits.repeat.unique()) if len(commits) else []
+    q_first = queries[queries.repeat == queries.repeat.min()] if len(queries) else queries
+    groups = round_groups(q_first, rounds) if len(repeats) == 1 else 0
+    # each sample: (its key, its repetition, its query latencies)
+    samples: list[tuple[int, int, dict[str, dict[int, float]]]] = []
+    if groups > 1:
+        out.basis = ROUND
+        samples = [(k, repeats[0], _round_latencies(q_first, rounds, groups, k)) for k in range(groups)]
+    else:
+        for r in repeats:
+            # a repetition not queried at a checkpoint (a later repetition at the review's final checkpoint, whose
+            # warm runs are the rounds on the first repetition's table: bench.runner) is priced with the first's
+            lat = _latencies(q_first, rounds) if len(queries) else {}
+            # an earlier checkpoint's rounds ran on the first repetition's tables; the final one's price every one
+            mine = rounds if r == repeats[0] or rounds.empty else rounds[rounds.checkpoint == rounds.checkpoint.max()]
+            for name, pts in _latencies(queries[queries.repeat == r], mine).items():
+                lat.setdefault(name, {}).update(pts)
+            samples.append((r, r, lat))
+    qph = queries_per_hour / 3600
+    for key, r, lat in samples:
         c, m = commits[commits.repeat == r], maint[maint.repeat == r]
         q, rq = queries[queries.repeat == r], req[req.repeat == r]
         # the corrections' upsert commits (workload.update_fraction) are writes of the ingest
         secs = {"ingest": float(c[c.kind.isin(INGEST_KINDS)].duration_s.sum()),
                 "maintenance": float(m[m.kind != "clean"].duration_s.sum()),
-                "cleaning": float(m[m.kind == "clean"].duration_s.sum())}
-        # a repetition not queried at a checkpoint (a later repetition at the review's final checkpoint, whose
-        # warm runs are the rounds on the first repetition's table: bench.runner) is priced with the first's
-        lat = _latencies(queries[queries.repeat == queries.repeat.min()], rounds) if len(queries) else {}
-        for name, pts in _latencies(q, rounds).items():
-            lat.setdefault(name, {}).update(pts)
-        qph = queries_per_hour / 3600
-        secs["queries"] = qph * sum(integrate(pts, span, batches) for pts in lat.values())
+                "cleaning": float(m[m.kind == "clean"].duration_s.sum()),
+                "queries": qph * sum(integrate(pts, span, batches) for pts in lat.values())}
         for k, v in secs.items():
             out.core_seconds[k].append(v * cores)
         end_of_batch = c.sort_values("seq").groupby("batch").physical_bytes.last()
         held = end_of_batch.reindex(range(batches)).ffill().fillna(0) if batches else end_of_batch
         gib_months = float(held.sum()) * span / GB / 3600 / HOURS_PER_MONTH  # GB: one GiB, S3's GB-month
-        q_req = _query_request_usd(req[req.repeat == queries.repeat.min()],
-                                   queries[queries.repeat == queries.repeat.min()], run) if len(queries) else {}
+        q_req = _query_request_usd(req[req.repeat == queries.repeat.min()], q_first, run) if len(queries) else {}
         for name, pts in _query_request_usd(rq, q, run).items():
             q_req.setdefault(name, {}).update(pts)
         requests_usd = (float(rq[rq.phase.isin(WRITE_PHASES)].usd.sum())
                         + qph * sum(integrate(pts, span, batches) for pts in q_req.values()))
-        out.repeats.append(int(r))
+        out.samples.append(int(key))
         for part, usd in (("compute: ingest", secs["ingest"] * cores * core_usd),
                           ("compute: maintenance", secs["maintenance"] * cores * core_usd),
                           ("compute: cleaning", secs["cleaning"] * cores * core_usd),
