@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from runresults import Results
-from runresults.review import review
+from runresults.review import REVIEW_VERSION, review
 
 
 def choice_text(choice: dict[str, Any]) -> str:
@@ -60,17 +60,24 @@ def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
     results = Results(folder)
     stored = results.run.get("review") or review(results)
     passing = passing_candidates(stored)
+    reviewed: dict[str, dict[str, Any]] = {}  # folder -> its review: the centre's is read once, not twice
+
+    def choose(projected: Results) -> str:
+        reviewed[str(projected.folder)] = review(projected, criteria=False)
+        return choice_text(reviewed[str(projected.folder)]["choice"]["run"])
+
     t0 = time.perf_counter()
     if not passing:
         projection: dict[str, Any] = {"design": None, "text": "not projected: no candidate passed the required gates"}
     else:
         try:
-            out = project_review(results, scenario, scenario.review.target, choose_at, engines=passing,
+            out = project_review(results, scenario, scenario.review.target, choose, engines=passing,
                                  out_dir=folder / "projection", flip=False)
         except Exception as exc:  # a projection that cannot be made is said, not a failed run
             projection = {"design": None, "text": f"not projected: {type(exc).__name__}: {exc}"}
         else:
-            projected = review(Results(out["folder"]), criteria=False)  # the choice and its break-even only
+            # the choice and its break-even only: the review choose made of the centre
+            projected = reviewed.get(str(out["folder"])) or review(Results(out["folder"]), criteria=False)
             center = projected["choice"]["run"]
             run_choice = stored["choice"]["run"]
             differs = center.get("design") != run_choice.get("design")
@@ -83,7 +90,10 @@ def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
                               f"`{Path(out['folder']).name}/`)" if differs else ", as at the run's scale")
                           + f" ({out['method']})" + _production_clause(out.get("production_map"))}
     projection["elapsed_s"] = time.perf_counter() - t0
-    full = review(results, projection=projection)
+    if stored.get("version") == REVIEW_VERSION:  # nothing in the run's review but its target slot reads the projection
+        full = {**stored, "choice": {**stored["choice"], "target": projection}}
+    else:
+        full = review(results, projection=projection)
     full["elapsed_s"] = stored.get("elapsed_s")
     path = folder / "run.json"
     tmp = path.with_suffix(".json.tmp")

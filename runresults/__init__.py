@@ -364,6 +364,13 @@ class Results:
                                f"layoutbench; this one reads up to version {FORMAT_VERSION}")
         self._cache: dict[str, pd.DataFrame] = {}
         self._by_engine: dict[str, dict[str, pd.DataFrame]] = {}
+        self._written: dict[str, pa.Table] = {}
+
+    def keep_written(self, tables: dict[str, pa.Table]) -> Results:
+        """Take the tables just written to this folder's parquet files from memory instead of reading
+        the files back (a projected year is millions of rows); returns ``self``."""
+        self._written.update(tables)
+        return self
 
     @property
     def simulated(self) -> bool:
@@ -391,7 +398,9 @@ class Results:
             raise ResultsError(f"unknown results table {name!r}")
         if name not in self._cache:
             path = self.folder / f"{name}.parquet"
-            if path.is_file():
+            if name in self._written:
+                df = self._written.pop(name).to_pandas()
+            elif path.is_file():
                 df = pq.read_table(path).to_pandas()
             else:
                 df = TABLES[name].empty_table().to_pandas()

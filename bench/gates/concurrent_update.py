@@ -50,11 +50,54 @@ class Arrival:
     error: str = ""
 
 
-def _upsert(engine: Engine, spark: Any, arrival: Arrival, plan: str) -> None:
-    """Offer ``arrival``'s rows to the engine; record applied, refused (naming ``plan``) or an error."""
-    from pyspark.sql.pandas.types import from_arrow_schema
+class ScratchBatches:
+    """What every candidate's scratch table is given, made once for all of them (as the run's batch loop
+    hands every engine one frame per batch): the scenario's first batches (rows and cached frames), and
+    the upsert's two halves (rows and frames). Made on first use; :meth:`close` unpersists the frames."""
 
-    df = spark.createDataFrame(arrival.rows.to_pandas(), schema=from_arrow_schema(arrival.rows.schema))
+    def __init__(self, spark: Any, scenario: Scenario) -> None:
+        self.spark = spark
+        self.workload = scenario.workload
+        self.k = batches_before_maintenance(scenario)
+        self._tables: list[pa.Table] | None = None
+        self._frames: list[Any] = []
+        self._halves: list[tuple[pa.Table, Any]] | None = None
+
+    def tables(self) -> list[pa.Table]:
+        """The first :attr:`k` batches' rows (:func:`workloads.generator.batch_table`)."""
+        if self._tables is None:
+            self._tables = [batch_table(self.workload, b) for b in range(self.k)]
+        return self._tables
+
+    def frame(self, b: int) -> Any:
+        """Batch ``b``'s frame (:func:`bench.batch_frame.batch_frame`), cached until :meth:`close`."""
+        while len(self._frames) <= b:
+            i = len(self._frames)
+            self._frames.append(batch_frame(self.spark, self.workload, i, self.tables()[i]))
+        return self._frames[b]
+
+    def halves(self) -> list[tuple[pa.Table, Any]]:
+        """The upsert's pending and inflight halves: their rows and frames (earlier keys, changed latency
+        and message: :func:`workloads.generator.batch_updates_table` of batch :attr:`k`)."""
+        if self._halves is None:
+            from pyspark.sql.pandas.types import from_arrow_schema
+
+            wl = self.workload.model_copy(update={"corrections_fraction": UPDATE_FRACTION})
+            updates = batch_updates_table(wl, self.k)
+            half = updates.num_rows // 2
+            self._halves = [(rows, self.spark.createDataFrame(rows.to_pandas(), schema=from_arrow_schema(rows.schema)))
+                            for rows in (updates.slice(0, half), updates.slice(half))]
+        return self._halves
+
+    def close(self) -> None:
+        for df in self._frames:
+            df.unpersist()
+        self._frames = []
+
+
+def _upsert(engine: Engine, df: Any, arrival: Arrival, plan: str) -> None:
+    """Offer ``arrival``'s rows (``df``: their frame) to the engine; record applied, refused (naming
+    ``plan``) or an error."""
     try:
         engine.upsert(df)
     except InsertsOnlyError:
@@ -104,8 +147,10 @@ def batches_before_maintenance(scenario: Scenario) -> int:
     return max(2, min(scenario.workload.num_batches, scenario.maintenance.every_commits))
 
 
-def check_concurrent_update(spark: Any, spec: EngineSpec, scenario: Scenario, scratch: Path) -> dict[str, Any]:
-    """The gate row of candidate ``spec``, measured on a scratch table at ``scratch`` (removed after)."""
+def check_concurrent_update(spark: Any, spec: EngineSpec, scenario: Scenario, scratch: Path,
+                            batches: ScratchBatches | None = None) -> dict[str, Any]:
+    """The gate row of candidate ``spec``, measured on a scratch table at ``scratch`` (removed after);
+    ``batches``: the batches and upsert shared by every candidate of the run (made here when None)."""
     from bench.engine_factory import build_engine
     from engines.base import TableEngine
     from engines.kinds import KINDS
@@ -114,32 +159,30 @@ def check_concurrent_update(spark: Any, spec: EngineSpec, scenario: Scenario, sc
         return not_applicable(spec.name, GATE, READER, f"{spec.name} ({spec.kind}) takes inserts only: it has "
                               "no update path, so no update can arrive during its maintenance")
     shutil.rmtree(scratch, ignore_errors=True)
+    own = batches is None
+    shared = ScratchBatches(spark, scenario) if batches is None else batches
     engine = build_engine(spec, scenario, str(scratch.resolve()))
     try:
-        return _run(spark, engine, spec, scenario)
+        return _run(engine, spec, shared)
     finally:
         engine.close()
         shutil.rmtree(scratch, ignore_errors=True)
+        if own:
+            shared.close()
 
 
-def _run(spark: Any, engine: Engine, spec: EngineSpec, scenario: Scenario) -> dict[str, Any]:
-    wl = scenario.workload
-    k = batches_before_maintenance(scenario)
+def _run(engine: Engine, spec: EngineSpec, batches: ScratchBatches) -> dict[str, Any]:
+    k = batches.k
     for b in range(k):  # as the run hands each engine its batches (no Python worker job for a small one)
-        df = batch_frame(spark, wl, b)
-        try:
-            engine.ingest(df)
-        finally:
-            df.unpersist()
+        engine.ingest(batches.frame(b))
     plan = engine.schedule()
     if plan is None:
         return not_applicable(spec.name, GATE, READER, f"{spec.name} scheduled no maintenance plan after {k} "
                               "batches: no plan for an update to race")
-    updates = batch_updates_table(wl.model_copy(update={"corrections_fraction": UPDATE_FRACTION}), k)
-    half = updates.num_rows // 2
-    arrivals = [Arrival("pending", updates.slice(0, half)), Arrival("inflight", updates.slice(half))]
+    (pending, pending_df), (inflight, inflight_df) = batches.halves()
+    arrivals = [Arrival("pending", pending), Arrival("inflight", inflight)]
     try:
-        _upsert(engine, spark, arrivals[0], plan)
+        _upsert(engine, pending_df, arrivals[0], plan)
     except InsertsOnlyError as exc:
         return not_applicable(spec.name, GATE, READER, f"{exc} (an update during maintenance cannot arrive)")
     on_step = getattr(engine, "on_step", None)
@@ -149,7 +192,7 @@ def _run(spark: Any, engine: Engine, spec: EngineSpec, scenario: Scenario) -> di
         if on_step is not None:
             on_step(name)
         if name == after_inflight and arrivals[1].outcome == "not arrived":
-            writer = threading.Thread(target=_upsert, args=(engine, spark, arrivals[1], plan),
+            writer = threading.Thread(target=_upsert, args=(engine, inflight_df, arrivals[1], plan),
                                       name=f"concurrent-update-{spec.name}")
             writer.start()
             writer.join()
@@ -162,7 +205,7 @@ def _run(spark: Any, engine: Engine, spec: EngineSpec, scenario: Scenario) -> di
         if after_inflight is not None:
             engine.on_step = on_step  # type: ignore[attr-defined]
     engine.clean()
-    base = pa.concat_tables([batch_table(wl, b) for b in range(k)])
+    base = pa.concat_tables(batches.tables())
     arrived = [a for a in arrivals if a.outcome != "not arrived"]
     diff = compare(_snapshot_rows(engine), _expected(base, arrived))
     lost = diff["missing"] + diff["duplicated"] + diff["stale"] + diff["unexpected"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from bench.gates.concurrent_update import GATE as CONCURRENT_UPDATE
 from bench.gates.concurrent_update import READER as CU_READER
-from bench.gates.concurrent_update import check_concurrent_update
+from bench.gates.concurrent_update import ScratchBatches, check_concurrent_update
 from bench.gates.isolation import isolation_rows
 from bench.gates.no_loss import latest_crashtest, no_loss_rows
 from bench.queries import QueryParams, QueryRun
@@ -130,15 +130,19 @@ def measure_gates(ctx: Any, sha: str | None) -> None:
         for row in no_loss_rows([(e.name, e.kind, e.config) for e in scenario.engines], crash_dir, sha):
             writer.add("gates", **row)
     scratch_root = Path(ctx.run_dir) / "tables" / "_gates"
-    for spec in scenario.engines:
-        with ctx.timed(f"gates/concurrent_update/{spec.name}"):
-            try:
-                row = check_concurrent_update(ctx.spark, spec, scenario, scratch_root / spec.name)
-            except Exception as exc:  # the gate's own failure is a failed gate, named, not a lost run
-                from bench.gates import gate_row
+    batches = ScratchBatches(ctx.spark, scenario)  # made once, by the first candidate that takes them
+    try:
+        for spec in scenario.engines:
+            with ctx.timed(f"gates/concurrent_update/{spec.name}"):
+                try:
+                    row = check_concurrent_update(ctx.spark, spec, scenario, scratch_root / spec.name, batches)
+                except Exception as exc:  # the gate's own failure is a failed gate, named, not a lost run
+                    from bench.gates import gate_row
 
-                row = gate_row(spec.name, CONCURRENT_UPDATE, CU_READER, False, 1, 1, None, "",
-                               f"the check raised {type(exc).__name__}: {str(exc)[:300]}")
-                ctx.failures.append(f"{spec.name}: concurrent_update gate raised {type(exc).__name__}: {exc}")
-            writer.add("gates", **row)
+                    row = gate_row(spec.name, CONCURRENT_UPDATE, CU_READER, False, 1, 1, None, "",
+                                   f"the check raised {type(exc).__name__}: {str(exc)[:300]}")
+                    ctx.failures.append(f"{spec.name}: concurrent_update gate raised {type(exc).__name__}: {exc}")
+                writer.add("gates", **row)
+    finally:
+        batches.close()
     shutil.rmtree(scratch_root, ignore_errors=True)

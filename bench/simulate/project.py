@@ -400,13 +400,28 @@ def _extrapolate_requests(req: pd.DataFrame, lo: int, r: int, w: int, k_max: int
 
 
 def _write(folder: Path, tables: dict[str, list[pd.DataFrame]], run: dict[str, Any]) -> Path:
+    """A results folder of ``tables`` (each a list of parts) and ``run`` (``run.json``)."""
+    _write_tables(folder, tables, run)
+    return folder
+
+
+def _written_results(folder: Path, tables: dict[str, list[pd.DataFrame]], run: dict[str, Any]) -> Results:
+    """The projected results folder written, and opened with the tables it was written from (not read back)."""
+    written = _write_tables(folder, tables, run)  # run.json last: Results opens it
+    return Results(folder).keep_written(written)
+
+
+def _write_tables(folder: Path, tables: dict[str, list[pd.DataFrame]], run: dict[str, Any]) -> dict[str, pa.Table]:
+    """:func:`_write`, returning the Arrow tables written."""
     folder.mkdir(parents=True, exist_ok=True)
+    written = {}
     for name, schema in TABLES.items():
         parts = [pa.Table.from_pandas(df.reindex(columns=schema.names), schema=schema, preserve_index=False)
                  for df in tables.get(name, []) if not df.empty]
-        pq.write_table(pa.concat_tables(parts) if parts else schema.empty_table(), folder / f"{name}.parquet")
+        written[name] = pa.concat_tables(parts) if parts else schema.empty_table()
+        pq.write_table(written[name], folder / f"{name}.parquet")
     (folder / "run.json").write_text(json.dumps({"format_version": FORMAT_VERSION, **run}, indent=2, default=str))
-    return folder
+    return written
 
 
 def _projection_run(scenario: Any, target: Target, plan: Plan, info: dict[str, Any], check: dict[str, Any],
@@ -478,7 +493,7 @@ def _project(run_results: Results | str | Path, scenario: Any, target: Any, out_
     elapsed = time.perf_counter() - t0
     doc = _projection_run(sc, tgt, plan, info, check, model, note, elapsed, rid, queries_per_hour)
     doc["projection"]["replay_s"] = replay_s
-    return Results(_write(folder / rid, full, doc)), (plan, tables, info, replay_s)
+    return _written_results(folder / rid, full, doc), (plan, tables, info, replay_s)
 
 
 def _checked(target: Any) -> Target:
