@@ -236,6 +236,19 @@ def machine_info() -> dict[str, Any]:
             "machine": platform.machine(), "hostname": socket.gethostname()}
 
 
+def rows_table(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """Results table ``table`` of ``rows`` (dicts by field name; a field a row lacks is null, ``repeat`` 0)."""
+    schema = TABLES[table]
+    cols = {}
+    for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
+        try:  # every row has the field (a loop in C)
+            cols[name] = list(map(itemgetter(name), rows))
+        except KeyError:
+            default = 0 if name == "repeat" else None
+            cols[name] = [r.get(name, default) for r in rows]
+    return pa.table(cols, schema=schema)
+
+
 class ResultsWriter:
     """Accumulates rows per table and writes the folder."""
 
@@ -263,16 +276,7 @@ class ResultsWriter:
             pq.write_table(built, tmp)
             tmp.replace(path)
             return path
-        rows = list(self.rows[table])
-        schema = TABLES[table]
-        cols = {}
-        for name in schema.names:  # a field's name read once: pyarrow builds a new str on every read
-            try:  # every row has the field (a loop in C)
-                cols[name] = list(map(itemgetter(name), rows))
-            except KeyError:
-                default = 0 if name == "repeat" else None
-                cols[name] = [r.get(name, default) for r in rows]
-        pq.write_table(pa.table(cols, schema=schema), tmp)
+        pq.write_table(rows_table(table, list(self.rows[table])), tmp)
         tmp.replace(path)
         return path
 

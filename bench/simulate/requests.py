@@ -86,8 +86,8 @@ class EventLog:
 
 
 class UnreadEventLog(EventLog):
-    """The log of a replay whose events nobody reads (a results folder without a request model):
-    each run is dropped as it comes, so a long replay does not keep millions of rows for nothing."""
+    """The log of a replay whose events nobody reads (no request model): each run is dropped as it
+    comes, so a long replay does not keep millions of rows for nothing."""
 
     def add(self, phase: str, context: str | int, names: tuple[str, ...], values: tuple[float, ...]) -> None:
         """Nothing kept."""

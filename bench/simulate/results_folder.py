@@ -32,7 +32,7 @@ def _simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | P
     run_dir = Path(out_dir) / (run_id or new_run_id(f"sim-{scenario.name}"))
     writer = ResultsWriter(run_dir)
     done = run_simulation(scenario, model, horizon_batches, writer, progress=progress, as_run=as_run,
-                          commit_rows=False, events=bool(model.requests))
+                          commit_rows=False, parallel=True, events=bool(model.requests))
     sim, engines = done.sim, done.engines
     for e in engines:
         if len(e.live) <= FILES_ROWS_LIMIT:
@@ -52,7 +52,7 @@ def _simulate(scenario: Scenario, out_dir: str | Path, calibration_path: str | P
                     "file_ranges": ("exact: each file keeps its rows' query columns" if sim.with_rows else
                                     "estimated from the generator's distributions"),
                     "not_simulated": done.not_simulated, "bytes_per_record": sim.bpr, "cost_model": model.__dict__,
-                    "requests": requests, "elapsed_s": wall,
+                    "requests": requests, "elapsed_s": wall, "replay_processes": done.processes,
                     "batches_per_engine": {e.name: done.takes[e.name] for e in engines}})
     if model.requests:
         for e in engines:

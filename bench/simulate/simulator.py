@@ -38,7 +38,7 @@ from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario
 from bench.simulate import corrections as simcorr
-from bench.simulate import logsize, mor_inserts
+from bench.simulate import forked_replay, logsize, mor_inserts
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
@@ -1086,12 +1086,14 @@ class Simulation:
     not_simulated: list[str]
     elapsed_s: float
     takes: dict[str, int] = field(default_factory=dict)  # batches each engine took
+    processes: int = 1  # processes the replay ran in (bench.simulate.forked_replay)
 
 
 def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | None = None,
                    sink: RowSink | ResultsWriter | None = None, progress: bool = False,
                    stop_after: int | None = None, start_at: int = 0,
-                   as_run: bool = False, commit_rows: bool = True, events: bool = True) -> Simulation:
+                   as_run: bool = False, commit_rows: bool = True, parallel: bool = False,
+                   events: bool = True) -> Simulation:
     """Replay ``scenario`` batch by batch through the simulated engines (the runner's schedule:
     ingest, maintenance every ``every_commits``, queries at checkpoints, a final maintenance).
     With ``progress``, a bar on an interactive terminal once the replay has run ``PROGRESS_AFTER_S``.
@@ -1103,8 +1105,11 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     puts them (:func:`bench.batch_loop.checkpoints_of`); otherwise every engine takes every batch.
     The ``commits`` rows go into ``sink.rows`` at the end, unless ``commit_rows`` is False: then the
     caller takes them as a table from ``sim.commits`` (:class:`bench.simulate.commit_log.CommitLog`).
-    Without ``events``, the engines' request events are not kept (their logs stay empty: for a
-    caller with no request model)."""
+    With ``parallel`` (a :class:`runresults.ResultsWriter` sink, not ``commit_rows``), a long replay of
+    the estimated mode runs its engines in forked processes (:mod:`bench.simulate.forked_replay`: the
+    writer's tables and the engines' live files, counters and, with a request model, events are the
+    serial replay's; the rest of an engine's state is not taken back). Without ``events``, the
+    engines' request events are not kept (their logs stay empty: for a caller with no request model)."""
     t0 = time.perf_counter()
     sink = sink if sink is not None else RowSink()
     if as_run and scenario.batches_run < (horizon_batches or scenario.workload.num_batches):
@@ -1123,11 +1128,17 @@ def run_simulation(scenario: Scenario, model: CostModel, horizon_batches: int | 
     takes = {e.name: min(sim.n, scenario.batches_of(e.name)) if as_run else sim.n for e in engines}
     marks = {e.name: checkpoints_of(takes[e.name], every) for e in engines}
     checkpoints = sorted(set().union(*marks.values())) if engines else []
+    processes = forked_replay.processes_for(len(engines), sim.n, sim.exact) \
+        if parallel and not as_run and not commit_rows and isinstance(sink, ResultsWriter) else 1  # merged as tables
+    schedule = MaintenanceSchedule.of(scenario, threads=False)
     with ProgressBar(f"simulate {scenario.name}", total=sim.n, unit="batches", delay_s=PROGRESS_AFTER_S,
                      enabled=None if progress else False) as bar, without_cycle_collector():
-        run_batches(_SimSteps(sim, engines, bar.advance, marks), engines,
-                    MaintenanceSchedule.of(scenario, threads=False), sim.n, checkpoints=checkpoints,
-                    prefix=lambda e: takes[e.name])
+        if processes > 1:
+            forked_replay.replay(sim, engines, lambda mine, advance: _SimSteps(sim, mine, advance, marks), bar.advance,
+                                 schedule, checkpoints, lambda e: takes[e.name], processes, events)
+        else:
+            run_batches(_SimSteps(sim, engines, bar.advance, marks), engines, schedule, sim.n,
+                        checkpoints=checkpoints, prefix=lambda e: takes[e.name])
         if commit_rows:
             sink.rows["commits"].extend(sim.commits.rows())
-    return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0, takes)
+    return Simulation(sink, sim, engines, not_simulated, time.perf_counter() - t0, takes, processes)
