@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -26,6 +27,7 @@ def test_forked_replay_writes_the_serial_folder(tmp_path, monkeypatch, scenario,
     sc = load_scenario(ROOT / "bench" / "scenarios" / scenario)
     cal = ROOT / calibration if calibration else None
     monkeypatch.setattr(forked_replay, "MIN_BATCHES", 0)
+    monkeypatch.setattr(forked_replay, "machine_busy", lambda _cores: False)  # the suite's other workers load it
     forked = simulate(sc, tmp_path, calibration_path=cal, horizon_batches=horizon, run_id="forked")
     monkeypatch.setattr(forked_replay, "MIN_BATCHES", 10**9)
     serial = simulate(sc, tmp_path, calibration_path=cal, horizon_batches=horizon, run_id="serial")
@@ -37,6 +39,15 @@ def test_forked_replay_writes_the_serial_folder(tmp_path, monkeypatch, scenario,
     assert len(a["requests.parquet"]) > 0 or not calibration
     for name in a:
         assert a[name].equals(b[name]), name
+
+
+def test_a_busy_machine_replays_serially(monkeypatch) -> None:
+    """Forked processes only contend when the load already fills the cores: the replay stays serial."""
+    monkeypatch.setattr(forked_replay, "machine_busy", lambda _cores: True)
+    assert forked_replay.processes_for(3, 10**6, exact=False) == 1
+    monkeypatch.setattr(forked_replay, "machine_busy", lambda _cores: False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert forked_replay.processes_for(3, 10**6, exact=False) == 3
 
 
 def test_a_failing_replay_process_fails_the_simulation(tmp_path, monkeypatch) -> None:
@@ -51,6 +62,7 @@ def test_a_failing_replay_process_fails_the_simulation(tmp_path, monkeypatch) ->
 
     monkeypatch.setattr(Simulator, "maintain", failing)
     monkeypatch.setattr(forked_replay, "MIN_BATCHES", 0)
+    monkeypatch.setattr(forked_replay, "machine_busy", lambda _cores: False)
     sc = load_scenario(ROOT / "bench" / "scenarios" / "sim_year_hourly.yaml")
     with pytest.raises(RuntimeError, match="option2 cannot maintain"):
         simulate(sc, tmp_path, horizon_batches=2_100, run_id="failing")

@@ -38,14 +38,25 @@ MIN_BATCHES = 20_000  # shorter replays stay serial: forking and merging would c
 _STATE = ("live", "puts", "gets", "lists", "seq", "instants", "physical", "live_bytes", "phys_bytes", "small")
 
 
+def machine_busy(cores: int) -> bool:
+    """Whether the machine's 1-minute load average already fills its ``cores``: forked processes then only
+    contend with the other work (sim_year_hourly on the 2-core machine at load 3-5: 52.1 s wall against
+    the serial replay's 45.5 s; idle, 28.4 s against 48.5 s)."""
+    try:
+        return os.getloadavg()[0] >= cores
+    except OSError:  # no load average on this platform
+        return False
+
+
 def processes_for(engines: int, batches: int, exact: bool) -> int:
     """How many processes replay ``engines`` over ``batches``: one per engine, up to twice the cores
     (the scheduler shares two cores among three engines better than two processes would), for the
-    long replays of the estimated mode only; 1 where fork is not available or in a daemon process
-    (a sweep's worker, which may not start processes of its own)."""
+    long replays of the estimated mode only, on a machine with a core to spare (:func:`machine_busy`);
+    1 where fork is not available or in a daemon process (a sweep's worker, which may not start
+    processes of its own). The folder is the same either way; run.json's ``replay_processes`` says which."""
     cores = os.cpu_count() or 1
     if (exact or batches < MIN_BATCHES or engines < 2 or cores < 2 or multiprocessing.current_process().daemon
-            or "fork" not in multiprocessing.get_all_start_methods()):
+            or "fork" not in multiprocessing.get_all_start_methods() or machine_busy(cores)):
         return 1
     return min(engines, 2 * cores)
 
