@@ -207,10 +207,11 @@ def ledger(results: Results, engine: str, prices: Prices, queries_per_hour: floa
         out.basis = ROUND
         samples = [(k, repeats[0], _round_latencies(q_first, rounds, groups, k)) for k in range(groups)]
     else:
+        # a repetition not queried at a checkpoint (a later repetition at the review's final checkpoint, whose
+        # warm runs are the rounds on the first repetition's table: bench.runner) is priced with the first's
+        first_lat = _latencies(q_first, rounds) if len(queries) else {}
         for r in repeats:
-            # a repetition not queried at a checkpoint (a later repetition at the review's final checkpoint, whose
-            # warm runs are the rounds on the first repetition's table: bench.runner) is priced with the first's
-            lat = _latencies(q_first, rounds) if len(queries) else {}
+            lat = {name: dict(pts) for name, pts in first_lat.items()}
             # an earlier checkpoint's rounds ran on the first repetition's tables; the final one's price every one
             mine = rounds if r == repeats[0] or rounds.empty else rounds[rounds.checkpoint == rounds.checkpoint.max()]
             for name, pts in _latencies(queries[queries.repeat == r], mine).items():
