@@ -529,7 +529,9 @@ class _RunSteps:
                 continue
             self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
-            rounds_for = rounds_here and st.batches == ctx.scenario.batches_run and in_rounds(
+            # an engine with a stated prefix takes an earlier checkpoint's rounds (its own last one
+            # included, so a scale run compares every layout on the same batches), never the final's
+            rounds_for = rounds_here and (st.batches == ctx.scenario.batches_run or not final) and in_rounds(
                 ctx.scenario, kinds[st.engine.name])
             with ctx.timed(f"queries/{st.engine.name}"):
                 if rounds_for and final and st.repeat > 0:
@@ -539,13 +541,14 @@ class _RunSteps:
                     run_checkpoint(ctx, st, b, truth, params, expected, warm_runs=0 if cold_only else None)
                     if cold_only and not final:
                         in_them.append(st)
-            if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables:
-                remove_table(st)  # a prefix done: its figures are taken, its disk is given back
         if in_them:
             ctx.step = f"the interleaved query rounds at checkpoint {b}"
             self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · interleaved query rounds")
             checkpoint_query_rounds(ctx, [st.engine for st in in_them], (b, params, expected), qs.checkpoint_rounds,
                                     "checkpoint_rounds", every_engine=True)
+        for st in self.engines:
+            if b == st.batches - 1 < ctx.scenario.batches_run - 1 and not self.keep_tables and not st.removed:
+                remove_table(st)  # a prefix done: its figures are taken, its disk is given back
         self.partial.write(b)
 
 

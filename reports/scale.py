@@ -95,59 +95,74 @@ def _rounds(results: Results, query: str) -> pd.DataFrame:
     return qr[(qr["query"] == query) & qr["verified"].fillna(False).astype(bool)]
 
 
-def _scanned(results: Results, query: str) -> dict[str, Any]:
+def _cold(results: Results, query: str, checkpoint: int) -> pd.DataFrame:
+    """The checkpoint's cold runs (run 0) of ``query``, one row per engine."""
     q = results.table("queries")
     if q.empty:
-        return {}
-    last = q[(q["query"] == query) & (q["run"] == 0)].sort_values("checkpoint").groupby("engine").tail(1)
-    return dict(zip(last.engine, last.files_scanned, strict=True))
+        return q
+    return q[(q["query"] == query) & (q["run"] == 0) & (q["checkpoint"] == checkpoint)]
+
+
+def _after(checkpoint: int) -> str:
+    return f"{int(checkpoint) + 1:,}"
 
 
 def selective_frame(results: Results) -> pd.DataFrame:
-    """The selective query per layout: median latency (interval, n), files scanned, and its gain
-    over ``append_only``, paired by round."""
+    """The selective query per checkpoint with rounds and per layout: median latency (interval, n),
+    files scanned, and its gain over ``append_only``, paired by round. A scale run's engines with a
+    stated prefix take the rounds of their prefix's last checkpoint, where every layout has the same
+    batches; the final checkpoint's rounds have the engines that took every batch."""
     r = _rounds(results, SELECTIVE)
-    if r.empty:
-        return pd.DataFrame()
-    by = {e: g.sort_values("round") for e, g in r.groupby("engine")}
-    control = by.get(CONTROL)
-    scanned = _scanned(results, SELECTIVE)
     rows = []
-    for engine, g in by.items():
-        lat = interval(g["latency_s"].tolist())
-        gain = None
-        if control is not None and engine != CONTROL:
-            both = g.merge(control, on="round", suffixes=("", "_c"))
-            gain = paired_ratio(both["latency_s"].tolist(), both["latency_s_c"].tolist())
-        rows.append({"engine": engine, "files scanned": scanned.get(engine, "n/a"),
-                     "latency s (median)": lat.text() if lat else "n/a",
-                     f"gain over {CONTROL} (its latency / this one's)": gain.text() if gain else "—"})
+    for cp, at in r.groupby("checkpoint"):
+        by = {e: g.sort_values("round") for e, g in at.groupby("engine")}
+        control = by.get(CONTROL)
+        cold = _cold(results, SELECTIVE, int(cp))
+        scanned = dict(zip(cold.engine, cold.files_scanned, strict=True))
+        for engine, g in by.items():
+            lat = interval(g["latency_s"].tolist())
+            gain = None
+            if control is not None and engine != CONTROL:
+                both = g.merge(control, on="round", suffixes=("", "_c"))
+                gain = paired_ratio(both["latency_s"].tolist(), both["latency_s_c"].tolist())
+            rows.append({"after batch": _after(cp), "engine": engine, "files scanned": scanned.get(engine, "n/a"),
+                         "latency s (median)": lat.text() if lat else "n/a",
+                         f"gain over {CONTROL} (its latency / this one's)": gain.text() if gain else "—"})
     return pd.DataFrame(rows)
 
 
 def full_scan_frame(results: Results) -> pd.DataFrame:
-    """The full scan's rows per second per layout (the snapshot's rows over each round's latency)."""
+    """The full scan's rows per second per checkpoint with rounds and per layout: the table's rows
+    there (its cold run's rows scanned; the ground truth's at the final checkpoint) over each round's
+    latency."""
     r = _rounds(results, FULL_SCAN)
-    rows_total = (results.run.get("ground_truth") or {}).get("rows")
-    if r.empty or not rows_total:
-        return pd.DataFrame()
+    final_rows = (results.run.get("ground_truth") or {}).get("rows")
     out = []
-    for engine, g in r.groupby("engine"):
-        rate = interval([rows_total / x for x in g["latency_s"] if x and x > 0])
-        out.append({"engine": engine, "rows": f"{rows_total:,}",
-                    "rows per second (median)": rate.text() if rate else "n/a"})
+    for cp, at in r.groupby("checkpoint"):
+        cold = _cold(results, FULL_SCAN, int(cp))
+        counted = dict(zip(cold.engine, cold.get("rows_scanned", pd.Series(dtype=float)), strict=True))
+        for engine, g in at.groupby("engine"):
+            rows_there = counted.get(engine)
+            rows_there = final_rows if rows_there is None or pd.isna(rows_there) else int(rows_there)
+            if not rows_there:
+                continue
+            rate = interval([rows_there / x for x in g["latency_s"] if x and x > 0])
+            out.append({"after batch": _after(cp), "engine": engine, "rows": f"{rows_there:,}",
+                        "rows per second (median)": rate.text() if rate else "n/a"})
     return pd.DataFrame(out)
 
 
 def planning_frame(results: Results) -> pd.DataFrame:
-    """Per layout and query: median planning and execution seconds over the rounds, planning's share."""
+    """Per checkpoint with rounds, layout and query: median planning and execution seconds over the
+    rounds, planning's share."""
     qr = results.table("query_rounds")
     qr = qr[qr["planning_s"].notna()] if "planning_s" in qr else qr.iloc[0:0]
     out = []
-    for (engine, query), g in qr.groupby(["engine", "query"]):
+    for (cp, engine, query), g in qr.groupby(["checkpoint", "engine", "query"]):
         plan, exe = interval(g["planning_s"].tolist()), interval(g["execution_s"].tolist())
         share = g["planning_s"].median() / g["latency_s"].median() if g["latency_s"].median() else None
-        out.append({"engine": engine, "query": query, "planning s": plan.text() if plan else "n/a",
+        out.append({"after batch": _after(cp), "engine": engine, "query": query,
+                    "planning s": plan.text() if plan else "n/a",
                     "execution s": exe.text() if exe else "n/a", "planning share of latency": _f(share, ".0%")})
     return pd.DataFrame(out)
 
@@ -166,8 +181,10 @@ def scale_section(results: Results, md_table: Any) -> str | None:
     sel = selective_frame(results)
     if not sel.empty:
         parts += [f"\n### The selective query ({SELECTIVE}) per layout\n",
-                  "Warm runs of the final checkpoint's interleaved rounds (round robin across engines); the gain is "
-                  f"the median over rounds of {CONTROL}'s latency over this layout's in the same round.\n",
+                  "Warm runs of the interleaved rounds (round robin across the engines at that checkpoint: at a stated "
+                  "prefix's last checkpoint every layout has the same batches; the final checkpoint has the engines "
+                  f"that took every batch); the gain is the median over rounds of {CONTROL}'s latency over this "
+                  "layout's in the same round.\n",
                   md_table(sel)]
     full = full_scan_frame(results)
     if not full.empty:

@@ -25,7 +25,9 @@ def rounds_run(scenario: Mapping[str, Any]) -> bool:
 
 
 def in_rounds(scenario: Mapping[str, Any], kind: str) -> bool:
-    """Whether an engine of ``kind`` takes part in the rounds, when they run (and it takes every batch)."""
+    """Whether an engine of ``kind`` takes part in the rounds, when they run: the final checkpoint's if it
+    takes every batch, an earlier checkpoint's (``queries.checkpoint_rounds``) also when it runs a stated
+    prefix (the last checkpoint of its prefix included)."""
     return bool((scenario.get("queries") or {}).get("interleaved")) or (kind in KINDS and kind_of(kind).in_verdict)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -28,7 +29,7 @@ def small_scale_doc() -> dict:
     doc["workload"].update(num_batches=6, batch_mb=None, batch_records=1500)
     doc["sizing"].update(small_file_limit_mb=0.1, target_file_mb=0.15, max_file_mb=0.15, row_group_rows=2000)
     doc["maintenance"]["every_commits"] = 2
-    doc["queries"].update(rounds=2, checkpoint_every=6)
+    doc["queries"].update(rounds=2, checkpoint_every=3, checkpoint_rounds=2)
     doc["engines"] = [
         {"name": "baseline", "kind": "cow_baseline", "num_batches": 3,
          "config": {"hoodie.parquet.bloom.filter.enabled": False}},
@@ -154,12 +155,14 @@ def test_small_scale_run_wiring(spark, tmp_path: Path, monkeypatch: pytest.Monke
     assert seen[-1][1] <= len(c) and seen[0][1] > 0
     assert not (run_dir / "tables").exists()  # keep_tables: false; the prefix's table went at its end
     q = res.table("queries")
-    assert set(q[q.engine == "baseline"].checkpoint) == {2} and set(q[q.engine != "baseline"].checkpoint) == {5}
+    assert set(q[q.engine == "baseline"].checkpoint) == {2} and set(q[q.engine != "baseline"].checkpoint) == {2, 5}
     assert (q.planning_s > 0).all() and (q.execution_s > 0).all()
     assert ((q.planning_s + q.execution_s - q.latency_s).abs() < 1e-6).all()
     qr = res.table("query_rounds")
-    assert set(qr.engine) == {"option2_sorted", "append_only"}, qr[["engine", "query", "round"]].to_string()
-    assert qr.planning_s.notna().all() and len(qr) == 8
+    by_checkpoint = qr.groupby("checkpoint").engine.agg(set).to_dict()
+    # the baseline's prefix ends at 2: its table takes that checkpoint's rounds beside the others' before it goes
+    assert by_checkpoint == {2: {"baseline", "option2_sorted", "append_only"}, 5: {"option2_sorted", "append_only"}}
+    assert qr.planning_s.notna().all() and len(qr) == 2 * 2 * 3 + 2 * 2 * 2
     wa = res.run["scale_wa"]
     assert wa["baseline"]["batches_measured"] == 3 and wa["baseline"]["simulated_wa_total"] is not None
     assert wa["baseline"]["simulated_wa_at_prefix"] == pytest.approx(wa["baseline"]["measured_wa"], rel=0.25)
@@ -172,9 +175,9 @@ def test_small_scale_run_wiring(spark, tmp_path: Path, monkeypatch: pytest.Monke
     assert "gain over append_only" in md and "rows per second" in md and "Planning apart from execution" in md
 
 
-def _scale_folder(tmp_path: Path, rounds: int = 10) -> Path:
+def _scale_folder(tmp_path: Path, rounds: int = 10, more: Any = None) -> Path:
     """A results folder of a scale run written without Spark: two layouts, their rounds, the blocks
-    the runner adds (``scale_wa``, ``load``)."""
+    the runner adds (``scale_wa``, ``load``); ``more(writer)`` adds rows before the run is written."""
     import random
 
     from runresults import ResultsWriter, commit_row, derive_cumulative
@@ -200,6 +203,8 @@ def _scale_folder(tmp_path: Path, rounds: int = 10) -> Path:
     for engine, files in (("append_only", 300), ("option2_sorted", 2)):
         w.add("queries", engine=engine, checkpoint=0, query="service_hours", run=0, latency_s=1.0,
               files_scanned=files, verified=True)
+    if more is not None:
+        more(w)
     scale_wa = {e: {"kind": k, "batches_measured": m, "batches_total": 1000, "every_commits": 4, "measured_wa": None,
                     "small_file_limit_mb": lim, "batch_mb": 1.0, "closed_form_wa": cf, "closed_form": "f",
                     "simulated_wa_at_prefix": 39.0 if m < 1000 else None,
@@ -248,3 +253,32 @@ def test_a_folder_written_before_the_planning_split_still_reads(tmp_path: Path) 
     (folder / "run.json").write_text(json.dumps({**run, "format_version": 5}))
     res = Results(folder)
     assert res.table("query_rounds")["planning_s"].isna().all() and planning_frame(res).empty
+
+
+def test_a_prefix_checkpoint_has_its_own_rounds_rows_and_gains(tmp_path: Path) -> None:
+    """A scale run's prefix engines take the rounds of their last checkpoint (every layout on the same
+    batches): each checkpoint with rounds gets its own rows, its own files scanned and its own rows."""
+    from reports.scale import full_scan_frame, selective_frame
+
+    def prefix_rounds(w: Any) -> None:
+        for r in range(10):
+            for engine, lat in (("append_only", 2.0), ("baseline", 1.0), ("option2_sorted", 0.5)):
+                for query in ("service_hours", "full_scan_by_level"):
+                    w.add("query_rounds", engine=engine, checkpoint=199, query=query, round=r, position=0,
+                          latency_s=lat + r * 0.001, planning_s=0.1, execution_s=lat, result_rows=1, verified=True)
+        for engine, files in (("append_only", 200), ("baseline", 3), ("option2_sorted", 1)):
+            w.add("queries", engine=engine, checkpoint=199, query="service_hours", run=0, latency_s=1.0,
+                  files_scanned=files, verified=True)
+            w.add("queries", engine=engine, checkpoint=199, query="full_scan_by_level", run=0, latency_s=1.0,
+                  files_scanned=files, rows_scanned=200_000, verified=True)
+
+    folder = _scale_folder(tmp_path, more=prefix_rounds)
+    res = Results(folder)
+    sel = selective_frame(res).set_index(["after batch", "engine"])
+    assert sel.loc[("200", "baseline"), "files scanned"] == 3 and sel.loc[("200", "append_only"), "files scanned"] == 200
+    assert sel.loc[("1", "append_only"), "files scanned"] == 300  # the final checkpoint's own cold run
+    gain = sel.loc[("200", "option2_sorted"), "gain over append_only (its latency / this one's)"]
+    assert gain.startswith("3.9") and "(95%, n=10)" in gain  # 2.0 s over 0.5 s, less the rounds drift
+    full = full_scan_frame(res).set_index(["after batch", "engine"])
+    assert full.loc[("200", "baseline"), "rows"] == "200,000"  # the table's rows there, not the final truth's
+    assert full.loc[("1", "append_only"), "rows"] == "1,000,000"
