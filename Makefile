@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 REPEAT ?=
 
-.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-s3 bench-s3-scale bench-stream bench-micro bench-cluster bench-map-production perf-check lint clean
+.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-scale-hudi bench-s3 bench-s3-scale bench-stream bench-micro bench-cluster bench-map-production perf-check lint clean
 
 venv: $(STAMP)
 
@@ -72,6 +72,13 @@ bench-hudi: $(STAMP)
 bench-scale: $(STAMP)
 	$(BIN)/layoutbench validate bench/scenarios/rfc_scale.yaml
 	$(BIN)/layoutbench run bench/scenarios/rfc_scale.yaml --report $(if $(KEEP_TABLES),--keep-tables)
+
+# Apache Hudi's own two writers at the RFC's sizes (rfc_scale.yaml's engines_on_request): hudi_cow (its
+# copy-on-write small-file handling) and hudi_clustering, over the first 100 batches. Time: docs/benchmarks.md.
+bench-scale-hudi: $(STAMP)
+	$(BIN)/layoutbench validate bench/scenarios/rfc_scale.yaml --engines hudi_cow,hudi_clustering --batches 100
+	$(BIN)/layoutbench run bench/scenarios/rfc_scale.yaml --engines hudi_cow,hudi_clustering --batches 100 --report \
+		$(if $(KEEP_TABLES),--keep-tables)
 
 # Every design on the S3-protocol store (moto on 127.0.0.1 behind the counting proxy), 20 ms first-byte
 # latency; the report gets the requests section (requests per GB, per maintenance run, per query, in $).

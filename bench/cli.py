@@ -118,6 +118,8 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
                                             "the scenario's output): its free space is checked"),
              batches: int | None = typer.Option(None, "--batches", help="check a run of the first N batches "
                                                 "(run --batches)"),
+             engines: str | None = typer.Option(None, "--engines", help="check a run of these engines (run "
+                                                "--engines; engines_on_request included)"),
              simulate: bool = typer.Option(False, "--simulate", help="check it for layoutbench simulate, which "
                                            "writes no tables (no disk estimate)")) -> None:
     """Check a scenario file, and that its tables would fit the free disk; every problem is explained
@@ -129,6 +131,8 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
         sc = load_scenario(scenario)
         if batches is not None:
             sc = sc.first_batches(batches)
+        if engines:
+            sc = sc.select_engines([e.strip() for e in engines.split(",") if e.strip()])
         est = None if simulate else check_disk(sc, out)
     except ScenarioError as exc:
         fail(str(exc))
@@ -157,7 +161,8 @@ def run(
                                             "figures are taken)"),
     report: bool = typer.Option(False, "--report", help="render the reports after the run"),
     repeat: int | None = typer.Option(None, "--repeat", help="run the timed parts N times on fresh tables "
-                                      "(default: the scenario's repeat); timings get 95% intervals"),
+                                      "(default: the scenario's repeat); timings get intervals over them, "
+                                      "95% from 10 values"),
     batches: int | None = typer.Option(None, "--batches", help="run only the scenario's first N batches (a "
                                        "stated prefix; the simulator projects the rest, reported as such)"),
 ) -> None:
@@ -167,14 +172,14 @@ def run(
 
     try:
         sc = load_scenario(scenario)
+        if batches is not None:  # before --engines: a choice of engines that all run prefixes needs it
+            sc = sc.first_batches(batches)
         if engines:
             sc = sc.select_engines([e.strip() for e in engines.split(",") if e.strip()])
         if seed is not None:
             sc = sc.model_copy(update={"workload": sc.workload.model_copy(update={"seed": seed})})
         if repeat is not None and repeat < 1:
             raise ScenarioError(f"--repeat must be at least 1, got {repeat}")
-        if batches is not None:
-            sc = sc.first_batches(batches)
     except ScenarioError as exc:
         fail(str(exc))
         return

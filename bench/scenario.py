@@ -208,6 +208,9 @@ class Scenario(_Strict):
     description: str = ""
     workload: WorkloadSpec
     engines: list[EngineSpec]
+    # engines a run takes only when ``--engines`` names them (Apache Hudi's own writers at a scale where
+    # they would take hours): beside the scenario's engines, never in a run that does not ask for them
+    engines_on_request: list[EngineSpec] = Field(default_factory=list)
     sizing: SizingSpec = Field(default_factory=SizingSpec)
     maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
     queries: QuerySpec = Field(default_factory=QuerySpec)
@@ -240,6 +243,19 @@ class Scenario(_Strict):
         return v
 
     @model_validator(mode="after")
+    def _names_once(self) -> Scenario:
+        """An engine on request is named once, and not as one of the scenario's engines."""
+        names = [e.name for e in self.engines]
+        both = sorted({e.name for e in self.engines_on_request if e.name in names})
+        if both:
+            raise ValueError(f"engines_on_request names engines the scenario already has: {both}")
+        mine = [e.name for e in self.engines_on_request]
+        dupes = sorted({n for n in mine if mine.count(n) > 1})
+        if dupes:
+            raise ValueError(f"engines_on_request: engine names must be unique; repeated: {dupes}")
+        return self
+
+    @model_validator(mode="after")
     def _prefixes(self) -> Scenario:
         """An engine's ``num_batches`` is a prefix of the workload's batches, under a schedule the loop
         can end early for one engine (not ``async``: its service thread runs beside every engine)."""
@@ -258,8 +274,10 @@ class Scenario(_Strict):
                              "an engine with a prefix (num_batches) cannot be gated")
         if self.stop_after is not None and self.stop_after > n:
             raise ValueError(f"stop_after is {self.stop_after}, more than the workload's {n} batches")
-        if all(e.num_batches is not None and e.num_batches < n for e in self.engines):
-            raise ValueError(f"every engine runs a prefix of the {n} batches: at least one must run them all")
+        run = min(self.stop_after or n, n)
+        if all(e.num_batches is not None and e.num_batches < run for e in self.engines):
+            raise ValueError(f"every engine runs a prefix of the {run} batches the run takes: at least one must run "
+                             "them all (or the run must stop at the longest prefix: run --batches)")
         return self
 
     @model_validator(mode="after")
@@ -276,7 +294,7 @@ class Scenario(_Strict):
         if not 1 <= n <= self.workload.num_batches:
             raise ScenarioError(f"--batches must be between 1 and the scenario's {self.workload.num_batches} "
                                 f"batches, got {n}")
-        return self.model_copy(update={"stop_after": n})
+        return self.model_copy(update={"stop_after": n})  # fewer batches: every rule above still holds
 
     @property
     def batches_run(self) -> int:
@@ -359,11 +377,19 @@ class Scenario(_Strict):
         return self
 
     def select_engines(self, names: list[str]) -> Scenario:
-        known = {e.name for e in self.engines}
+        """The scenario with the engines ``names`` (``--engines``): its own and those on request, in the
+        scenario's order, validated again as a whole (a prefix needs an engine that takes every batch)."""
+        every = [*self.engines, *self.engines_on_request]
+        known = [e.name for e in every]
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ScenarioError(f"--engines names unknown engines {unknown}; this scenario has {sorted(known)}")
-        return self.model_copy(update={"engines": [e for e in self.engines if e.name in names]})
+            raise ScenarioError(f"--engines names unknown engines {unknown}; this scenario has {known}")
+        doc = self.model_dump()
+        doc.update(engines=[e.model_dump() for e in every if e.name in names], engines_on_request=[])
+        try:
+            return Scenario.model_validate(doc)
+        except ValidationError as exc:
+            raise ScenarioError(_describe(exc, f"--engines {','.join(names)}")) from None
 
 
 def _describe(exc: ValidationError, source: str) -> str:

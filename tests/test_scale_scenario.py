@@ -282,3 +282,22 @@ def test_a_prefix_checkpoint_has_its_own_rounds_rows_and_gains(tmp_path: Path) -
     full = full_scan_frame(res).set_index(["after batch", "engine"])
     assert full.loc[("200", "baseline"), "rows"] == "200,000"  # the table's rows there, not the final truth's
     assert full.loc[("1", "append_only"), "rows"] == "1,000,000"
+
+
+def test_apache_hudis_presets_run_only_when_named() -> None:
+    """rfc_scale's Apache Hudi presets are engines on request: not in a run that does not name them,
+    taken by ``--engines`` (with ``--batches`` at their prefix, since no other engine runs them all)."""
+    sc = load_scenario(RFC_SCALE)
+    assert {e.name for e in sc.engines_on_request} == {"hudi_cow", "hudi_clustering"}
+    assert not {"hudi_cow", "hudi_clustering"} & {e.name for e in sc.engines}
+    hudi = sc.first_batches(100).select_engines(["hudi_cow", "hudi_clustering"])
+    assert [e.name for e in hudi.engines] == ["hudi_cow", "hudi_clustering"] and hudi.batches_run == 100
+    assert hudi.batches_of("hudi_cow") == 100 and not hudi.engines_on_request
+    beside = sc.select_engines(["append_only", "hudi_cow"])  # beside an engine that takes every batch
+    assert beside.batches_of("hudi_cow") == 100 and beside.batches_of("append_only") == 1000
+    with pytest.raises(ScenarioError, match="at least one must run them all"):
+        sc.select_engines(["hudi_cow", "hudi_clustering"])
+    doc = yaml.safe_load(RFC_SCALE.read_text())
+    doc["engines_on_request"].append({"name": "baseline", "kind": "cow_baseline"})
+    with pytest.raises(ScenarioError, match="engines_on_request names engines the scenario already has"):
+        parse_scenario(doc)
