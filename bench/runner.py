@@ -755,8 +755,7 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
     phases["expected_results"] = ctx.profile.get("expected_results", 0.0)
     phases.update({k: v for k, v in ctx.profile.items() if k in ("checkpoint_rounds", "query_rounds") or k.startswith("gates/")})
     phases["finish"] = ctx.profile.get("finish", 0.0)
-    # beside the phases: async maintenance (beside the loop), a phase's lanes (beside each other)
-    overlapping = {k: v for k, v in ctx.profile.items() if k.startswith(("async_maintenance/", "lanes/"))}
+    overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
     # the route each write job took (engines.files.gate), counted over the run: "job: where (reason)" -> jobs
     routes = {k: n - ctx.routes_at_start.get(k, 0) for k, n in sorted(routes_taken().items())}
     total_cpu = ctx.cpu.seconds()

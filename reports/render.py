@@ -61,20 +61,6 @@ def _num(v: Any, pattern: str) -> str:
     return "n/a" if v is None else format(v, pattern)
 
 
-
-_BESIDE = {"async_maintenance": "async maintenance beside the loop",
-           "lanes": "the gates' readers in two lanes side by side (each lane's own seconds)"}
-
-
-def _beside(overlapping: dict[str, float]) -> str:
-    """The seconds spent beside the phases (not summed with them), grouped by what overlapped."""
-    groups: dict[str, list[str]] = {}
-    for k, v in overlapping.items():
-        head, _, name = k.partition("/")
-        groups.setdefault(head, []).append(f"{name} {_num(v, '.1f')} s")
-    return "".join(f"; {_BESIDE.get(head, head)}: " + ", ".join(parts) for head, parts in groups.items())
-
-
 def setup_section(results: Results) -> str:
     """Scenario, machine, versions, git SHA, wall time and verification of the run."""
     run = results.run
@@ -95,7 +81,8 @@ def setup_section(results: Results) -> str:
         "- engines: " + ", ".join(f"`{n}` ({e.get('kind')}{', ' + str(e.get('config')) if e.get('config') else ''})"
                                    for n, e in run.get("engines", {}).items()),
         f"- sizing: {sc.get('sizing')}; maintenance: {sc.get('maintenance')}",
-        f"- machine: {m.get('cores')} cores, {_num(mem / GB if mem else None, '.1f')} GiB, {m.get('platform')}",
+        f"- machine: {m.get('cores')} cores{', ' + m['cpu'] if m.get('cpu') else ''}, "
+        f"{_num(mem / GB if mem else None, '.1f')} GiB, {m.get('platform')}",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- git: {g.get('sha')}{' (dirty)' if g.get('dirty') else ''}; Spark master {run.get('spark_master', 'n/a')}",
         f"- wall time {_num(run.get('wall_time_s'), '.1f')} s, harness overhead "
@@ -117,7 +104,9 @@ def setup_section(results: Results) -> str:
         lines.append("- where the wall time went: " + ", ".join(
             f"{k.replace('_', ' ')} {_num(v, '.1f')} s ({_num(v / wall * 100 if wall else None, '.0f')}%)"
             for k, v in by_phase.items()) + f", unaccounted {_num(profile.get('unaccounted_s'), '.1f')} s"
-            + _beside(profile.get("overlapping_s") or {}))
+            + ("; async maintenance beside the loop: " + ", ".join(
+                f"{k.split('/', 1)[1]} {_num(v, '.1f')} s" for k, v in profile["overlapping_s"].items())
+               if profile.get("overlapping_s") else ""))
         engines = sorted({k.split("/", 1)[1] for k in phases if k.split("/", 1)[0] in ("ingest", "maintenance", "queries")})
         if engines:
             lines.append("- per engine (ingest / maintenance / queries, s): " + "; ".join(

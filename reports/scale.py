@@ -54,6 +54,8 @@ def run_lines(results: Results) -> list[str]:
              f"- machine load (1-minute average, {len(samples)} samples every {load.get('interval_s', '?')} s, "
              f"{load.get('cpus', '?')} CPUs): min {_f(load.get('load1_min'))}, mean {_f(load.get('load1_mean'))}, "
              f"max {_f(load.get('load1_max'))}",
+             f"- machine: {(run.get('machine') or {}).get('cores', '?')} cores, "
+             f"{(run.get('machine') or {}).get('cpu') or 'processor not recorded'}",
              f"- tables on disk at their peak (sampled): {(load.get('tables_peak_bytes') or 0) / GB:.2f} GB; "
              f"tables {'kept' if run.get('tables_kept') else 'removed once each engine figures were taken'}",
              f"- repetitions: {results.repeats}"

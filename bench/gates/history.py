@@ -65,14 +65,6 @@ class EngineHistory:
                                    f"{sorted(corrected - set(upserts))[:5]}")
         return cls(engine, truth, batch_instants, sorted(instants), sorted(maintenance), upserts)
 
-    def prepare(self) -> None:
-        """Compute the sums (or, with corrections, each row's last write) the checks share, so that
-        readers in two threads find them made rather than both making them."""
-        if self.truth.has_updates:
-            self.last_written()
-        elif not self._sums:
-            self._sums = self.truth.sums_upto()
-
     def batches_upto(self, instant: str) -> int:
         """How many batches were committed at or before ``instant``."""
         return bisect_right(self.batch_instants, instant)

@@ -175,24 +175,11 @@ def gate_rows(engine: str, table: HudiTable, history: EngineHistory, spark: Any 
     ``apache_hudi`` (its incremental query at the sampled instants; n/a without a Spark session
     holding its bundle). ``hudi_rs=False``: the exact check reads the snapshot with our view
     instead (object stores, which hudi-rs is not given credentials for here)."""
-    begins = pull_begins(table, history)
-    apache = apache_hudi_row(engine, table.base_uri, history, begins, spark)
-    return [snapshot_row(engine, table, history, begins, hudi_rs), *([apache] if apache is not None else [])]
-
-
-def pull_begins(table: HudiTable, history: EngineHistory) -> list[str]:
-    """The instants the readers' own incremental queries pull from (:func:`sample_begins` over the
-    table's active timeline)."""
-    active = [i.timestamp for i in table.refresh().completed_data_instants()]
-    return sample_begins(history, active)
-
-
-def snapshot_row(engine: str, table: HudiTable, history: EngineHistory, begins: list[str],
-                 hudi_rs: bool = True) -> dict[str, Any]:
-    """The gate's row of the reader that checks every instant from one snapshot (hudi-rs, with its own
-    pulls from ``begins``; ours where hudi-rs is not given the store): no Spark."""
     from bench.gates.readers import OURS
 
+    active = [i.timestamp for i in table.refresh().completed_data_instants()]
+    begins = sample_begins(history, active)
+    rows = []
     base = table.base_uri
     if hudi_rs:
         reader = HUDI_RS
@@ -218,38 +205,33 @@ def snapshot_row(engine: str, table: HudiTable, history: EngineHistory, begins: 
         check = check_every_pull(history, snap.column(0), snap.column(1))
     bad_pulls = [p for p in pulls if p.wrong or p.error]
     if check is None:
-        return _row(engine, reader, False, len(history.instants), len(history.instants),
-                    float(history.truth.hashes.size), f"the snapshot read failed: {snap_error}")
-    figure = max([check.worst, *(p.wrong for p in pulls)])
-    every = (f"all {check.checked} pulls exact" if not check.failures else
-             f"{check.failures} of {check.checked} pulls wrong, worst from {check.worst_begin}: "
-             f"{check.worst_reemitted} re-emitted, {check.worst_missing} missing "
-             f"({check.restamped} rows carry a commit time other than their ingest instant)")
-    own = f"; its own incremental query {_pulls_detail(pulls)}" if pulls else ""
-    return _row(engine, reader, not check.failures and not bad_pulls, check.checked + len(pulls),
-                check.failures + len(bad_pulls), float(figure),
-                f"every instant from the {reader} snapshot's key and commit time: {every}{own}")
-
-
-def apache_hudi_row(engine: str, base: str, history: EngineHistory, begins: list[str],
-                    spark: Any | None) -> dict[str, Any] | None:
-    """Apache Hudi's row: its incremental query from each of ``begins`` to the latest instant, a Spark
-    job or two each, stopped at the first wrong pull (n/a without a session holding its bundle; None
-    when there is no instant to pull from)."""
+        rows.append(_row(engine, reader, False, len(history.instants), len(history.instants),
+                         float(history.truth.hashes.size), f"the snapshot read failed: {snap_error}"))
+    else:
+        figure = max([check.worst, *(p.wrong for p in pulls)])
+        every = (f"all {check.checked} pulls exact" if not check.failures else
+                 f"{check.failures} of {check.checked} pulls wrong, worst from {check.worst_begin}: "
+                 f"{check.worst_reemitted} re-emitted, {check.worst_missing} missing "
+                 f"({check.restamped} rows carry a commit time other than their ingest instant)")
+        own = f"; its own incremental query {_pulls_detail(pulls)}" if pulls else ""
+        rows.append(_row(engine, reader, not check.failures and not bad_pulls, check.checked + len(pulls),
+                         check.failures + len(bad_pulls), float(figure),
+                         f"every instant from the {reader} snapshot's key and commit time: {every}{own}"))
     if spark is None:
-        return _row(engine, APACHE_HUDI, None, 0, 0, None, "n/a: the run's Spark session has no Apache Hudi bundle")
-    real = []
-    for b in begins:  # the gate is decided at the first wrong pull
-        real.append(apache_hudi_pull(spark, history, base, b))
-        if real[-1].wrong or real[-1].error:
-            break
-    if not real:
-        return None
-    bad = [p for p in real if p.wrong or p.error]
-    skipped = (f"; the {len(begins) - len(real)} later pull(s) not run: the gate failed at the first wrong one"
-               if len(real) < len(begins) else "")
-    return _row(engine, APACHE_HUDI, not bad, len(real), len(bad), float(max(p.wrong for p in real)),
-                f"incremental query to {history.instants[-1]}: {_pulls_detail(real)}{skipped}")
+        rows.append(_row(engine, APACHE_HUDI, None, 0, 0, None,
+                         "n/a: the run's Spark session has no Apache Hudi bundle"))
+    elif begins:
+        real = []
+        for b in begins:  # a Spark job or two each: the gate is decided at the first wrong pull
+            real.append(apache_hudi_pull(spark, history, base, b))
+            if real[-1].wrong or real[-1].error:
+                break
+        bad = [p for p in real if p.wrong or p.error]
+        skipped = (f"; the {len(begins) - len(real)} later pull(s) not run: the gate failed at the first wrong one"
+                   if len(real) < len(begins) else "")
+        rows.append(_row(engine, APACHE_HUDI, not bad, len(real), len(bad), float(max(p.wrong for p in real)),
+                         f"incremental query to {history.instants[-1]}: {_pulls_detail(real)}{skipped}"))
+    return rows
 
 
 def not_applicable(engine: str, reader: str, reason: str) -> dict[str, Any]:
