@@ -152,3 +152,18 @@ def test_simulate_validate_on_a_prefixed_run_through_the_cli(tmp_path: Path) -> 
     text = " ".join(res.output.split())
     assert "batches the run took: baseline 4, option1_rfc 5" in text and "(of 6)" in text
     assert "**no**" not in text
+
+
+def test_the_limit_edge_band_includes_an_engines_own_small_file_limit(tmp_path: Path) -> None:
+    """A clustering plan compares estimated bytes with its own small-file limit (rfc_scale's Option 2:
+    Hudi's 300 MB), so a file on that limit explains a differing count as one on the scenario's does."""
+    from bench.simulate.validate import _sizing
+    from runresults import ResultsWriter
+
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / "bench" / "scenarios" / "rfc_scale.yaml")
+    w = ResultsWriter(tmp_path / "run")
+    w.write_run({"run_id": "run", "scenario": scenario.model_dump(mode="json"), "engines": {}})
+    res = Results(tmp_path / "run")
+    assert _sizing(res) == {"small-file limit": 100 * MB, "max file size": 120 * MB}
+    assert _sizing(res, "option2")["option2's own small-file limit"] == 300 * MB
+    assert set(_sizing(res, "baseline")) == {"small-file limit", "max file size"}  # its own is the scenario's

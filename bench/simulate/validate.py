@@ -142,12 +142,33 @@ def validate(real: Results, sim: Results) -> list[Check]:
     return checks
 
 
-def _sizing(res: Results) -> dict[str, float]:
+def _sizing(res: Results, engine: str | None = None) -> dict[str, float]:
+    """The size limits a planner compares estimated bytes with: the scenario's small-file limit and max
+    file size, and ``engine``'s own small-file limit where its config sets another (a clustering plan's
+    ``hoodie.clustering.plan.strategy.small.file.limit``, 300 MB at Hudi's defaults)."""
     from engines.config.registry import MB
 
     sz = (res.run.get("scenario") or {}).get("sizing") or {}
-    return {name: float(sz[key]) * MB for name, key in (("small-file limit", "small_file_limit_mb"),
-                                                        ("max file size", "max_file_mb")) if sz.get(key)}
+    out = {name: float(sz[key]) * MB for name, key in (("small-file limit", "small_file_limit_mb"),
+                                                       ("max file size", "max_file_mb")) if sz.get(key)}
+    own = _engine_limit(res, engine) if engine is not None else None
+    if own and own != out.get("small-file limit"):
+        out[f"{engine}'s own small-file limit"] = float(own)
+    return out
+
+
+def _engine_limit(res: Results, engine: str) -> int | None:
+    """``engine``'s small-file limit as it ran (its planner's), from the run's scenario; None when the
+    run's scenario cannot be read back."""
+    from bench.disk_estimate import _small_file_limit
+    from bench.scenario import ScenarioError, parse_scenario
+
+    try:
+        scenario = parse_scenario(res.run.get("scenario") or {})
+    except (ScenarioError, ValueError):
+        return None
+    spec = next((e for e in scenario.engines if e.name == engine), None)
+    return _small_file_limit(spec, scenario) if spec is not None else None
 
 
 def estimate_error(real: Results, sim: Results, engine: str) -> float:
@@ -167,8 +188,9 @@ def estimate_error(real: Results, sim: Results, engine: str) -> float:
 
 def limit_edge_files(real: Results, sim: Results, engine: str, commit: int) -> list[str]:
     """The real files of ``engine`` at or before ``commit`` (its index in the engine's commits) whose size
-    lies within the byte estimate's measured error of the small-file limit or the max file size, each
-    named with its size and the limit it sits on (the limit-edge condition)."""
+    lies within the byte estimate's measured error of the small-file limit, the max file size or the
+    engine's own small-file limit, each named with its size and the limit it sits on (the limit-edge
+    condition)."""
     rc = real.table("commits")
     if "repeat" in rc:
         rc = rc[rc["repeat"].fillna(0) == 0]
@@ -185,7 +207,7 @@ def limit_edge_files(real: Results, sim: Results, engine: str, commit: int) -> l
     band = estimate_error(real, sim, engine)
     out = []
     for f in files[files.checkpoint <= cp].drop_duplicates("path").itertuples():
-        for name, limit in _sizing(real).items():
+        for name, limit in _sizing(real, engine).items():
             if abs(float(f.size_bytes) / limit - 1) <= band:
                 out.append(f"{f.path} ({int(f.size_bytes):,} B, {float(f.size_bytes) / limit - 1:+.1%} of the "
                            f"{name}, band ±{band:.1%})")
