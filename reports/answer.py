@@ -11,7 +11,7 @@ import pandas as pd
 
 from runresults.review.families import DESIGNS
 from runresults.review.gates import label
-from runresults.uncertainty import single_sample
+from runresults.uncertainty import MIN_N, below_confidence, single_sample
 
 MAX_SENTENCES = 8
 
@@ -62,17 +62,23 @@ def _choice_sentence(review: dict[str, Any]) -> str:
                 f"{margin} margin" + (f" ({vs})." if vs else "."))
     names = [_who(review, d) for d in [ch["design"], *ch["equivalent"]]]
     ratios = "; ".join(f"{d} {ch['ratios'][d]['text']} times the cost" for d in ch["equivalent"])
-    # a ratio of one measurement each has no interval: equivalent because nothing shows a difference
-    singles = [d for d in ch["equivalent"] if _single(ch["ratios"][d].get("ratio"))]
-    how = (f"within the {margin} margin" if not singles else
-           "not separable from it, each measured once with no interval" if len(singles) == len(ch["equivalent"])
-           else f"within the {margin} margin or, measured once with no interval, not separable from it")
+    # a ratio without a 95% interval (one measurement each, or a range of a few) shows no difference
+    kinds = [_confidence(ch["ratios"][d].get("ratio")) for d in ch["equivalent"]]
+    ways = {"margin": f"within the {margin} margin", "single": "measured once with no interval, not separable from it",
+            "range": f"with fewer than {MIN_N} samples (a range, not a 95% interval), not separable from it"}
+    how = " or, ".join(ways[k] for k in dict.fromkeys(kinds))
     return (f"{', '.join(names[:-1])} and {names[-1]} are equivalent in cost: {own} for the cheapest, "
             f"and the others {how} ({ratios}); the choice between them rests on other grounds.")
 
 
-def _single(ratio: dict[str, Any] | None) -> bool:
-    return bool(ratio) and single_sample(str(ratio.get("kind")), int(ratio.get("n") or 0))
+def _confidence(ratio: dict[str, Any] | None) -> str:
+    """"single" (one sample each), "range" (fewer than MIN_N) or "margin" (a 95% interval or exact)."""
+    if not ratio:
+        return "margin"
+    kind, n = str(ratio.get("kind")), int(ratio.get("n") or 0)
+    if single_sample(kind, n):
+        return "single"
+    return "range" if below_confidence(kind, n) else "margin"
 
 
 def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:

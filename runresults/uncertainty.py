@@ -10,8 +10,9 @@ so it is printed as what it is: the range the statistic takes, with its n ("rang
 
 Two figures are compared by their ratio B / A with its interval (:func:`paired_ratio` when the
 samples pair up: same batch, same round; :func:`ratio_of_medians` otherwise). A difference decides
-only when that interval lies wholly outside 1 ± margin (:func:`decide`); otherwise the two are
-"equivalent". Exact figures (counts, bytes) use the same margin on their exact ratio.
+only when that interval is a 95% one and lies wholly outside 1 ± margin (:func:`decide`); otherwise,
+and for a range of fewer than 10 samples, the two are "equivalent". Exact figures (counts, bytes)
+use the same margin on their exact ratio.
 """
 
 from __future__ import annotations
@@ -201,13 +202,21 @@ def single_sample(kind: str, n: int) -> bool:
     return kind != "exact" and n < 2
 
 
+def below_confidence(kind: str, n: int) -> bool:
+    """Whether a measured figure has no 95% interval (fewer than :data:`MIN_N` samples: one, or a range
+    of a few, which covers the median far less often than 95%): it decides nothing."""
+    return kind != "exact" and (kind == "range" or n < MIN_N)
+
+
 def decide(ratio: Interval | None, margin: float) -> str:
-    """``"lower"`` (B below A beyond the margin), ``"higher"``, ``"equivalent"`` (the interval
-    reaches into 1 ± margin, or a measured ratio rests on one sample: with no interval it cannot
-    show a difference beyond the margin) or ``"n/a"`` (no figure)."""
+    """``"lower"`` (B below A beyond the margin), ``"higher"``, ``"equivalent"`` (the 95% interval
+    reaches into 1 ± margin, or a measured ratio has no 95% interval, being of fewer than
+    :data:`MIN_N` samples: a range of three values covers the median about 75% of the time, so it
+    cannot show a difference beyond the margin) or ``"n/a"`` (no figure). Exact figures decide on
+    their value."""
     if ratio is None:
         return "n/a"
-    if single_sample(ratio.kind, ratio.n):
+    if below_confidence(ratio.kind, ratio.n):
         return "equivalent"
     if ratio.hi < 1 - margin:
         return "lower"

@@ -206,7 +206,7 @@ def worsen(src: str | Path, dst: str | Path, *, extra_files: int = 3, bytes_fact
 DESIGN_ENGINES = {"baseline": "cow_baseline", "option1": "append_compaction", "option2": "clustering"}
 
 
-def make_design_results(folder: str | Path, *, repeats: int = 3, batches: int = 20, rounds: int = 12,
+def make_design_results(folder: str | Path, *, repeats: int = 10, batches: int = 20, rounds: int = 12,
                         checkpoint_rounds: int = 0, speed: dict[str, float] | None = None, final_files: dict[str, int] | None = None,
                         stored: dict[str, float] | None = None, failing: dict[str, dict[str, float]] | None = None,
                         review: dict[str, Any] | None = None, noise: float = 0.02, seed: int = 11,

@@ -37,11 +37,24 @@ def test_three_percent_faster_and_two_files_fewer_is_equivalent(tmp_path: Path) 
     for name in ("ingest latency (per batch)", "maintenance (core-seconds per run of the table)", "live files (final)",
                  "query full_scan_by_level (s)", "cost ($ per TB ingested)"):
         assert rows[name]["verdict"] == "equivalent", (name, rows[name])
-    assert "n=60" in rows["ingest latency (per batch)"]["ratio_text"]  # 20 batches x 3 repetitions, paired
+    assert "n=200" in rows["ingest latency (per batch)"]["ratio_text"]  # 20 batches x 10 repetitions, paired
     assert "95%, n=12" in rows["query full_scan_by_level (s)"]["ratio_text"]  # the interleaved rounds
-    assert "range" in rows["cost ($ per TB ingested)"]["ratio_text"]  # 3 repetitions: never called 95%
+    assert "95%, n=10" in rows["cost ($ per TB ingested)"]["ratio_text"]  # ten repetitions: inside the margin
     assert "equivalent in cost" in answer_sentences(rev, "x")[0]
     assert rows["ingest latency (per batch)"]["ratio"]["value"] == pytest.approx(1 / 0.97, rel=1e-3)
+
+
+def test_a_range_of_three_decides_nothing(tmp_path: Path) -> None:
+    """Three repetitions give each ratio a range, not a 95% interval: 1.3x the cost on every sample is
+    "equivalent", not separable, and the answer says why; ten repetitions decide the same difference."""
+    slow = {"option1": 1.3, "option1_keep_time": 1.3, "option1_rfc": 1.3, "baseline": 1.3}
+    three = review(Results(make_design_results(tmp_path / "three", repeats=3, speed=slow)))
+    cost = _rows(three, "Option 1")["cost ($ per TB ingested)"]
+    assert cost["verdict"] == "equivalent" and "range" in cost["ratio_text"] and "n=3" in cost["ratio_text"]
+    assert not three["choice"]["run"]["decided"]
+    assert "fewer than 10 samples (a range, not a 95% interval), not separable" in answer_sentences(three, "x")[0]
+    ten = review(Results(make_design_results(tmp_path / "ten", repeats=10, speed=slow)))
+    assert _rows(ten, "Option 1")["cost ($ per TB ingested)"]["verdict"] == "higher"
 
 
 def test_the_choice_without_the_criteria_is_the_same_choice(tmp_path: Path) -> None:
@@ -138,18 +151,18 @@ def test_ledger_summed_by_hand_equals_the_reports(tmp_path: Path) -> None:
     stored = store_review(run)
     led = stored["candidates"]["option2"]["ledger"]
     tb = 20 * 1_000_000 / 1e12
-    for r in range(3):
+    for r in range(10):  # the factory's ten repetitions: ten samples, a 95% interval
         hand = _hand_ledger(results, "option2", r, 6.0)
         for part in PARTS:
             assert led["parts_usd"][part][r] == pytest.approx(hand[part], rel=1e-9), (part, r)
         assert led["usd_per_tb_by_sample"][r] == pytest.approx(sum(hand.values()) / tb, rel=1e-9)
-    mean = float(np.mean([sum(_hand_ledger(results, "option2", r, 6.0).values()) / tb for r in range(3)]))
+    mean = float(np.mean([sum(_hand_ledger(results, "option2", r, 6.0).values()) / tb for r in range(10)]))
     assert led["usd_per_tb"]["value"] == pytest.approx(mean, rel=1e-9)
     assert Results(run).run["review"]["candidates"]["option2"]["ledger"]["usd_per_tb"]["value"] == led["usd_per_tb"]["value"]
     md = render_report(run, design_review=True)["report.md"].read_text()
     answer = md.split("## The answer", 1)[1].split("## Setup", 1)[0]
     assert "![cost_ledger](plots/cost_ledger.png)" in answer
-    cell = f"| option2 | Option 2 | represents Option 2 | {mean:.3g} (range "
+    cell = f"| option2 | Option 2 | represents Option 2 | {mean:.3g} ["
     assert cell in md
 
 

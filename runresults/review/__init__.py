@@ -26,8 +26,8 @@ from runresults.review.settings import GATE_USERS, GATES, ReviewSpec, review_set
 from runresults.uncertainty import METHOD
 
 REVIEW_VERSION = 2  # 2: breakeven
-DECISION_RULE = ("a difference decides only when its interval (95% from 10 samples on, else the range with its n) "
-                 "lies wholly outside 1 ± margin; otherwise the two are equivalent")
+DECISION_RULE = ("a difference decides only when its 95% interval (from 10 samples on) lies wholly outside "
+                 "1 ± margin; otherwise, and for a range of fewer samples, the two are equivalent")
 
 __all__ = ["GATES", "ReviewSpec", "review", "review_of", "store_review"]
 
