@@ -205,9 +205,10 @@ def limit_edge_files(real: Results, sim: Results, engine: str, commit: int) -> l
     after = sorted(c for c in set(files.checkpoint) if c >= batch)
     cp = after[0] if after else int(files.checkpoint.max())
     band = estimate_error(real, sim, engine)
+    limits = _sizing(real, engine)  # read back from the run's scenario once, not per file
     out = []
     for f in files[files.checkpoint <= cp].drop_duplicates("path").itertuples():
-        for name, limit in _sizing(real, engine).items():
+        for name, limit in limits.items():
             if abs(float(f.size_bytes) / limit - 1) <= band:
                 out.append(f"{f.path} ({int(f.size_bytes):,} B, {float(f.size_bytes) / limit - 1:+.1%} of the "
                            f"{name}, band ±{band:.1%})")
