@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bench.cli_errors import command
+from bench.cli_errors import command, log_traceback
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Benchmark and simulate Hudi RFC-19 small-file designs on Spark.")
@@ -25,6 +25,9 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # a run whose verification failed, a regression, a step of a run that raised
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 3  # a bad scenario, table or results folder
+
+# every command's results root: a local folder, or an object store through pyarrow.fs (bench.store.results_upload)
+STORE_OUT = "; s3://bucket/prefix[?endpoint_override=host:port&scheme=http] writes it to a store"
 
 
 def version_text() -> str:
@@ -58,7 +61,15 @@ def _root(
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    """Print one clear error and exit non-zero (by default: bad input, ``EXIT_BAD_INPUT``)."""
+    """Print one clear error and exit non-zero (by default: bad input, ``EXIT_BAD_INPUT``). Called while
+    an exception is handled, its traceback goes to the error log the message names (unless the message
+    already names one: a run's own ``error.log``)."""
+    exc = sys.exc_info()[1]
+    if exc is not None and "(traceback in " not in message:
+        import click
+
+        ctx = click.get_current_context(silent=True)
+        message += log_traceback(exc, ctx.info_name if ctx is not None and ctx.info_name else "command")
     Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 
@@ -150,8 +161,7 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
 @command(app)
 def run(
     scenario: str = typer.Argument(..., help="scenario YAML file"),
-    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output); "
-                                   "s3://bucket/prefix[?endpoint_override=host:port&scheme=http] writes it to a store"),
+    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)" + STORE_OUT),
     master: str | None = typer.Option(None, "--master", help="Spark master URL (local[*], spark://host:7077, ...)"),
     engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of the scenario's engines"),
     seed: int | None = typer.Option(None, "--seed", help="override the workload seed"),
@@ -183,24 +193,27 @@ def run(
     except ScenarioError as exc:
         fail(str(exc))
         return
-    from bench.store.results_upload import check_results_bucket, is_remote, upload_results
+    from bench.store.results_upload import results_root
     from engines.spark.session import SparkMasterUnreachable
 
-    remote_out = out if is_remote(out) else None
-    if remote_out is not None:  # written locally, then copied to the store; its bucket checked first
-        import tempfile
-
-        check_results_bucket(remote_out, sc.store)
-        out = tempfile.mkdtemp(prefix="layoutbench-results-")
-    try:
-        run_dir = run_scenario(sc, out=out, master=master, keep_tables=keep_tables, scenario_path=scenario,
-                               repeat=repeat)
+    try:  # an s3:// root: its bucket checked before Spark starts, the folder copied there even on a failure
+        with results_root(out, sc.store) as root:
+            run_dir = run_scenario(sc, out=root.local, master=master, keep_tables=keep_tables, scenario_path=scenario,
+                                   repeat=repeat)
+            ok = _after_run(run_dir, report)
     except RunStepError as exc:
         fail(str(exc), EXIT_FAILED)
         return
     except (SparkMasterUnreachable, ScenarioError) as exc:  # ScenarioError: the disk cannot hold the tables
         fail(str(exc))
         return
+    print(root.where(run_dir))
+    if not ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _after_run(run_dir: Path, report: bool) -> bool:
+    """The summary or the report of a finished run, and its verification failures; True when it verified."""
     from runresults import Results
 
     results = Results(run_dir)
@@ -221,15 +234,13 @@ def run(
     if not ok:
         for f in results.run["verification"]["failures"][:20]:
             Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {escape(str(f))}")
-    print(upload_results(run_dir, remote_out, sc.store) if remote_out is not None else run_dir)
-    if not ok:
-        raise typer.Exit(EXIT_FAILED)
+    return bool(ok)
 
 
 @command(app)
 def stream(
     scenario: str = typer.Argument(..., help="scenario YAML file (its stream section sets the rates)"),
-    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)"),
+    out: str | None = typer.Option(None, "--out", help="results root (default: the scenario's output)" + STORE_OUT),
     master: str | None = typer.Option(None, "--master", help="Spark master URL"),
     engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of the scenario's engines"),
     rate_search: bool | None = typer.Option(None, "--rate-search/--no-rate-search",
@@ -249,15 +260,29 @@ def stream(
     except ScenarioError as exc:
         fail(str(exc))
         return
+    from bench.runner import RunStepError
+    from bench.store.results_upload import results_root
     from bench.stream.run import run_stream_scenario
     from engines.spark.session import SparkMasterUnreachable
 
-    try:
-        run_dir = run_stream_scenario(sc, out=out, master=master, scenario_path=scenario, rate_search=rate_search,
-                                      kill_test=kill_test)
+    try:  # an s3:// root: its bucket checked before Spark starts, the folder copied there even on a failure
+        with results_root(out, sc.store) as root:
+            run_dir = run_stream_scenario(sc, out=root.local, master=master, scenario_path=scenario,
+                                          rate_search=rate_search, kill_test=kill_test)
+            ok = _after_stream(run_dir, report)
+    except RunStepError as exc:
+        fail(str(exc), EXIT_FAILED)
+        return
     except SparkMasterUnreachable as exc:
         fail(str(exc))
         return
+    print(root.where(run_dir))
+    if not ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _after_stream(run_dir: Path, report: bool) -> bool:
+    """A finished stream's table (and report), and its verification failures; True when it verified."""
     from bench.results import Results
 
     results = Results(run_dir)
@@ -278,12 +303,9 @@ def stream(
     Console(width=max(console.width, 170)).print(t)
     if report:
         _render(run_dir, design_review=False)
-    ok = results.run["verification"]["ok"]
     for failure in results.run["verification"]["failures"][:20]:
-        Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {failure}")
-    print(run_dir)
-    if not ok:
-        raise typer.Exit(EXIT_FAILED)
+        Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {escape(str(failure))}")
+    return bool(results.run["verification"]["ok"])
 
 
 def _print_summary(results: object) -> None:
@@ -436,7 +458,7 @@ def perf_check(
 @command(app)
 def crashtest(
     scenario: str = typer.Argument("bench/scenarios/crash.yaml", help="scenario YAML file"),
-    out: str = typer.Option("results", "--out", help="results root"),
+    out: str = typer.Option("results", "--out", help="results root" + STORE_OUT),
     engines: str | None = typer.Option(None, "--engines", help="comma-separated subset of engines"),
     points: str | None = typer.Option(None, "--points", help="comma-separated subset of injection points"),
     reduced: bool = typer.Option(False, "--reduced", help="only the points where the designs differ"),
@@ -449,15 +471,18 @@ def crashtest(
     def split(value: str | None) -> list[str] | None:
         return [x.strip() for x in value.split(",") if x.strip()] if value else None
 
+    from bench.store.results_upload import results_root
+    from reports import render_report
+
     try:
-        run_dir = run_crashtest(scenario, out, split(engines), split(points), reduced=reduced, parallel=parallel)
+        with results_root(out) as root:
+            run_dir = run_crashtest(scenario, str(root.local), split(engines), split(points), reduced=reduced,
+                                    parallel=parallel)
+            render_report(run_dir)
     except ScenarioError as exc:
         fail(str(exc))
         return
-    from reports import render_report
-
-    render_report(run_dir)
-    print(run_dir)
+    print(root.where(run_dir))
 
 
 @command(app)
@@ -465,7 +490,7 @@ def simulate(
     scenario: str = typer.Argument(..., help="scenario YAML file"),
     calibration: str | None = typer.Option(None, "--calibration", help="calibration file from `calibrate`"),
     horizon: int | None = typer.Option(None, "--horizon", help="number of batches (default: the scenario's)"),
-    out: str = typer.Option("results", "--out", help="results root"),
+    out: str = typer.Option("results", "--out", help="results root" + STORE_OUT),
     validate_against: list[str] = typer.Option(
         [], "--validate", help="a real run of the same scenario (repeatable): print every figure beside the real "
         "one (validation.md in the results folder; exit 1 when one is out of tolerance); a run on the S3 store "
@@ -473,17 +498,9 @@ def simulate(
 ) -> None:
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
-    from bench.simulate import simulate as run_simulation
+    from bench.simulate.costmodel import CalibrationError, CostModel
     from bench.simulate.supports import corrections_problems
-    from bench.simulate.validate import (
-        ValidationError,
-        as_taken,
-        batches_taken,
-        render,
-        validate,
-        validate_store,
-        validate_timings,
-    )
+    from bench.simulate.validate import ValidationError, as_taken
     from runresults import Results, ResultsError
 
     try:
@@ -494,9 +511,27 @@ def simulate(
                                 "remove the engine to simulate the others")
         reals = [Results(v) for v in validate_against]
         taken = [as_taken(sc, real) for real in reals]
-    except (ScenarioError, ResultsError, ValidationError) as exc:
+        if calibration:  # read before any folder is made: a missing or corrupt file is the user's to fix
+            CostModel.load(calibration)
+    except (ScenarioError, ResultsError, ValidationError, CalibrationError) as exc:
         fail(str(exc), EXIT_BAD_INPUT)
         return
+    from bench.store.results_upload import results_root
+
+    with results_root(out, sc.store) as root:  # s3://: its bucket checked first, the folders copied there
+        run_dir, ok = _simulate_and_validate(sc, str(root.local), calibration, horizon, reals, taken)
+    print(root.where(run_dir))
+    if not ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _simulate_and_validate(sc: Any, out: str, calibration: str | None, horizon: int | None, reals: list[Any],
+                           taken: list[Any]) -> tuple[Path, bool]:
+    """The simulation, then each real run beside it (validation.md); (results folder, all in tolerance)."""
+    from bench.simulate import simulate as run_simulation
+    from bench.simulate.validate import batches_taken, render, validate, validate_store, validate_timings
+    from runresults import Results
+
     run_dir = run_simulation(sc, out, calibration_path=calibration, horizon_batches=horizon, progress=True)
     _print_summary(Results(run_dir))
     texts, ok = [], True
@@ -524,16 +559,13 @@ def simulate(
         text = "\n".join(texts)
         (run_dir / "validation.md").write_text(text)
         console.print(text, markup=False)
-        if not ok:
-            print(run_dir)
-            raise typer.Exit(EXIT_FAILED)
-    print(run_dir)
+    return run_dir, ok
 
 
 @command(app)
 def sweep(
     sweep_file: str = typer.Argument(..., help="sweep YAML file (see bench/sweeps/)"),
-    out: str = typer.Option("results", "--out", help="results root"),
+    out: str = typer.Option("results", "--out", help="results root" + STORE_OUT),
     validate_corners: bool = typer.Option(False, "--validate-corners",
                                           help="real runs at the map's 4 corners, printed beside the map"),
     workers: int | None = typer.Option(None, "--workers", min=1, help="processes (default: the sweep's, or cores)"),
@@ -557,16 +589,19 @@ def sweep(
              "runs; its fast path is held to the full simulator by tests/test_production_map.py, and the toy "
              "map (bench/sweeps/rfc19_map.yaml) validates its corners in full")
         return
-    rows, wall = run_grid(grid, workers)
-    console.print(f"sweep {grid.spec.name}: {len(grid.points())} points in {wall:.1f} s")
-    folder = write_sweep(grid, rows, wall, out)
-    if validate_corners:
-        validation = run_corners(grid, folder / "corners")
-        folder = write_sweep(grid, rows, wall, out, run_id=folder.name, validation=validation)
-    text, _ = render_section(folder)
-    (folder / "map.md").write_text(text)
-    console.print(text, markup=False)
-    print(folder)
+    from bench.store.results_upload import results_root
+
+    with results_root(out) as root:  # s3://: its bucket checked before the grid runs
+        rows, wall = run_grid(grid, workers)
+        console.print(f"sweep {grid.spec.name}: {len(grid.points())} points in {wall:.1f} s")
+        folder = write_sweep(grid, rows, wall, str(root.local))
+        if validate_corners:
+            validation = run_corners(grid, folder / "corners")
+            folder = write_sweep(grid, rows, wall, str(root.local), run_id=folder.name, validation=validation)
+        text, _ = render_section(folder)
+        (folder / "map.md").write_text(text)
+        console.print(text, markup=False)
+    print(root.where(folder))
 
 
 @command(app)

@@ -40,6 +40,7 @@ def _imported_user_error_types() -> tuple[type[BaseException], ...]:
     from bench.hoodie_conf import HoodieConfError
     from bench.scenario import ScenarioError
     from bench.service import ServiceError
+    from bench.simulate.costmodel import CalibrationError
     from bench.simulate.sweep import SweepError
     from bench.store.server import StoreError
     from engines.spark.session import JvmPackagesError, SparkMasterInvalid, SparkMasterUnreachable
@@ -51,7 +52,7 @@ def _imported_user_error_types() -> tuple[type[BaseException], ...]:
     from runresults import ResultsError
     from workloads.spec import WorkloadSpecError
 
-    return (ScenarioError, ResultsError, ServiceError, SweepError, HoodieConfError, WorkloadSpecError,
+    return (ScenarioError, ResultsError, ServiceError, SweepError, HoodieConfError, WorkloadSpecError, CalibrationError,
             JvmPackagesError, SparkMasterInvalid, SparkMasterUnreachable, LockHeldError, MetadataError, NotAHudiTableError,
             UnsupportedTableError, TimelineError, StoreError, StorageError, FileNotFoundError, PermissionError, IsADirectoryError)
 
@@ -78,15 +79,21 @@ def message_of(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def report(exc: BaseException, command: str) -> int:
-    """Write the traceback to the log, print one line on stderr, and return the exit code."""
+def log_traceback(exc: BaseException, command: str) -> str:
+    """Write ``exc``'s traceback to :func:`error_log_path`; `` (traceback in <log>)`` for the message,
+    or nothing when the log cannot be written."""
     log = error_log_path()
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(f"layoutbench {command} failed\n\n{''.join(traceback.format_exception(exc))}")
-        where = f" (traceback in {log})"
     except OSError:
-        where = ""
+        return ""
+    return f" (traceback in {log})"
+
+
+def report(exc: BaseException, command: str) -> int:
+    """Write the traceback to the log, print one line on stderr, and return the exit code."""
+    where = log_traceback(exc, command)
     code = exit_code_of(exc)
     kind = "" if code == EXIT_BAD_INPUT else f"{type(exc).__name__}: "
     Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(kind + message_of(exc) + where)}",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -131,6 +132,10 @@ class IsolationSpec(_Strict):
     max_maintenance_runs: int = Field(2, ge=1)
 
 
+# store keys that would carry a secret or pick one (refused with a message naming the environment)
+_CREDENTIAL_WORDS = ("key", "secret", "token", "password", "credential", "profile")
+
+
 class StoreSpec(_Strict):
     """Where the tables live: local disk (the results folder), or an S3-protocol store started on
     127.0.0.1 for the run (moto behind a counting proxy, ``bench/store``) with a first-byte latency
@@ -145,6 +150,24 @@ class StoreSpec(_Strict):
     bucket: str | None = None
     prefix: str = "layoutbench"
     region: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_credentials(cls, data: Any) -> Any:
+        """Credentials never come from the scenario (it is written to run.json and shared): a key or an
+        endpoint carrying them is refused, naming where they go instead, and without echoing them."""
+        if not isinstance(data, dict):
+            return data
+        where = ("credentials come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+                 "AWS_SESSION_TOKEN) or an AWS profile (AWS_PROFILE), never from the scenario")
+        for key in data:
+            if any(w in str(key).lower() for w in _CREDENTIAL_WORDS):
+                raise ValueError(f"store.{key}: {where}")
+        endpoint = data.get("endpoint")
+        if isinstance(endpoint, str) and "@" in urlsplit(endpoint if "://" in endpoint else f"//{endpoint}").netloc:
+            raise ValueError(f"store.endpoint has a user name or password before '@': {where}; "
+                             "give the endpoint as http://host:port")
+        return data
 
     @property
     def external(self) -> bool:

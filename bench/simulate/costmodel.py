@@ -20,11 +20,16 @@ Standard, us-east-1), configurable per model.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from engines.config.registry import MB
 from runresults.review.prices import DEFAULT_PRICES
+
+
+class CalibrationError(ValueError):
+    """A calibration file that is not one ``calibrate`` writes: the message names the file and the problem."""
 
 
 @dataclass
@@ -68,4 +73,41 @@ class CostModel:
 
     @classmethod
     def load(cls, path: str | Path) -> CostModel:
-        return cls(**json.loads(Path(path).read_text()))
+        """The model ``calibrate`` saved at ``path``; a file that is not one is a :class:`CalibrationError`
+        naming it (a missing file stays ``FileNotFoundError``)."""
+        text = Path(path).read_text()
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CalibrationError(f"calibration file {path}: not JSON ({exc})") from None
+        return cls(**_checked(doc, path))
+
+
+def _checked(doc: Any, path: str | Path) -> dict[str, Any]:
+    """``doc``'s fields, each known to :class:`CostModel` and of its type."""
+    if not isinstance(doc, dict):
+        raise CalibrationError(f"calibration file {path}: expected a JSON object of cost-model fields, "
+                               f"got {type(doc).__name__}")
+    known = {f.name for f in fields(CostModel)}
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise CalibrationError(f"calibration file {path}: unknown field(s) {', '.join(unknown)} (a file written by "
+                               "`layoutbench calibrate` has: " + ", ".join(sorted(known)) + ")")
+    for name, value in doc.items():
+        default = getattr(CostModel, name, None)
+        if name == "source":
+            ok = isinstance(value, str)
+        elif name == "requests":
+            ok = value is None or (isinstance(value, dict) and all(
+                isinstance(v, list) and all(_is_number(x) for x in v) for v in value.values()))
+        else:
+            ok = _is_number(value) or (value is None and default is None)
+        if not ok:
+            raise CalibrationError(f"calibration file {path}: {name} = {value!r} is not a "
+                                   + ("string" if name == "source" else "number" if name != "requests"
+                                      else "mapping of lists of numbers"))
+    return doc
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
