@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bench.cli_errors import command, log_traceback
+from bench.cli_errors import command, exit_code_of, log_traceback
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Benchmark and simulate Hudi RFC-19 small-file designs on Spark.")
@@ -202,7 +202,7 @@ def run(
                                    repeat=repeat)
             ok = _after_run(run_dir, report)
     except RunStepError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), exit_code_of(exc))
         return
     except (SparkMasterUnreachable, ScenarioError) as exc:  # ScenarioError: the disk cannot hold the tables
         fail(str(exc))
@@ -271,7 +271,7 @@ def stream(
                                           rate_search=rate_search, kill_test=kill_test)
             ok = _after_stream(run_dir, report)
     except RunStepError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), exit_code_of(exc))
         return
     except SparkMasterUnreachable as exc:
         fail(str(exc))

@@ -1,8 +1,9 @@
 """No traceback on a user's terminal: every command's exception becomes one message and an exit code.
 
-A user error (a bad scenario, table, results folder, option, file, an unreachable Maven Central or
-Spark master, a locked or corrupt table) is named in one line with exit code 3 (bad input); a run
-step that raised or any other failure is one line with exit code 1. The traceback goes to a log
+A user error (a bad scenario, table, results folder, option, file, calibration file, an unreachable
+Maven Central, Spark master or results bucket, a locked or corrupt table) is named in one line with
+exit code 3 (bad input), also when a run's step raised it; a run step that raised anything else, or
+any other failure, is one line with exit code 1; Ctrl-C is one line naming the step, exit code 130. The traceback goes to a log
 file whose path the message gives: the results folder's ``error.log`` when the runner wrote one,
 else ``$LAYOUTBENCH_ERROR_LOG`` or ``<tmp>/layoutbench-error.log``.
 """
@@ -24,6 +25,7 @@ from rich.markup import escape
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C: the shell's 128 + SIGINT
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,18 +64,29 @@ def error_log_path() -> Path:
     return Path(os.environ.get("LAYOUTBENCH_ERROR_LOG") or Path(tempfile.gettempdir()) / "layoutbench-error.log")
 
 
+def interrupted(exc: BaseException | None) -> bool:
+    """True when ``exc`` is, or was raised while handling, a Ctrl-C (:func:`bench.runner.interrupted`)."""
+    from bench.runner import interrupted as caused_by_ctrl_c
+
+    return caused_by_ctrl_c(exc)
+
+
 def exit_code_of(exc: BaseException) -> int:
-    """3 for a user's error (input or environment), 1 for anything else."""
+    """130 for Ctrl-C, 3 for a user's error (input or environment), 1 for anything else."""
     from bench.runner import RunStepError
 
-    if isinstance(exc, RunStepError):
-        return EXIT_FAILED
+    if interrupted(exc):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, RunStepError):  # a step that raised: the user's when what it raised is (a lock held)
+        return EXIT_BAD_INPUT if isinstance(exc.__cause__, _user_error_types()) else EXIT_FAILED
     return EXIT_BAD_INPUT if isinstance(exc, _user_error_types()) else EXIT_FAILED
 
 
 def message_of(exc: BaseException) -> str:
     """The exception as one line: its own message, or its type when it has none."""
     text = " ".join(str(exc).split())
+    if interrupted(exc):
+        return text if isinstance(exc, KeyboardInterrupt) and text else "interrupted"
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"no such file: {exc.filename}"
     return text or type(exc).__name__
@@ -95,7 +108,9 @@ def report(exc: BaseException, command: str) -> int:
     """Write the traceback to the log, print one line on stderr, and return the exit code."""
     where = log_traceback(exc, command)
     code = exit_code_of(exc)
-    kind = "" if code == EXIT_BAD_INPUT else f"{type(exc).__name__}: "
+    kind = "" if code in (EXIT_BAD_INPUT, EXIT_INTERRUPTED) else f"{type(exc).__name__}: "
+    if "(traceback in " in message_of(exc):  # the run's own error.log: named once
+        where = ""
     Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(kind + message_of(exc) + where)}",
                                                highlight=False)
     return code
@@ -107,9 +122,11 @@ def guarded(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (typer.Exit, click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
+        except (typer.Exit, click.exceptions.Exit, click.ClickException, click.Abort):
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not interrupted(exc):
+                raise  # SystemExit
             raise typer.Exit(report(exc, func.__name__)) from None
     return wrapper  # type: ignore[return-value]
 

@@ -59,7 +59,9 @@ class ProgressBar:
             self.description = description
         self._maybe_start()
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, completed=self.completed, description=self.description)
+            # a new description is drawn at once: a step shorter than the refresh period still shows
+            self._progress.update(self._task, completed=self.completed, description=self.description,
+                                  refresh=description is not None)
 
     def describe(self, description: str) -> None:
         """Change the text before the bar (what is running now) without advancing."""

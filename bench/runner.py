@@ -83,19 +83,40 @@ class RunStepError(RuntimeError):
     """A step of a run raised: the message names the engine, batch and step; the traceback is in the log."""
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a step of a run: the message names the step and the log of its traceback."""
+
+
+def interrupted(exc: BaseException | None) -> bool:
+    """True when ``exc`` is, or was raised while handling, a Ctrl-C: SIGINT reaches Spark's JVM too, so
+    the interrupted call's clean-up often fails on the dead JVM and replaces the KeyboardInterrupt."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 @contextmanager
-def _steps_named(ctx: RunContext) -> Iterator[None]:
-    """Turn an exception inside the batch loop into one ``RunStepError`` naming ``ctx.step``, with
-    the full traceback written to ``error.log`` in the results folder."""
+def steps_named(ctx: RunContext) -> Iterator[None]:
+    """Turn an exception inside the batch loop into one ``RunStepError`` naming ``ctx.step`` (Ctrl-C
+    into a :class:`RunInterrupted` naming it), with the full traceback written to ``error.log`` in the
+    results folder."""
     try:
         yield
-    except Exception as exc:
+    except BaseException as exc:
+        if not isinstance(exc, Exception) and not interrupted(exc):
+            raise  # SystemExit and the like
         log = ctx.run_dir / "error.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(f"run failed at {ctx.step}\n\n{traceback.format_exc()}")
+        if interrupted(exc):
+            raise RunInterrupted(f"interrupted at {ctx.step} (traceback in {log})") from exc
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise RunStepError(f"run failed at {ctx.step}: {type(exc).__name__}: {first} "
                            f"(traceback in {log})") from exc
+
 
 
 @dataclass
@@ -413,6 +434,12 @@ class _RunSteps:
         # the rows so far, written as the run goes (a run cut off keeps what it measured)
         self.partial = PartialResults(ctx.writer, ctx.scenario, {st.engine.name: st.batches for st in engines})
 
+    def show(self, st: EngineState, b: int, phase: str) -> None:
+        """The progress line: scenario, batch, engine, repetition (when there are several) and phase."""
+        rep = f" (repetition {st.repeat + 1}/{self.repeats})" if self.repeats > 1 else ""
+        self.bar.describe(f"{self.ctx.scenario.name} · batch {b + 1}/{self.ctx.scenario.batches_run} · "
+                          f"{st.engine.name}{rep} · {phase}")
+
     def begin_batch(self, b: int) -> None:
         ctx = self.ctx
         ctx.step = f"batch {b}, generation"
@@ -432,9 +459,8 @@ class _RunSteps:
         ctx.add_cpu("generation", c0)
 
     def ingest(self, st: EngineState, b: int) -> None:
-        ctx, n = self.ctx, self.ctx.scenario.batches_run
-        rep = f" (repetition {st.repeat + 1}/{self.repeats})" if self.repeats > 1 else ""
-        self.bar.describe(f"{ctx.scenario.name} · batch {b + 1}/{n} · {st.engine.name}{rep} · ingest")
+        ctx = self.ctx
+        self.show(st, b, "ingest")
         ctx.step = f"engine {st.engine.name}, batch {b}, ingest"
         res = self._commit(st, b, "ingest", f"batch {b}", st.engine.ingest, self.df, st.ingest_latencies)
         if st is self.reference:
@@ -483,7 +509,7 @@ class _RunSteps:
         ctx = self.ctx
         mode = ctx.scenario.maintenance.mode
         ctx.step = f"engine {st.engine.name}, batch {b}, {'final' if self.final else mode} maintenance"
-        self.bar.describe(f"{ctx.scenario.name} · batch {b + 1} · {st.engine.name} · maintenance")
+        self.show(st, b, "maintenance")
         with ctx.timed(f"maintenance/{st.engine.name}"):
             maintain(ctx, st, b, self.truth, mode, step)
 
@@ -527,7 +553,7 @@ class _RunSteps:
         for st in self.engines:
             if b not in checkpoints_of(st.batches, qs.checkpoint_every):
                 continue
-            self.bar.describe(f"{ctx.scenario.name} · checkpoint {b + 1} · {st.engine.name} queries")
+            self.show(st, b, "checkpoint queries")
             ctx.step = f"engine {st.engine.name}, batch {b}, queries"
             # an engine with a stated prefix takes an earlier checkpoint's rounds (its own last one
             # included, so a scale run compares every layout on the same batches), never the final's
@@ -602,7 +628,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     cpu.rescan()  # the JVM and its Python daemon are up now
     ctx.add_cpu("spark_start", c_session)
     engines: list[EngineState] = []  # repetition 0's engines, then repetition 1's, ...: designs alternate
-    with _steps_named(ctx):  # an engine's config error is one message naming the engine, like a step's
+    with steps_named(ctx):  # an engine's config error is one message naming the engine, like a step's
         for r in range(repeats):
             for es in (e for e in scenario.engines if e.repeat is None or r < e.repeat):
                 ctx.step = f"engine {es.name}, set-up"
@@ -625,7 +651,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     load = LoadSampler([st.table_dir for st in engines if st.table_dir is not None])
     # engine, repetition, batch and phase on a terminal's stderr; silent on a pipe and under tests
     bar = ProgressBar(scenario.name, total=n, unit="batches", enabled=None if progress else False)
-    with bar, _steps_named(ctx), load:
+    with bar, steps_named(ctx), load:
         steps = _RunSteps(ctx, engines, bar, reference_engine, repeats, keep_tables)
         run_batches(steps, engines, schedule, n, checkpoints=checkpoints, prefix=lambda st: st.batches)
         truth_parts = steps.truth_parts

@@ -34,7 +34,15 @@ import pyarrow.parquet as pq
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.progress import ProgressBar
 from bench.queries import choose_params
-from bench.runner import EngineState, RunContext, audit, record_maintenance, run_checkpoint, table_state
+from bench.runner import (
+    EngineState,
+    RunContext,
+    audit,
+    record_maintenance,
+    run_checkpoint,
+    steps_named,
+    table_state,
+)
 from bench.scenario import EngineSpec, Scenario
 from bench.stream.engine_stream import StreamRun, stream_engine, stream_manual
 from bench.stream.landing import batch_rows, update_of
@@ -150,14 +158,15 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
     mean_records = float(np.mean([batch_num_records(spec, b) for b in batches]))
     search_on = cfg.rate_search.enabled if rate_search is None else rate_search
     summary: dict[str, Any] = {}
-    _warm_stream(spark, scenario, run_dir / "work" / "warmup", cache)
     # micro-batches, lag and the rate step on a terminal's stderr; silent on a pipe and under tests
-    with ProgressBar(scenario.name, total=len(scenario.engines), unit="engines") as bar:
+    with steps_named(ctx), ProgressBar(scenario.name, total=len(scenario.engines), unit="engines") as bar:
+        ctx.step = "the warm-up stream"  # a failure or Ctrl-C is one message naming the step, traceback in error.log
+        _warm_stream(spark, scenario, run_dir / "work" / "warmup", cache)
         for es in scenario.engines:
             _stream_one(ctx, es, scenario, batches, cache, search_on, mean_records, summary, bar)
             bar.advance()
-    if kill_test:
-        _kill_tests(ctx, scenario, scenario_path, spark)
+        if kill_test:
+            _kill_tests(ctx, scenario, scenario_path, spark)
     derive_cumulative(writer, {}, frozenset(es.name for es in scenario.engines))
     wall = time.perf_counter() - wall0
     writer.write_run({

@@ -120,6 +120,21 @@ def _maven_cause(coordinates: str) -> str:
     return "; ".join(causes)
 
 
+def _ivy_cause(log_path: str | Path | None) -> str | None:
+    """Ivy's own account of a failed resolution, from the JVM's output in ``log_path``: the repository it
+    could not reach, else the dependency it did not find (None when the log has neither)."""
+    if log_path is None or not Path(log_path).is_file():
+        return None
+    lines = [ln.strip() for ln in Path(log_path).read_text(errors="replace").splitlines()]
+    access = next((ln for ln in lines if ln.startswith("Server access error at url")), None)
+    unresolved = next((ln for ln in lines if "unresolved dependency:" in ln), None)
+    if access is not None:
+        return f"Ivy could not reach the repository: {access}"
+    if unresolved is not None:
+        return f"Ivy: {unresolved.split('RuntimeException: ', 1)[-1]}"
+    return None
+
+
 @contextmanager
 def _jvm_output_into(log_path: str | Path | None) -> Iterator[None]:
     """Point file descriptors 1 and 2 at ``log_path`` while the JVM starts: the JVM (and the Python
@@ -156,8 +171,11 @@ def _get_or_create(builder: SparkSession.Builder, settings: Mapping[str, str],
     except Exception as exc:
         if not packages:
             raise
+        ivy = settings.get("spark.jars.ivySettings")
         raise JvmPackagesError(f"Spark could not start with JVM packages {packages} "
-                               f"(resolved into ~/.ivy2 by spark.jars.packages): {_maven_cause(packages)}; "
+                               f"(resolved into {settings.get('spark.jars.ivy') or '~/.ivy2'} by spark.jars.packages"
+                               + (f", repositories from {ivy}" if ivy else "") + "): "
+                               f"{_ivy_cause(log_path) or _maven_cause(packages)}; "
                                f"Spark said: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
                                + (f" (Spark's log: {log_path})" if log_path is not None else "")) from None
 
