@@ -16,9 +16,13 @@ HEADER = ("# The command line (`layoutbench`)\n\n"
           "Generated from the commands' own help by `python -m bench.cli_reference > docs/cli.md` "
           "(a test checks it is current). Exit codes: 0 success; 1 a failed verification, a regression, "
           "or a step of a run that raised; 2 a usage error; 3 bad input (a scenario, table, results "
-          "folder, file, Spark master or JVM package that is wrong or missing). Every error is one line on "
+          "folder, file, calibration file, Spark master, JVM package or repository, or `--out` bucket that "
+          "is wrong, missing or unreachable, also when a run's step meets it: a table locked by another "
+          "writer); 130 interrupted (Ctrl-C; the message names the step, and what the run wrote is kept). "
+          "Every error is one line on "
           "stderr; its traceback goes to `error.log` in the results folder, or to `$LAYOUTBENCH_ERROR_LOG` "
-          "(default `<tmp>/layoutbench-error.log`).\n")
+          "(default `<tmp>/layoutbench-error.log`). An `s3://bucket/prefix` results root (`--out`) is "
+          "checked before Spark starts, and the folder goes to the bucket also when the command fails.\n")
 
 
 def _param_row(p: Any) -> str:

@@ -131,6 +131,7 @@ def test_stream_bad_local_master(tmp_path: Path) -> None:
     assert "'local[x]' is not a master URL" in one_message(proc, EXIT_BAD_INPUT, tmp_path)
 
 
+@pytest.mark.slow
 def test_stream_interrupted_is_one_line_and_keeps_what_it_wrote(tmp_path: Path) -> None:
     env = {**os.environ, "LAYOUTBENCH_ERROR_LOG": str(tmp_path / "error.log"), "PYTHONPATH": str(REPO)}
     env.pop("PYTEST_CURRENT_TEST", None)

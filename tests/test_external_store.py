@@ -41,6 +41,29 @@ def test_store_spec_refuses_half_an_external_store() -> None:
             parse_scenario({**base, "store": store})
 
 
+@pytest.mark.parametrize("store", [
+    {"kind": "s3", "endpoint": "http://AKIAEXAMPLE:sekrit@127.0.0.1:9000", "bucket": "b"},
+    {"kind": "s3", "endpoint": "AKIAEXAMPLE:sekrit@minio.example:9000", "bucket": "b"},
+    {"kind": "s3", "bucket": "b", "aws_secret_access_key": "sekrit"},
+    {"kind": "s3", "bucket": "b", "profile": "team"},
+])
+def test_credentials_in_the_scenario_are_refused_naming_the_environment(store: dict) -> None:
+    base = yaml.safe_load(S3_SMALL.read_text())
+    with pytest.raises(ScenarioError) as refused:
+        parse_scenario({**base, "store": store})
+    assert "AWS_ACCESS_KEY_ID" in str(refused.value) and "AWS_PROFILE" in str(refused.value)
+    assert "sekrit" not in str(refused.value)  # never echoed
+
+
+def test_no_credential_reaches_run_json_through_the_endpoint() -> None:
+    from bench.store.external import ExternalStore
+
+    base = yaml.safe_load(S3_SMALL.read_text())
+    spec = parse_scenario({**base, "store": {"kind": "s3", "endpoint": "http://127.0.0.1:9000", "bucket": "b"}}).store
+    described = ExternalStore(spec.endpoint, spec.bucket, spec.prefix, spec.region, "run").describe()
+    assert described["server"] == "external (http://127.0.0.1:9000)" and "@" not in str(described)
+
+
 @pytest.mark.slow
 def test_run_on_an_external_endpoint_with_results_in_the_bucket(s3_small_runs, tmp_path: Path) -> None:
     env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.fs as pafs
+import pytest
 import yaml
 
 from bench.store.server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
@@ -98,6 +99,7 @@ def test_run_shows_engine_repetition_batch_and_phase_on_a_terminal(tmp_path: Pat
     assert proc.stdout.strip().splitlines()[-1].startswith(str(tmp_path / "r"))
 
 
+@pytest.mark.slow
 def test_run_on_a_pipe_draws_nothing_and_its_folder_lands_in_the_bucket(tmp_path: Path) -> None:
     with S3Server() as server:
         fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=server.endpoint,
@@ -109,13 +111,14 @@ def test_run_on_a_pipe_draws_nothing_and_its_folder_lands_in_the_bucket(tmp_path
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert "batch 1/3" not in proc.stderr and "\x1b[" not in proc.stderr, proc.stderr[-2000:]
         where = proc.stdout.strip().splitlines()[-1]
-        assert where.startswith("s3://userbucket/runs/tiny-"), where
+        assert re.fullmatch(r"s3://userbucket/runs/\d{8}T\d{6}-tiny", where), where
         key = where.removeprefix("s3://")
         for name in ("run.json", "commits.parquet", "spark.log"):
             assert fs.get_file_info(f"{key}/{name}").type == pafs.FileType.File, name
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.yaml"]  # no local copy, no ./s3:/ folder
 
 
+@pytest.mark.slow
 def test_stream_shows_micro_batches_lag_and_rate_step_and_lands_in_the_bucket(tmp_path: Path) -> None:
     with S3Server() as server:
         fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=server.endpoint,
@@ -127,7 +130,7 @@ def test_stream_shows_micro_batches_lag_and_rate_step_and_lands_in_the_bucket(tm
         assert re.search(r"option2 · fixed rate · micro-batch \d+ · committed \d+/\d+ batches · lag ", shown), shown[-3000:]
         assert "option2 · rate step 2/s · micro-batch" in shown, shown[-3000:]
         where = proc.stdout.strip().splitlines()[-1]
-        assert where.startswith("s3://userbucket/streams/tinystream-stream-"), where
+        assert re.fullmatch(r"s3://userbucket/streams/\d{8}T\d{6}-tinystream-stream", where), where
         key = where.removeprefix("s3://")
         assert fs.get_file_info(f"{key}/run.json").type == pafs.FileType.File
         assert fs.get_file_info(f"{key}/stream.parquet").type == pafs.FileType.File
