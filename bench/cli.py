@@ -126,7 +126,8 @@ def inspect(
 @command(app)
 def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
              out: str | None = typer.Option(None, "--out", help="results root the run would write to (default: "
-                                            "the scenario's output): its free space is checked"),
+                                            "the scenario's output): its free space is checked; an s3:// root's "
+                                            "bucket must exist"),
              batches: int | None = typer.Option(None, "--batches", help="check a run of the first N batches "
                                                 "(run --batches)"),
              engines: str | None = typer.Option(None, "--engines", help="check a run of these engines (run "
@@ -135,8 +136,12 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
                                            "writes no tables (no disk estimate)")) -> None:
     """Check a scenario file, and that its tables would fit the free disk; every problem is explained
     in one message."""
+    import tempfile
+
     from bench.disk_estimate import GB, check_disk
     from bench.scenario import ScenarioError, load_scenario
+    from bench.store.results_upload import check_results_bucket, is_remote
+    from bench.store.server import StoreError
 
     try:
         sc = load_scenario(scenario)
@@ -144,8 +149,10 @@ def validate(scenario: str = typer.Argument(..., help="scenario YAML file"),
             sc = sc.first_batches(batches)
         if engines:
             sc = sc.select_engines([e.strip() for e in engines.split(",") if e.strip()])
-        est = None if simulate else check_disk(sc, out)
-    except ScenarioError as exc:
+        if is_remote(out):  # the bucket must exist; the folder is staged in the temp folder first
+            check_results_bucket(str(out), sc.store)
+        est = None if simulate else check_disk(sc, tempfile.gettempdir() if is_remote(out) else out)
+    except (ScenarioError, StoreError) as exc:
         fail(str(exc))
         return
     prefixes = [f"{e.name} the first {sc.batches_of(e.name)}" for e in sc.engines

@@ -32,10 +32,11 @@ def store() -> Iterator[tuple[S3Server, pafs.S3FileSystem]]:
         yield server, fs
 
 
-def layoutbench(args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+def layoutbench(args: list[str], cwd: Path, timeout: float = 300, **env_vars: str) -> subprocess.CompletedProcess:
     """The command line in a process of its own, with the store's credentials in the environment."""
     env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-           "AWS_DEFAULT_REGION": REGION, "PYTHONPATH": str(REPO), "LAYOUTBENCH_ERROR_LOG": str(cwd / "error.log")}
+           "AWS_DEFAULT_REGION": REGION, "PYTHONPATH": str(REPO), "LAYOUTBENCH_ERROR_LOG": str(cwd / "error.log"),
+           **env_vars}
     env.pop("PYTEST_CURRENT_TEST", None)
     return subprocess.run([sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=cwd)
@@ -65,6 +66,7 @@ def test_simulate_writes_its_folder_to_the_bucket(store, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("command", [["simulate", str(SMALL)], ["stream", str(STREAM)], ["run", str(SMALL)],
+                                     ["validate", str(SMALL)],
                                      ["sweep", str(REPO / "bench" / "sweeps" / "rfc19_map.yaml")]])
 def test_a_missing_bucket_is_named_before_anything_starts(store, tmp_path: Path, command: list[str]) -> None:
     server, _ = store
@@ -84,3 +86,33 @@ def test_credentials_in_the_out_uri_are_refused_unechoed(store, tmp_path: Path) 
     assert proc.returncode == 3
     line = one_error_line(proc.stderr)
     assert "AWS_ACCESS_KEY_ID" in line and "sekrit" not in proc.stderr + proc.stdout
+
+
+def test_a_failed_run_leaves_its_folder_in_the_bucket_not_in_tmp(store, tmp_path: Path) -> None:
+    # a real failure after the run folder exists: Apache Hudi's bundle from a repository nobody serves
+    import socket
+
+    import yaml
+
+    server, fs = store
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = tmp_path / "ivysettings.xml"
+    settings.write_text(f'<ivysettings><settings defaultResolver="dead"/><resolvers><ibiblio name="dead" '
+                        f'm2compatible="true" root="http://127.0.0.1:{port}/maven2/"/></resolvers></ivysettings>')
+    doc = yaml.safe_load((REPO / "bench" / "scenarios" / "hudi_small.yaml").read_text())
+    doc["spark"]["conf"] = {"spark.jars.ivy": str(tmp_path / "ivy"), "spark.jars.ivySettings": str(settings)}
+    path = tmp_path / "dead-repo.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    staging = tmp_path / "tmp"
+    staging.mkdir()
+    proc = layoutbench(["run", str(path), "--out", out_uri(server, "userbucket", "failed")], tmp_path, timeout=120,
+                       TMPDIR=str(staging))
+    line = one_error_line(proc.stderr)
+    assert proc.returncode == 3 and "JVM packages" in line, line
+    # the message names the Spark log where it now is: in the bucket
+    log = line.split("(Spark's log: ", 1)[1].split(")", 1)[0]
+    assert log.startswith("s3://userbucket/failed/") and log.endswith("/spark.log"), line
+    assert "Server access error at url" in fs.open_input_stream(log.removeprefix("s3://")).read().decode()
+    assert not list(staging.glob("layoutbench-results-*"))  # no copy left in the temp folder
