@@ -66,7 +66,7 @@ def test_simulate_writes_its_folder_to_the_bucket(store, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("command", [["simulate", str(SMALL)], ["stream", str(STREAM)], ["run", str(SMALL)],
-                                     ["validate", str(SMALL)],
+                                     ["validate", str(SMALL)], ["crashtest", str(REPO / "bench" / "scenarios" / "crash.yaml")],
                                      ["sweep", str(REPO / "bench" / "sweeps" / "rfc19_map.yaml")]])
 def test_a_missing_bucket_is_named_before_anything_starts(store, tmp_path: Path, command: list[str]) -> None:
     server, _ = store
