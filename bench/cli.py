@@ -207,7 +207,7 @@ def run(
         with results_root(out, sc.store) as root:
             run_dir = run_scenario(sc, out=root.local, master=master, keep_tables=keep_tables, scenario_path=scenario,
                                    repeat=repeat)
-            ok = _after_run(run_dir, report)
+            ok = _after_run(run_dir, report, root.where)
     except RunStepError as exc:
         fail(str(exc), exit_code_of(exc))
         return
@@ -219,7 +219,7 @@ def run(
         raise typer.Exit(EXIT_FAILED)
 
 
-def _after_run(run_dir: Path, report: bool) -> bool:
+def _after_run(run_dir: Path, report: bool, where: Any = str) -> bool:
     """The summary or the report of a finished run, and its verification failures; True when it verified."""
     from runresults import Results
 
@@ -233,7 +233,7 @@ def _after_run(run_dir: Path, report: bool) -> bool:
 
         cpu = TreeCpu()
         c0, t0 = cpu.seconds(), time.perf_counter()
-        _render(run_dir, design_review=True)
+        _render(run_dir, design_review=True, where=where)
         c1 = cpu.seconds()
         add_to_profile(run_dir, "report", time.perf_counter() - t0, c1 - c0 if c0 is not None and c1 is not None else None)
     else:
@@ -276,7 +276,7 @@ def stream(
         with results_root(out, sc.store) as root:
             run_dir = run_stream_scenario(sc, out=root.local, master=master, scenario_path=scenario,
                                           rate_search=rate_search, kill_test=kill_test)
-            ok = _after_stream(run_dir, report)
+            ok = _after_stream(run_dir, report, root.where)
     except RunStepError as exc:
         fail(str(exc), exit_code_of(exc))
         return
@@ -288,7 +288,7 @@ def stream(
         raise typer.Exit(EXIT_FAILED)
 
 
-def _after_stream(run_dir: Path, report: bool) -> bool:
+def _after_stream(run_dir: Path, report: bool, where: Any = str) -> bool:
     """A finished stream's table (and report), and its verification failures; True when it verified."""
     from bench.results import Results
 
@@ -309,7 +309,7 @@ def _after_stream(run_dir: Path, report: bool) -> bool:
                   ",".join(s["quarantined"]) or "-", str(s["late_rows"]))
     Console(width=max(console.width, 170)).print(t)
     if report:
-        _render(run_dir, design_review=False)
+        _render(run_dir, design_review=False, where=where)
     for failure in results.run["verification"]["failures"][:20]:
         Console(stderr=True, soft_wrap=True).print(f"[red]verification:[/] {escape(str(failure))}")
     return bool(results.run["verification"]["ok"])
@@ -335,7 +335,9 @@ def _print_summary(results: object) -> None:
     console.print(t)
 
 
-def _render(run_dir: object, design_review: bool) -> None:
+def _render(run_dir: object, design_review: bool, where: Any = str) -> None:
+    """Render the reports and print where each is (``where``: a path's place once the folder is
+    uploaded, :meth:`bench.store.results_upload.ResultsRoot.where`)."""
     try:
         from reports import render_report
     except ImportError:
@@ -345,7 +347,7 @@ def _render(run_dir: object, design_review: bool) -> None:
         return
     paths = render_report(run_dir, design_review=design_review)
     for name, path in paths.items():
-        console.print(f"{name}: {path}")
+        console.print(f"{name}: {where(path)}")
 
 
 @command(app)

@@ -87,7 +87,10 @@ class ResultsRoot:
         if not self.remote:
             return str(folder)
         _, bucket, prefix = results_location(str(self.out), self.store_spec)
-        rel = Path(folder).resolve().relative_to(Path(str(self.local)).resolve()).as_posix().strip(".")
+        try:
+            rel = Path(folder).resolve().relative_to(Path(str(self.local)).resolve()).as_posix().strip(".")
+        except ValueError:  # not under the staging folder: not uploaded, where it is
+            return str(folder)
         return "s3://" + "/".join(p for p in (bucket, prefix, rel) if p)
 
     def upload(self) -> list[str]:
