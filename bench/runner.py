@@ -55,6 +55,7 @@ from engines.config.registry import MB
 from engines.files.gate import routes_taken
 from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
 from engines.spark.session import (
+    check_master_syntax,
     get_spark,
     hudi_conf,
     launched_by_spark_submit,
@@ -601,6 +602,8 @@ def run_scenario(scenario: Scenario, out: str | Path | None = None, master: str 
         raise ScenarioError(f"repeat must be a whole number of at least 1, got {repeats!r}")
     keep_tables = scenario.keep_tables if keep_tables is None else keep_tables
     check_disk(scenario, out, repeats)
+    if (chosen := resolve_master(master, scenario.spark.master)) is not None:
+        check_master_syntax(chosen)  # a bad master leaves no results folder behind
     wall0 = time.perf_counter()
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(scenario.name))
     writer = ResultsWriter(run_dir)

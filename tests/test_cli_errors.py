@@ -114,7 +114,7 @@ def test_bad_local_master_with_hudi_or_s3_is_not_blamed_on_packages(tmp_path: Pa
                        tmp_path)
     line = one_message(proc, EXIT_BAD_INPUT, tmp_path)
     assert "'local[x]' is not a master URL" in line and "JVM packages" not in line
-    assert not list((tmp_path / "r").glob("*/spark.log"))  # no JVM started
+    assert not (tmp_path / "r").exists()  # no JVM started, no results folder left behind
 
 
 def test_stream_bad_scenario_and_missing_file(tmp_path: Path) -> None:
@@ -129,6 +129,7 @@ def test_stream_bad_local_master(tmp_path: Path) -> None:
     proc = layoutbench(["stream", str(SCENARIOS / "stream.yaml"), "--master", "local[x]", "--out",
                         str(tmp_path / "r")], tmp_path)
     assert "'local[x]' is not a master URL" in one_message(proc, EXIT_BAD_INPUT, tmp_path)
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.slow

@@ -48,7 +48,7 @@ from bench.stream.engine_stream import StreamRun, stream_engine, stream_manual
 from bench.stream.landing import batch_rows, update_of
 from bench.stream.ratesearch import capacity_intervals, search
 from engines.config.registry import MB
-from engines.spark.session import get_spark, resolve_master, warm_up
+from engines.spark.session import check_master_syntax, get_spark, resolve_master, warm_up
 from runresults import (
     ResultsWriter,
     derive_cumulative,
@@ -146,6 +146,8 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
                         rate_search: bool | None = None, keep_tables: bool = True, kill_test: bool = False) -> Path:
     """Stream the scenario through every engine (see the module docstring); returns the results folder."""
     wall0 = time.perf_counter()
+    if (chosen := resolve_master(master, scenario.spark.master)) is not None:
+        check_master_syntax(chosen)  # a bad master leaves no results folder behind
     spec, cfg = scenario.workload, scenario.stream
     run_dir = Path(out or scenario.output) / (run_id or new_run_id(f"{scenario.name}-stream"))
     writer = ResultsWriter(run_dir)
