@@ -119,13 +119,17 @@ def results_root(out: str | Path | None, store_spec: Any = None) -> Iterator[Res
     except BaseException as exc:
         try:
             root.upload()
-        except OSError as upload_error:  # the store went away meanwhile: the local copy stays, named
-            exc.add_note(f"results kept in {staging}: upload failed: {upload_error}")
-            raise
-        _relocate_message(exc, staging, root.where(staging))
-        shutil.rmtree(staging, ignore_errors=True)
+        except OSError as upload_error:  # the store went away meanwhile: the local copy stays where named
+            exc.add_note(f"results kept in {staging}: the upload failed: {upload_error}")
+        else:
+            _relocate_message(exc, staging, root.where(staging))
+            shutil.rmtree(staging, ignore_errors=True)
         raise
-    root.upload()
+    try:
+        root.upload()
+    except OSError as upload_error:
+        raise StoreError(f"--out {str(out).split('?')[0]}: the upload failed ({' '.join(str(upload_error).split())}); "
+                         f"the results are kept in {staging}") from upload_error
     shutil.rmtree(staging, ignore_errors=True)
 
 
