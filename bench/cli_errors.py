@@ -23,6 +23,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from bench.interrupt import interrupted, recorded
+
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 3
 EXIT_INTERRUPTED = 130  # Ctrl-C: the shell's 128 + SIGINT
@@ -62,13 +64,6 @@ def _imported_user_error_types() -> tuple[type[BaseException], ...]:
 def error_log_path() -> Path:
     """Where a command's traceback goes when no results folder holds it."""
     return Path(os.environ.get("LAYOUTBENCH_ERROR_LOG") or Path(tempfile.gettempdir()) / "layoutbench-error.log")
-
-
-def interrupted(exc: BaseException | None) -> bool:
-    """True when ``exc`` is, or was raised while handling, a Ctrl-C (:func:`bench.runner.interrupted`)."""
-    from bench.runner import interrupted as caused_by_ctrl_c
-
-    return caused_by_ctrl_c(exc)
 
 
 def exit_code_of(exc: BaseException) -> int:
@@ -121,7 +116,8 @@ def guarded(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with recorded():  # Ctrl-C is told apart from the Py4J errors it causes
+                return func(*args, **kwargs)
         except (typer.Exit, click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except BaseException as exc:

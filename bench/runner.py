@@ -38,6 +38,7 @@ from bench.gates.in_run import (
     ruled_out_by_gates,
 )
 from bench.ingest_phases import ingest_phases
+from bench.interrupt import interrupted
 from bench.isolation import IsolationProbe
 from bench.machine_load import LoadSampler
 from bench.partial_results import PartialResults
@@ -86,17 +87,6 @@ class RunStepError(RuntimeError):
 
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C during a step of a run: the message names the step and the log of its traceback."""
-
-
-def interrupted(exc: BaseException | None) -> bool:
-    """True when ``exc`` is, or was raised while handling, a Ctrl-C: SIGINT reaches Spark's JVM too, so
-    the interrupted call's clean-up often fails on the dead JVM and replaces the KeyboardInterrupt."""
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
 
 
 @contextmanager
