@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 _pressed = threading.Event()
+_active = threading.Event()  # inside recorded(): the handler is ours to keep
 
 
 def _on_ctrl_c(signum: int, frame: FrameType | None) -> None:
@@ -34,10 +35,19 @@ def recorded() -> Iterator[None]:
         return
     _pressed.clear()
     previous = signal.signal(signal.SIGINT, _on_ctrl_c)
+    _active.set()
     try:
         yield
     finally:
+        _active.clear()
         signal.signal(signal.SIGINT, previous)
+
+
+def reclaim() -> None:
+    """Put the handler back after Spark started: PySpark's SparkContext installs its own, which asks the
+    JVM (stopping by the same Ctrl-C) to cancel its jobs from inside an interrupted Py4J call."""
+    if _active.is_set() and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _on_ctrl_c)
 
 
 def interrupted(exc: BaseException | None = None) -> bool:

@@ -38,7 +38,7 @@ from bench.gates.in_run import (
     ruled_out_by_gates,
 )
 from bench.ingest_phases import ingest_phases
-from bench.interrupt import interrupted
+from bench.interrupt import interrupted, reclaim
 from bench.isolation import IsolationProbe
 from bench.machine_load import LoadSampler
 from bench.partial_results import PartialResults
@@ -615,6 +615,7 @@ def _run(scenario: Scenario, run_dir: Path, writer: ResultsWriter, store: Any, m
     conf = merge_conf(spark_conf_for(scenario), gates_conf, store.spark_conf() if store is not None else {},
                       scenario.spark.conf)
     spark = get_spark(resolve_master(master, scenario.spark.master), conf=conf, log_path=run_dir / "spark.log")
+    reclaim()  # Ctrl-C is ours to name, not PySpark's to forward to the JVM it also stops
     warm_up(spark)  # Python worker start-up belongs to no engine's timings
     ctx = RunContext(scenario, run_dir, writer, spark, store=store, cpu=cpu)
     ctx.profile["spark_start"] = time.perf_counter() - t_session

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from bench.engine_factory import build_engine, spark_conf_for
+from bench.interrupt import reclaim
 from bench.progress import ProgressBar
 from bench.queries import choose_params
 from bench.runner import (
@@ -153,6 +154,7 @@ def run_stream_scenario(scenario: Scenario, out: str | Path | None = None, maste
     writer = ResultsWriter(run_dir)
     spark = get_spark(resolve_master(master, scenario.spark.master),
                       conf={**spark_conf_for(scenario), **scenario.spark.conf}, log_path=run_dir / "spark.log")
+    reclaim()  # Ctrl-C is ours to name, not PySpark's to forward to the JVM it also stops
     warm_up(spark)
     ctx = RunContext(scenario, run_dir, writer, spark)
     cache = run_dir / "work" / "batches"
