@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 REPEAT ?=
 
-.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-scale-hudi bench-s3 bench-s3-scale bench-stream bench-micro bench-cluster bench-map-production perf-check lint clean
+.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-scale-hudi bench-s3 bench-s3-scale bench-stream bench-micro bench-sim bench-cluster bench-map-production perf-check lint clean
 
 venv: $(STAMP)
 
@@ -101,6 +101,14 @@ bench-stream: $(STAMP)
 bench-micro: $(STAMP)
 	$(BIN)/pytest -q tests/benchmarks --benchmark-only --benchmark-autosave \
 	  $$(ls .benchmarks/*/*.json >/dev/null 2>&1 && echo --benchmark-compare)
+
+# The simulator's speed (T20's goal: sim_year_hourly within 30 s on the 2-core machine), timed as whole processes
+# in turn: VS=REV's code first in each round (a temporary git worktree), then this checkout's serial replay, then
+# its own choice (forked on an idle machine). PAIRS rounds; the record, with machine and commits, goes to
+# results/sim-speed/; every results table is compared with the first run's. Measured: docs/simulator.md.
+PAIRS ?= 2
+bench-sim: $(STAMP)
+	$(BIN)/python -m bench.sim_speed --pairs $(PAIRS) $(if $(VS),--vs $(VS))
 
 bench-cluster: $(STAMP)
 	$(BIN)/python -m bench.cluster run bench/scenarios/small.yaml
