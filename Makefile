@@ -60,9 +60,12 @@ bench-full: $(STAMP)
 
 # Apache Hudi's own writers (hudi_cow, hudi_clustering) beside our baseline and sorted Option 2 on the default
 # scenario's batches: the fidelity section. A later `make bench` report (same git SHA) attaches it by itself;
-# `layoutbench report RUN --fidelity HUDI_RUN` attaches it to any report.
+# `layoutbench report RUN --fidelity HUDI_RUN` attaches it to any report. Then Apache Hudi's own streaming sink
+# (writeStream.format("hudi"), its async clustering) beside our Option 2 on the stream scenario's micro-batches,
+# at its fixed rate (no rate search): freshness and micro-batch slowdown, one stream report.
 bench-hudi: $(STAMP)
 	$(BIN)/layoutbench run bench/scenarios/hudi.yaml --report
+	$(BIN)/layoutbench stream bench/scenarios/stream.yaml --engines option2,hudi_sink_clustering --no-rate-search --report
 
 # The RFC at its own sizes (T18): 1,000 x 1 MB batches (1 GB) over 2 days at Apache Hudi 1.2's defaults (100 MB
 # small-file limit, 120 MB max file, clustering's 300 MB / 1 GB every 4 commits, the footer bloom filter on);
