@@ -198,8 +198,9 @@ def check_sort_columns(table: HudiTable, design: Design, conf: dict[str, str]) -
     fields = translate(DESIGN_KINDS[design], clustering_job_gates(conf)[0] if design == "clustering" else conf)
     for key, named in named_columns(DESIGN_KINDS[design], fields).items():
         missing = [c for c in named if c not in columns]
-        if missing:
-            raise ServiceError(f"{key} names {missing}, not a column of the table at {table.base_uri}; "
+        if missing:  # named by the Hudi key the user gave, when one gave it
+            given = next((k for k, v in conf.items() if set(missing) & {c.strip() for c in v.split(",")}), key)
+            raise ServiceError(f"{given} names {missing}, not a column of the table at {table.base_uri}; "
                                f"its columns are {columns}")
 
 
