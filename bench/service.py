@@ -239,8 +239,10 @@ def _attempt(req: ServiceRequest, table: HudiTable, engine: Any) -> list[Mainten
         instant = req.instant_time or (earliest_requested(table, action) if req.design == "clustering"
                                        else earliest_pending(table, [action]))
         if instant is None:  # Hudi throws here ("There is no scheduled clustering"): no retry
-            raise NothingToDo(f"no scheduled {req.design} plan on {req.base_path}: nothing to execute "
-                              "(run --mode schedule first)", retryable=False)
+            state = " in the requested state" if req.design == "clustering" else ""
+            raise NothingToDo(f"no pending {req.design} plan{state} on {req.base_path}: nothing to "
+                              "execute (run --mode schedule first; --mode scheduleAndExecute "
+                              "--retry-last-failed-clustering-job re-runs a failed, inflight one)", retryable=False)
         return _executed(engine, instant)
     if req.mode in ("schedule", "scheduleAndExecute"):
         if req.mode == "scheduleAndExecute" and req.retry_last_failed:

@@ -63,7 +63,7 @@ def test_clustering_schedule_then_execute_keeps_rows_and_merges_files(spark, tmp
     # nothing scheduled now (Hudi throws here, so --retry does not re-run it); a completed instant is refused
     again = invoke(*base, "--mode", "execute", "--retry", "2")
     assert again.exit_code == EXIT_NOTHING_TO_DO, again.output
-    assert "nothing to do: no scheduled clustering plan" in again.output and "attempt 2" not in again.output
+    assert "nothing to do: no pending clustering plan in the requested state" in again.output and "attempt 2" not in again.output
     done = invoke(*base, "--mode", "execute", "--instant-time", pending[0].timestamp)
     assert done.exit_code == EXIT_BAD_INPUT and "already completed" in done.output
     # schedule and scheduleAndExecute with nothing eligible (every file is over a 1-byte limit): exit 4
@@ -118,7 +118,8 @@ def test_a_corrupt_table_is_refused_naming_its_properties_file_and_nothing_is_wr
             assert len(result.output.strip().splitlines()) <= 2 and "Traceback" not in result.output
         assert hoodie_files(table) == before, what  # no replacecommit.requested, no lock left behind
     props.write_text(good)
-    assert invoke("--base-path", table.base_uri, "--mode", "schedule", *SMALL).exit_code == EXIT_OK
+    sound = invoke("-sp", table.base_uri, "-sc", *SMALL)  # Hudi's short flag and its deprecated --schedule
+    assert sound.exit_code == EXIT_OK and len(table.refresh().pending([REPLACE])) == 1, sound.output
 
 
 def test_a_locked_table_is_refused_and_nothing_is_written(spark, tmp_path) -> None:
@@ -214,7 +215,7 @@ def test_retry_last_failed_takes_the_last_inflight_plan_older_than_jt(spark, tmp
     assert died.exit_code == EXIT_FAILED and "injected" in died.output and "attempt" not in died.output, died.output
     assert [(i.timestamp, i.state) for i in table.refresh().pending([REPLACE])] == [(requested, State.INFLIGHT)]
     gone = invoke(*job, "--mode", "execute")  # execute takes a requested plan only: none
-    assert gone.exit_code == EXIT_NOTHING_TO_DO and "no scheduled clustering plan" in gone.output, gone.output
+    assert gone.exit_code == EXIT_NOTHING_TO_DO and "no pending clustering plan in the requested state" in gone.output, gone.output
     # -jt longer than the plan's age (its instant is from the table's logical clock, 2026-01-01): it may
     # still be running, so it is left alone and a new schedule finds nothing eligible
     age_ms = int(time.time() * 1000 - 1767225600000)
