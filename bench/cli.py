@@ -588,14 +588,14 @@ def calibrate(
         fail(str(exc))
 
 
-def _service_command_class() -> type:
-    """``service``'s command class: its help ends with the article's commands, unwrapped."""
-    from bench.service_help import ServiceCommand
+def _service_command() -> dict[str, Any]:
+    """``service``'s command class (its help ends with the article's commands, unwrapped) and help."""
+    from bench.service_help import HELP, ServiceCommand
 
-    return ServiceCommand
+    return {"cls": ServiceCommand, "help": HELP, "context_settings": {"help_option_names": ["--help", "-h"]}}
 
 
-@command(app, cls=_service_command_class(), context_settings={"help_option_names": ["--help", "-h"]})
+@command(app, **_service_command())
 def service(
     base_path: str = typer.Option(..., "--base-path", "-sp", help="the table's base path or URI"),
     mode: str | None = typer.Option(None, "--mode", "-m", help="schedule | execute | scheduleAndExecute | clean | "
@@ -630,14 +630,7 @@ def service(
                                           "may still be running and is left alone"),
     spark_master: str | None = typer.Option(None, "--spark-master", "-ms", help="Spark master URL"),
 ) -> None:
-    """Run a table service on an existing table, as Apache Hudi's HoodieClusteringJob does.
-
-    Exit status: 0 done; 4 nothing to do: no plan to schedule (nothing eligible, or fewer commits than
-    hoodie.clustering.async.max.commits since the last clustering) or none to execute. That is where
-    HoodieClusteringJob's cluster() returns -1 (its process logs "failed" and still exits 0).
-    3 bad input: no table, a corrupt hoodie.properties, a wrong --table-name, an unknown key, a sort
-    column the table lacks, a locked table. 1 an execution that failed (as Hudi, --retry does not re-run it).
-    """
+    """Run a table service on an existing table, as Apache Hudi's HoodieClusteringJob does (help: bench/service_help.py)."""
     from bench.service import (
         EXIT_NOTHING_TO_DO,
         NothingToDo,

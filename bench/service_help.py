@@ -50,6 +50,19 @@ EXAMPLES = (
 )
 
 
+# The command's help, a paragraph a line (rich keeps a docstring's line breaks and wraps each line again).
+HELP = "\n\n".join((
+    "Run a table service on an existing table, as Apache Hudi's HoodieClusteringJob does.",
+    "Exit status: 0 done. 4 nothing to do: no plan to schedule (nothing eligible, or fewer commits than "
+    "hoodie.clustering.async.max.commits since the last clustering) or none to execute; that is where "
+    "HoodieClusteringJob's cluster() returns -1 (its process logs \"failed\" and still exits 0). 3 bad input: "
+    "no table, a corrupt hoodie.properties, a wrong --table-name, an unknown key, a sort column the table "
+    "lacks, a locked table. 1 an execution that failed (as in Hudi, --retry does not re-run it).",
+    "--retry N runs the whole mode again while it finds nothing to do, at most N more times, as Hudi's "
+    "UtilHelpers.retry; execute with no requested plan is not retried (Hudi throws there).",
+))
+
+
 class ServiceCommand(typer.core.TyperCommand):
     """typer's command, with :data:`EXAMPLES` printed unwrapped after its help."""
 

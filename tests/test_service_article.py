@@ -61,6 +61,9 @@ def test_help_shows_the_articles_three_commands_as_printed(flag: str) -> None:
     shown = cli.invoke(app, ["service", flag], env={"COLUMNS": "80"}).output
     for mode, article in ARTICLE.items():
         assert ours(article) in shown, mode  # unwrapped even at 80 columns: each still pastes
+    flat = " ".join(shown.split())
+    assert f"{EXIT_NOTHING_TO_DO} nothing to do" in flat and "cluster() returns -1" in flat  # the exit statuses
+    assert f"{EXIT_BAD_INPUT} bad input" in flat and "0 done" in flat
     env = {"PATH": os.environ["PATH"], "S3_BUCKET": "bkt", "TABLE_NAME": "reviews"}
     args = shell_arguments(ours(ARTICLE["schedule"]), env)
     assert args[:8] == ["--spark-memory", "4g", "--mode", "schedule", "--base-path", "s3://bkt/reviews",
