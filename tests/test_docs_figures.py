@@ -2,7 +2,8 @@
 a figure with a unit (seconds, minutes, hours, KB-GB, x / ×, %) or a three-part version needs, in
 the same paragraph or table, a date (YYYY-MM-DD) and a git commit (7 to 40 hex digits), or one of
 the markers of generated text. A table may take them from the paragraph just above it, its caption,
-and any block from the heading of its section (a section that reports one measurement says so once).
+or from its section's heading; a paragraph or list carries its own (a paragraph added later to a
+dated section is not dated by it).
 
 Not measurements, and so allowed without (:data:`NOT_MEASURED`, :data:`SET_BEFORE`): the scenario
 and config values a text names (batch, file and limit sizes, a value right after a config key,
@@ -55,7 +56,7 @@ def pinned_versions() -> str:
 
 def blocks(text: str) -> list[tuple[int, str, str]]:
     """(first line, block, its scope): paragraphs, tables and lists split at blank lines; a block's
-    scope is itself and its section's heading, and a table's also the paragraph just above it.
+    scope is itself, and a table's also the paragraph just above it and its section's heading.
     Generated spans are left out."""
     for begin, end in GENERATED_SPANS + SETTINGS_SPANS:
         while begin in text:
@@ -69,7 +70,7 @@ def blocks(text: str) -> list[tuple[int, str, str]]:
             continue
         if part.startswith("#"):
             heading = part.splitlines()[0]
-        scope = part + "\n" + heading + ("\n" + prev if part.lstrip().startswith("|") else "")
+        scope = part + ("\n" + prev + "\n" + heading if part.lstrip().startswith("|") else "")
         out.append((line, part, scope))
         prev, line = part, line + part.count("\n")
     return out
@@ -113,8 +114,9 @@ def test_a_planted_undated_figure_is_found(tmp_path: Path, text: str, flagged: l
     assert [b.split(": ", 1)[1] for b in undated(doc, "", tmp_path)] == flagged
 
 
-def test_a_table_takes_its_date_and_commit_from_its_caption_and_a_block_from_its_heading(tmp_path: Path) -> None:
+def test_a_table_takes_its_date_and_commit_from_its_caption_or_heading_a_paragraph_from_itself(tmp_path: Path) -> None:
     doc = tmp_path / "t.md"
     doc.write_text("Measured on 2026-11-28 at 108557a:\n\n| run | time |\n|---|---|\n| a | 12 s |\n\n"
-                   "## A run (2026-11-27, at 4c75515)\n\nIt took 3 min.\n\n## Another\n\nIt took 4 min.\n")
-    assert [b.split(": ", 1)[1] for b in undated(doc, "", tmp_path)] == ["'4 min'"]
+                   "## A run (2026-11-27, at 4c75515)\n\n| run | time |\n|---|---|\n| b | 13 s |\n\n"
+                   "It took 3 min.\n\nIt took 4 min [measured 2026-11-27 at 4c75515].\n")
+    assert [b.split(": ", 1)[1] for b in undated(doc, "", tmp_path)] == ["'3 min'"]
