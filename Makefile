@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# Every test but the slow ones (about 15 minutes on 2 cores), then the perf gate. Two pytest-xdist workers,
+# Every test but the slow ones (its measured time: docs/benchmarks.md), then the perf gate. Two pytest-xdist workers,
 # each with its own Spark; a file's tests stay on one worker, and so do all the files that share a session
 # run (small_run, ...), so neither a module fixture nor a run is built twice (the scheduler: tests/conftest.py).
 test: $(STAMP)
@@ -90,14 +90,14 @@ bench-s3: $(STAMP)
 
 # The store at a size where small files add up (T18): 100 x 1 MB batches at 20 ms for append_only,
 # option1_cbd and option2_sorted; the report gives the selective query's and the full scan's seconds and
-# requests per run with intervals (10 interleaved rounds). Measured 2026-11-27: 53 min on the shared 2-core
-# machine at load ~10 (the 25-minute goal missed; 13.5 min of it the rounds), docs/stores.md.
+# requests per run with intervals (10 interleaved rounds). Its measured times (idle and loaded, with their
+# dates and commits): docs/stores.md.
 bench-s3-scale: $(STAMP)
 	$(BIN)/layoutbench validate bench/scenarios/s3_scale.yaml
 	$(BIN)/layoutbench run bench/scenarios/s3_scale.yaml --report
 
 # Continuous ingestion: freshness at a fixed rate, sustainable throughput, micro-batch slowdown while
-# maintenance runs, per design (Structured Streaming; about 10 minutes on 2 cores).
+# maintenance runs, per design (Structured Streaming).
 bench-stream: $(STAMP)
 	$(BIN)/layoutbench stream bench/scenarios/stream.yaml --report
 
