@@ -19,13 +19,18 @@ them (the runner starts its readers once the round has planned):
 3. ``clean``: run the cleaner once.
 
 ``run`` does the three in order. :func:`execute_pending` is "execute what is pending" alone,
-:func:`schedule_if_idle` schedules only when no plan is pending (the semi-async writer), and
-:func:`earliest_pending` is the look-up behind every engine's ``pending_plan`` on a Hudi timeline.
+:func:`schedule_if_idle` schedules only when no plan is pending (the semi-async writer),
+:func:`earliest_pending` is the look-up behind every engine's ``pending_plan`` on a Hudi timeline,
+and :func:`plan_to_execute` is what ``execute()`` without an instant means (the earliest pending
+plan), for every engine. :func:`after_commit_round` is a writer's post-commit work (Hudi's auto
+clean and inline or async table service), the order of its steps written once for every engine
+and the stream's writer.
 
-A caller observes a round through two hooks. ``phase(name)`` wraps each engine call in a context
+A caller observes a round through three hooks. ``phase(name)`` wraps each engine call in a context
 of the caller's: a request label, a mutex or a timed span (:class:`RoundPhase`).
 ``on_executed(result)`` sees each execution's result as soon as it returns, before the next
-look-up.
+look-up. ``on_error(instant, exc)``, when given, takes an execution's failure instead of the
+caller: the plan stays pending and the step ends (as a plan still pending after its execution).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ class RoundPhase(StrEnum):
 
 PhaseHook = Callable[[RoundPhase], AbstractContextManager[Any]]
 OnExecuted = Callable[["MaintenanceResult"], None]
+OnError = Callable[[str, Exception], None]
 
 
 @dataclass
@@ -113,11 +119,12 @@ class MaintenanceRound:
     """
 
     def __init__(self, engine: TableService, runs: Runs = Runs.NEW, *, phase: PhaseHook | None = None,
-                 on_executed: OnExecuted | None = None) -> None:
+                 on_executed: OnExecuted | None = None, on_error: OnError | None = None) -> None:
         self.engine = engine
         self.runs = runs
         self._phase = phase or _no_phase
         self._on_executed = on_executed
+        self._on_error = on_error
         self.scheduled: str | None = None
         self.next_plan: str | None = None
         self.executed: list[MaintenanceResult] = []
@@ -143,8 +150,14 @@ class MaintenanceRound:
         while self.next_plan is not None and self.next_plan not in self._attempted:
             instant = self.next_plan
             self._attempted.add(instant)
-            with self._phase(RoundPhase.EXECUTE):
-                res = self.engine.execute(instant)
+            try:
+                with self._phase(RoundPhase.EXECUTE):
+                    res = self.engine.execute(instant)
+            except Exception as exc:
+                if self._on_error is None:
+                    raise
+                self._on_error(instant, exc)
+                break
             if res is None:
                 break
             self.executed.append(res)
@@ -177,10 +190,11 @@ class MaintenanceRound:
 
 
 def execute_pending(engine: TableService, *, phase: PhaseHook | None = None,
-                    on_executed: OnExecuted | None = None) -> list[MaintenanceResult]:
+                    on_executed: OnExecuted | None = None, on_error: OnError | None = None) -> list[MaintenanceResult]:
     """Execute every pending plan, earliest first, with no schedule and no clean (a round's step 2
-    with ``Runs.PENDING``); the results."""
-    rnd = MaintenanceRound(engine, Runs.PENDING, phase=phase, on_executed=on_executed)
+    with ``Runs.PENDING``); the results. Hudi's ``runAnyPendingClustering`` /
+    ``runAnyPendingCompactions``."""
+    rnd = MaintenanceRound(engine, Runs.PENDING, phase=phase, on_executed=on_executed, on_error=on_error)
     rnd.schedule()
     return rnd.execute()
 
@@ -200,3 +214,58 @@ def earliest_pending(table: HudiTable, actions: Iterable[str]) -> str | None:
     as it is now, or None: what an engine's ``pending_plan`` answers."""
     pending = table.refresh().pending(actions)
     return pending[0].timestamp if pending else None
+
+
+def plan_to_execute(engine: TableService, instant: str | None) -> str | None:
+    """The plan ``engine.execute(instant)`` runs: ``instant`` when given, else the earliest pending
+    plan (``pending_plan``), else None. Every engine's ``execute`` resolves its default here."""
+    return instant or engine.pending_plan()
+
+
+class Trigger(StrEnum):
+    """What a writer does with its table service after a commit once the service is due."""
+
+    INLINE = "inline"  # schedule and execute in the writer (Hudi's inline clustering / compaction)
+    ASYNC = "async"  # schedule only, then wake the async service that executes it
+
+
+class CleanAt(StrEnum):
+    """Where a writer's auto clean runs in its post-commit work."""
+
+    BEFORE = "before"  # first (Hudi's write client: autoCleanOnCommit, then the inline table service)
+    AFTER = "after"  # last (the stream's async-clustering writer: schedule, then clean)
+    NONE = "none"  # no auto clean here
+
+
+def after_commit_round(engine: TableService, trigger: Trigger, *, due: Callable[[], bool] | None = None,
+                       clean: CleanAt = CleanAt.BEFORE, run_pending_first: bool = False,
+                       round_cleans: bool = False, notify: Callable[[], None] | None = None,
+                       ) -> list[MaintenanceResult]:
+    """A writer's post-commit work, in this order: the auto clean (``clean=BEFORE``); every pending
+    plan (``run_pending_first``, inline only: runAnyPendingClustering); when ``due()`` (always
+    without it) a :class:`MaintenanceRound` with ``Runs.NEW``: ``INLINE`` schedules and executes its
+    plan (and cleans with ``round_cleans``), ``ASYNC`` schedules only and calls ``notify`` when a
+    plan was scheduled; the auto clean (``clean=AFTER``). What it executed and cleaned, in order."""
+    out: list[MaintenanceResult] = []
+
+    def auto_clean() -> None:
+        cleaned = engine.clean()
+        if cleaned is not None:
+            out.append(cleaned)
+
+    if clean is CleanAt.BEFORE:
+        auto_clean()
+    if trigger is Trigger.INLINE and run_pending_first:
+        out += execute_pending(engine)
+    if due is None or due():
+        rnd = MaintenanceRound(engine, Runs.NEW)
+        scheduled = rnd.schedule()
+        if trigger is Trigger.INLINE:
+            out += rnd.execute()
+            if round_cleans and rnd.clean() is not None:
+                out.append(rnd.cleaned)  # type: ignore[arg-type]
+        elif scheduled is not None and notify is not None:
+            notify()
+    if clean is CleanAt.AFTER:
+        auto_clean()
+    return out

@@ -74,8 +74,10 @@ class FileMergeEngine(TableEngine, PlanExecutor):
 
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
         self.log.append(f"execute {instant}")
-        instant = instant or earliest_pending(self.table, (COMPACTION,))
-        return self.execute_plan(instant) if instant is not None else None
+        return super().execute(instant)
+
+    def execute_instant(self, instant: str) -> MaintenanceResult | None:
+        return self.execute_plan(instant)
 
     def clean(self) -> MaintenanceResult | None:
         self.log.append("clean")
