@@ -31,6 +31,8 @@ of the caller's: a request label, a mutex or a timed span (:class:`RoundPhase`).
 ``on_executed(result)`` sees each execution's result as soon as it returns, before the next
 look-up. ``on_error(instant, exc)``, when given, takes an execution's failure instead of the
 caller: the plan stays pending and the step ends (as a plan still pending after its execution).
+With ``retries`` a failed execution is run again that many times (the execute skeleton rolls the
+failed attempt back first), unless its error is one of ``never_retry``.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ class Runs(StrEnum):
     NEW = "new"  # the plan the round scheduled, if any (HoodieClusteringJob's scheduleAndExecute)
     NEW_OR_EARLIEST = "new_or_earliest"  # the new plan, else the earliest pending one: one plan at most
     PENDING = "pending"  # no schedule: every pending plan, earliest first (runAnyPendingClustering)
+    EARLIEST = "earliest"  # no schedule: the round's ``instant``, else the earliest pending plan (one)
 
 
 def _no_phase(phase: RoundPhase) -> AbstractContextManager[Any]:
@@ -119,9 +122,18 @@ class MaintenanceRound:
     """
 
     def __init__(self, engine: TableService, runs: Runs = Runs.NEW, *, phase: PhaseHook | None = None,
-                 on_executed: OnExecuted | None = None, on_error: OnError | None = None) -> None:
+                 on_executed: OnExecuted | None = None, on_error: OnError | None = None,
+                 instant: str | None = None, retries: int = 0,
+                 never_retry: tuple[type[Exception], ...] = ()) -> None:
+        if instant is not None and runs is not Runs.EARLIEST:
+            raise ValueError(f"a round executes a given instant only with Runs.EARLIEST, not {runs}")
+        if retries < 0:
+            raise ValueError(f"retries must be 0 or more, got {retries}")
         self.engine = engine
         self.runs = runs
+        self.instant = instant
+        self.retries = retries
+        self.never_retry = never_retry
         self._phase = phase or _no_phase
         self._on_executed = on_executed
         self._on_error = on_error
@@ -134,14 +146,14 @@ class MaintenanceRound:
     def schedule(self) -> str | None:
         """Step 1: schedule a new plan (not with ``Runs.PENDING``), then choose the first plan to
         execute (the new one; without one, the earliest pending one unless ``Runs.NEW``). Returns
-        the new plan's instant, or None."""
-        if self.runs is not Runs.PENDING:
+        the new plan's instant, or None. ``Runs.EARLIEST`` takes the round's ``instant`` when given."""
+        if self.runs not in (Runs.PENDING, Runs.EARLIEST):
             with self._phase(RoundPhase.SCHEDULE):
                 self.scheduled = self.engine.schedule()
         self.next_plan = self.scheduled
         if self.next_plan is None and self.runs is not Runs.NEW:
             with self._phase(RoundPhase.FIND):
-                self.next_plan = self.engine.pending_plan()
+                self.next_plan = plan_to_execute(self.engine, self.instant)
         return self.scheduled
 
     def execute(self) -> list[MaintenanceResult]:
@@ -151,8 +163,7 @@ class MaintenanceRound:
             instant = self.next_plan
             self._attempted.add(instant)
             try:
-                with self._phase(RoundPhase.EXECUTE):
-                    res = self.engine.execute(instant)
+                res = self._execute_with_retries(instant)
             except Exception as exc:
                 if self._on_error is None:
                     raise
@@ -169,6 +180,16 @@ class MaintenanceRound:
             else:
                 self.next_plan = None
         return list(self.executed)
+
+    def _execute_with_retries(self, instant: str) -> MaintenanceResult | None:
+        for attempt in range(self.retries + 1):
+            try:
+                with self._phase(RoundPhase.EXECUTE):
+                    return self.engine.execute(instant)
+            except Exception as exc:
+                if attempt == self.retries or isinstance(exc, self.never_retry):
+                    raise
+        return None  # not reached: the last attempt returns or raises
 
     def clean(self) -> MaintenanceResult | None:
         """Step 3: run the engine's cleaner once; its result, or None."""
