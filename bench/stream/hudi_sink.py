@@ -120,7 +120,8 @@ class HudiSinkServices:
             return []
 
         def executed(res: Any) -> None:
-            self.seen.add((res.instant, "replacecommit" if res.kind == "clustering" else "compaction"))
+            done = self.engine.table.refresh().get(res.instant)  # a replacecommit, or a compaction on MOR
+            self.seen.add((res.instant, done.action if done is not None else "replacecommit"))
             self.runs += 1
             self.record(res, "final")
 
