@@ -225,11 +225,7 @@ def last_failed_plan(table: HudiTable, action: str, max_processing_time_ms: int,
 
 def _executed(engine: Any, instant: str) -> list[MaintenanceResult | str]:
     """One round that executes ``instant`` and then cleans, as Hudi's ``cluster(instant)`` then ``clean``."""
-    rnd = MaintenanceRound(engine, Runs.NEW)
-    rnd.next_plan = instant  # the plan to execute is chosen here, not by the round's schedule step
-    rnd.execute()
-    rnd.clean()
-    return list(rnd.results)
+    return MaintenanceRound(engine, Runs.EARLIEST, instant=instant).run()
 
 
 def _attempt(req: ServiceRequest, table: HudiTable, engine: Any) -> list[MaintenanceResult | str]:

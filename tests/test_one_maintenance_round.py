@@ -30,10 +30,6 @@ KINDS = ("round", "execute_pending", "earliest_pending")
 
 # (file, function) -> why it may still hand-code a kind; an entry that no longer matches fails too
 ALLOWED: dict[tuple[str, str, str], str] = {
-    ("bench/service.py", "run_service", "round"): "the service command's modes: wired to the round by the "
-                                                  "service engineer (T23 'service'); drop this entry then",
-    ("bench/service.py", "run_service", "execute_pending"): "as above (retry-last-failed finds and executes)",
-    ("bench/service.py", "run_service", "earliest_pending"): "as above (--mode execute's default instant)",
     ("engines/table/archiver.py", "plan_archive", "earliest_pending"): "the archiver's boundary: the earliest "
         "pending instant of any action on a pure view's timeline, not a plan to execute (engines/table is below "
         "the round)",
@@ -77,6 +73,9 @@ def _engine_step(node: ast.AST, rounds: set[str]) -> str | None:
             continue
         receiver = call.func.value  # type: ignore[attr-defined]
         if isinstance(receiver, ast.Name) and receiver.id in rounds:
+            return None
+        if (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name)
+                and receiver.func.id == "MaintenanceRound"):  # MaintenanceRound(...).clean(): the round's own step
             return None
         return step
     return None

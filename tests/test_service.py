@@ -17,6 +17,7 @@ from bench.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, app
 from bench.service import EXIT_NOTHING_TO_DO, NothingToDo, ServiceRequest, run_service
 from engines.spark.insert import insert_new_file_groups
 from engines.table import faults
+from engines.table.instants import parse_instant
 from engines.table.table import HudiTable
 from engines.table.timeline import COMPACTION, REPLACE, State
 from workloads.generator import batch_df
@@ -216,11 +217,12 @@ def test_retry_last_failed_takes_the_last_inflight_plan_older_than_jt(spark, tmp
     assert [(i.timestamp, i.state) for i in table.refresh().pending([REPLACE])] == [(requested, State.INFLIGHT)]
     gone = invoke(*job, "--mode", "execute")  # execute takes a requested plan only: none
     assert gone.exit_code == EXIT_NOTHING_TO_DO and "no pending clustering plan in the requested state" in gone.output, gone.output
-    # -jt longer than the plan's age (its instant is from the table's logical clock, 2026-01-01): it may
-    # still be running, so it is left alone and a new schedule finds nothing eligible
-    age_ms = int(time.time() * 1000 - 1767225600000)
-    young = invoke(*job, "--mode", "scheduleAndExecute", "-rc", "-jt", str(age_ms + 86_400_000))
+    # -jt longer than the plan's age (the service's plans take the wall clock, as Hudi's do: seconds
+    # old): it may still be running, so it is left alone and a new schedule finds nothing eligible
+    young = invoke(*job, "--mode", "scheduleAndExecute", "-rc", "-jt", "3600000")
     assert young.exit_code == EXIT_NOTHING_TO_DO, young.output
+    started_ms = parse_instant(requested).timestamp() * 1000
+    time.sleep(max(0.0, (started_ms + 1100 - time.time() * 1000) / 1000))  # older than the -jt below
     retried = invoke(*job, "--mode", "scheduleAndExecute", "--retry-last-failed-clustering-job",
                      "--job-max-processing-time-ms", "1000")
     assert retried.exit_code == EXIT_OK and f"retrying the failed plan {requested}" in retried.output, retried.output
