@@ -67,8 +67,11 @@ def _choice_sentence(review: dict[str, Any]) -> str:
     ways = {"margin": f"within the {margin} margin", "single": "measured once with no interval, not separable from it",
             "range": f"with fewer than {MIN_N} samples (a range, not a 95% interval), not separable from it"}
     how = " or, ".join(ways[k] for k in dict.fromkeys(kinds))
+    dearer = "; ".join(f"{_who(review, d)} costs {r['text']} times as much, beyond the margin"
+                       for d, r in others if d not in ch["equivalent"])
     return (f"{', '.join(names[:-1])} and {names[-1]} are equivalent in cost: {own} for the cheapest, "
-            f"and the others {how} ({ratios}); the choice between them rests on other grounds.")
+            f"and the others {how} ({ratios}); the choice between them rests on other grounds."
+            + (f" {dearer[0].upper()}{dearer[1:]}." if dearer else ""))
 
 
 def _confidence(ratio: dict[str, Any] | None) -> str:
