@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from engines.clustering import executor
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
+from engines.files.gate import mor_clustering_route, record_route, require_driver
 from engines.files.writer import ROW_GROUP_ROWS, write_partition_rows
 from engines.spark.insert import write_spec_for
 from engines.table import faults
@@ -32,22 +33,42 @@ from engines.table.model import WriteStat
 from engines.table.mor import committed_instants, merge_slice
 from engines.table.table import HudiTable
 from engines.table.timeline import REPLACE, State, TimelineError
+from engines.table.view import MergeSlice
 
 
 class ClusteringInputError(ValueError):
     """A planned file group whose latest slice is no longer the one the plan names."""
 
 
-def merged_group_rows(table: HudiTable, group: ClusteringGroup) -> pa.Table:
-    """The rows of ``group``'s slices with their logs merged, in the plan's slice order."""
+def _group_slices(table: HudiTable, group: ClusteringGroup) -> list[MergeSlice]:
+    """The view's latest slice of each planned file group, in the plan's order; each must be the plan's."""
     current = {s.file_group: s for s in table.view(read_footers=False).merge_slices()}
-    committed = committed_instants(table, None)
-    parts: list[pa.Table] = []
+    out = []
     for planned in group.slices:
         s = current.get(planned.file_group)
         if s is None or s.base is None or s.base.path != planned.path:
             raise ClusteringInputError(f"clustering input {planned.path} is no longer the latest slice of file group "
                                        f"{planned.file_id}; nothing was written")
+        out.append(s)
+    return out
+
+
+def _input_bytes(table: HudiTable, slices: list[MergeSlice]) -> int:
+    """What merging ``slices`` holds in the driver, before reading a row: their base files' uncompressed
+    bytes (footers) plus their log files' bytes."""
+    total = 0
+    for s in slices:
+        assert s.base is not None  # _group_slices checked it
+        md = table.storage.parquet_metadata(s.base.path)
+        total += sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups)) + s.log_bytes
+    return total
+
+
+def merged_group_rows(table: HudiTable, slices: list[MergeSlice]) -> pa.Table:
+    """The rows of ``slices`` with their logs merged, in the plan's slice order."""
+    committed = committed_instants(table, None)
+    parts: list[pa.Table] = []
+    for s in slices:
         base, records, _ = merge_slice(table, s, committed, [])
         parts.append(base)
         if records:
@@ -57,8 +78,15 @@ def merged_group_rows(table: HudiTable, group: ClusteringGroup) -> pa.Table:
 
 def cluster_merged_group(table: HudiTable, group: ClusteringGroup, plan: ClusteringPlan, instant: str, index: int,
                          row_group_rows: int, preserve_commit_metadata: bool) -> list[WriteStat]:
-    """One group of a MERGE_ON_READ clustering: merged rows, ordered, written as evenly sized base files."""
-    rows = merged_group_rows(table, group)
+    """One group of a MERGE_ON_READ clustering: merged rows, ordered, written as evenly sized base files.
+
+    The rows are merged in the driver (the table core's MOR merge has no Spark route), so the gate
+    (:func:`engines.files.gate.mor_clustering_route`) bounds the group's input as it bounds every driver
+    job, and a larger group is refused before any row is read (:class:`engines.files.gate.RouteRefusedError`)."""
+    slices = _group_slices(table, group)
+    route = record_route("mor clustering", mor_clustering_route(_input_bytes(table, slices)), table.base_uri)
+    require_driver("MERGE_ON_READ clustering", route, f"group {index} ({len(slices)} file groups)")
+    rows = merged_group_rows(table, slices)
     if plan.sort_columns:
         rows = rows.sort_by([(c, "ascending") for c in plan.sort_columns])
     n_out = max(1, group.num_output_files)

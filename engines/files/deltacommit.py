@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engines.files.gate import driver_only_route, record_route
 from engines.files.writer import WriteSpec, write_partition_rows
 from engines.table import faults, plans
 from engines.table.logfile import LogFileName, avro_data_block, delete_block
@@ -182,6 +183,8 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
                 spec.target_file_bytes = target_file_bytes
             if row_group_rows is not None:
                 spec.row_group_rows = row_group_rows
+            record_route("deltacommit inserts", driver_only_route(
+                rows=len(inserts), why="the table core's deltacommit has no Spark route"), table.base_uri)
             stats += write_partition_rows(spec, [upserts.take(inserts)], task=0, attempt=0)
         last_version: dict[tuple[str, str, str], int] = {}
         for log in view.log_files:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from engines.files.gate import driver_only_route, record_route
 from engines.files.writer import WriteSpec, write_empty_file, write_partition_rows
 from engines.mor_compaction.plan import CompactionOperation, CompactionPlan
 from engines.mor_compaction.planner import CompactionConfig, SliceLogs, due, plan_compaction
@@ -55,6 +56,7 @@ from engines.table.transaction import commit_write
 from engines.table.view import FileSystemView, MergeSlice
 
 POINTS = faults.POINTS["mor_compaction"]
+DRIVER_ONLY = "the table core's MOR merge has no Spark route"  # the gate's reason for this job's one route
 
 
 class CompactionPlanError(ValueError):
@@ -159,6 +161,7 @@ def compact_operation(table: HudiTable, s: MergeSlice, op: CompactionOperation, 
     spec = WriteSpec(table.base_uri, instant, table.partition_fields[0], table.record_key, table.hive_style,
                      target_file_bytes=1 << 62, preserve_commit_metadata=True, file_id_override=op.file_id,
                      bloom=table.bloom)
+    record_route("mor compaction", driver_only_route(input_bytes=rows.nbytes, why=DRIVER_ONLY), table.base_uri)
     if rows.num_rows:
         (stat,) = write_partition_rows(spec, [rows], task=0, attempt=0)
     else:  # every row of the slice deleted: an empty base file ends the slice's logs

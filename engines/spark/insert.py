@@ -8,7 +8,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.config.registry import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
-from engines.files.gate import choose_route, record_route
+from engines.files.gate import insert_needs_count, insert_route, record_route
 from engines.files.writer import WriteSpec
 from engines.spark.arrow_compat import arrow_schema_of
 from engines.spark.batch_stats import cached_row_count, known_partition_counts, partition_counts
@@ -62,13 +62,11 @@ def insert_new_file_groups(
     string_parts = partition_col in schema.names and pa.types.is_string(schema.field(partition_col).type)
     counts = known_partition_counts(df, partition_col)
     rows = sum(counts.values()) if counts is not None else cached_row_count(df) if string_parts else None
-    if counts is None and num_tasks is None and (rows is None or not choose_route(rows=rows).in_driver):
+    if counts is None and insert_needs_count(rows, num_tasks):
         counts = partition_counts(df, partition_col)  # one Spark job
         rows = sum(counts.values())
     n = num_tasks or (max(1, len(counts)) if counts is not None else None)
-    blocker = ("row count not known without a Spark job" if rows is None else None if n == 1 or string_parts
-               else "tasks over a partition column that is not a string")
-    route = record_route("insert", choose_route(rows=rows, blocker=blocker))
+    route = record_route("insert", insert_route(rows, n, string_parts), table.base_uri)
     order = [partition_col, *(sort_columns or [table.record_key])]
     with table.lock:
         instant = table.start(COMMIT)
