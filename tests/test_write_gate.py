@@ -4,6 +4,9 @@ table, and a driver-only job over the driver's bound is refused before it writes
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,7 +31,7 @@ GATED_BY_CALLER = {
     ("files/as_tasks.py", "write_as_tasks"), ("files/rewrite_tasks.py", "write_run"),
     ("files/rewrite_tasks.py", "merge_range"), ("files/rewrite_tasks.py", "sort_and_write"),
     ("spark/writer.py", "run"), ("spark/writer.py", "write_dataframe"), ("spark/local_write.py", "write_locally"), ("spark/group_write.py", "write_groups"), ("spark/group_write.py", "run"),
-    ("spark/local_write.py", "job"), ("spark/arrow_rewrite.py", "rewrite_unsorted"),
+    ("spark/local_write.py", "job"), ("spark/insert.py", "write"), ("spark/arrow_rewrite.py", "rewrite_unsorted"),
     ("spark/arrow_rewrite.py", "rewrite_sorted"), ("cow_baseline/bucket_write.py", "write_bucket"),
     # called by a function that records the route: write_buckets, merge_write, cluster_group/rewrite_files
     ("cow_baseline/insert.py", "_write_buckets_as_tasks"), ("cow_baseline/insert.py", "write_group"),
@@ -89,3 +92,13 @@ def test_mor_jobs_are_recorded_and_a_group_over_the_driver_bound_is_refused(tmp_
     execute_merged(table, ts)
     jobs = {label.split(":")[0] for label in gate.routes_by_owner(before, {table.base_uri: "mor"})["mor"]}
     assert jobs == {"deltacommit inserts", "mor compaction", "mor clustering"}
+
+
+def test_the_pure_pyarrow_writers_do_not_import_pyspark() -> None:
+    """MOR clustering and compaction, deltacommits and the insert commit write with pyarrow only."""
+    code = ("import sys; import engines.clustering.mor, engines.mor_compaction.executor, engines.files.deltacommit, "
+            "engines.files.insert_commit, engines.files.job; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pyspark' or m.startswith('engines.spark')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ENGINES.parent, env={**os.environ, "PYTHONPATH": str(ENGINES.parent)})
+    assert out.stdout.strip() == "[]", out.stdout

@@ -13,7 +13,8 @@ clustering are refused (:mod:`engines.files.deltacommit`), so the logs merged he
 group had when it was planned (plus none). Pure pyarrow (the shared base-file writer): no Spark
 job, as the table core's MOR writes have none yet. :func:`execute_merged` runs a saved plan through
 ``requested → inflight → replacecommit`` with the clustering fault points; the clustering engine's
-own execute reaches :func:`cluster_merged_group` through ``executor.cluster_group``.
+own execute reaches :func:`cluster_merged_group` through ``executor.cluster_group`` (the one direction
+between the two modules: the plan's load and commit are :mod:`engines.clustering.replacecommit`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,10 @@ from dataclasses import replace
 
 import pyarrow as pa
 
-from engines.clustering import executor
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
+from engines.clustering.replacecommit import commit, load_plan
 from engines.files.gate import mor_clustering_route, record_route, require_driver
-from engines.files.writer import ROW_GROUP_ROWS, write_partition_rows
-from engines.spark.insert import write_spec_for
+from engines.files.writer import NO_ROLL, ROW_GROUP_ROWS, WriteSpec, write_partition_rows
 from engines.table import faults
 from engines.table.model import WriteStat
 from engines.table.mor import committed_instants, merge_slice
@@ -90,9 +90,9 @@ def cluster_merged_group(table: HudiTable, group: ClusteringGroup, plan: Cluster
     if plan.sort_columns:
         rows = rows.sort_by([(c, "ascending") for c in plan.sort_columns])
     n_out = max(1, group.num_output_files)
-    spec = write_spec_for(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
+    spec = WriteSpec.for_table(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
                           preserve_commit_metadata=preserve_commit_metadata)
-    spec = replace(spec, target_file_bytes=1 << 62, max_rows_per_file=max(1, math.ceil(rows.num_rows / n_out)))
+    spec = replace(spec, target_file_bytes=NO_ROLL, max_rows_per_file=max(1, math.ceil(rows.num_rows / n_out)))
     return write_partition_rows(spec, [rows], task=index, attempt=0) if rows.num_rows else []
 
 
@@ -104,7 +104,7 @@ def execute_merged(table: HudiTable, instant: str, preserve_commit_metadata: boo
         current = table.refresh().get(instant)
         if current is None or current.action != REPLACE or current.state != State.REQUESTED:
             raise TimelineError(f"{instant} is not a requested clustering of {table.base_uri}")
-        plan = executor.load_plan(table, instant)
+        plan = load_plan(table, instant)
         inflight = table.refresh().transition_to_inflight(current)
         faults.step("clustering.after_inflight", on_step)
         stats: list[WriteStat] = []
@@ -113,5 +113,5 @@ def execute_merged(table: HudiTable, instant: str, preserve_commit_metadata: boo
             faults.step("clustering.after_group_written", on_step)
         faults.step("clustering.after_all_groups", on_step)
         ordering = plan.extra_metadata.get("ordering", "none")
-        executor.commit(table, plan, inflight, stats, ordering, preserve_commit_metadata, on_step)
+        commit(table, plan, inflight, stats, ordering, preserve_commit_metadata, on_step)
     return stats

@@ -25,14 +25,14 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from engines.cow_baseline.assign import InsertBucket, rank_ranges
-from engines.cow_baseline.bucket_write import KEPT_META, write_bucket
+from engines.cow_baseline.bucket_write import write_bucket
 from engines.files.gate import Route, bucket_inputs_route, bucket_route
 from engines.files.inputs import Inputs, inspect_inputs, read_run
+from engines.files.job import run_write_job
 from engines.files.splits import sort_indices
-from engines.files.writer import WriteSpec, filesystem_for
+from engines.files.writer import KEPT_META, WriteSpec, filesystem_for
 from engines.spark.arrow_compat import arrow_batch_rows
 from engines.spark.batch_stats import batch_rows
-from engines.spark.writer import run_write_job
 from engines.table.model import FileSlice, WriteStat
 from engines.table.storage import Storage
 

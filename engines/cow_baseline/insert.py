@@ -21,17 +21,16 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size, rank_ranges
-from engines.cow_baseline.bucket_write import KEPT_META, write_bucket
+from engines.cow_baseline.bucket_write import write_bucket
 from engines.cow_baseline.config import CowConfig
 from engines.cow_baseline.driver_merge import base_inputs, merge_in_driver
 from engines.files.gate import record_route
 from engines.files.inputs import Inputs, inspect_inputs
-from engines.files.writer import WriteSpec
+from engines.files.writer import KEPT_META, NO_ROLL, WriteSpec
 from engines.spark.arrow_compat import arrow_batch_rows, arrow_schema_of
 from engines.spark.batch_stats import partition_counts
 from engines.spark.group_write import write_groups
-from engines.spark.insert import write_spec_for
-from engines.spark.rewrite import NO_ROLL, read_files
+from engines.spark.rewrite import read_files
 from engines.spark.session import get_spark
 from engines.table import faults
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
@@ -91,7 +90,7 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
     bases = {i: b.base_slice for i, b in enumerate(buckets) if b.base_slice is not None}
     prefix = f"{part_col}=" if table.hive_style else ""
     # a topped-up file's old rows keep their commit time and seqno, as HoodieMergeHandle copies them
-    specs = [write_spec_for(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
+    specs = [WriteSpec.for_table(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
                             file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL,
                             preserve_commit_metadata=b.base_slice is not None)
              for i, b in enumerate(buckets)]

@@ -42,6 +42,7 @@ from pyspark.sql import SparkSession
 from engines.config.registry import SORT_RUN_BYTES
 from engines.files.gate import sorted_in_one_task
 from engines.files.inputs import Inputs
+from engines.files.job import run_write_job
 from engines.files.rewrite_tasks import (
     CHUNK_ROWS,
     TEMP_DIR,
@@ -53,7 +54,6 @@ from engines.files.rewrite_tasks import (
 )
 from engines.files.splits import plan_cuts, split_files, split_rows
 from engines.files.writer import WriteSpec, filesystem_for
-from engines.spark.writer import run_write_job
 from engines.table.model import WriteStat
 
 # RUN_BYTES: the uncompressed input bytes one sorting task holds at most. Whether one task sorts and

@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from engines.files.gate import record_route, rewrite_route
 from engines.files.inputs import inspect_inputs, sortable
 from engines.files.ordering import Ordering
-from engines.files.writer import WriteSpec
+from engines.files.writer import NO_ROLL, WriteSpec
 from engines.spark.reader import file_uri, read_parquet
 from engines.spark.writer import write_dataframe
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
@@ -34,7 +34,6 @@ from engines.table.storage import Storage
 
 Split = Literal["even", "hudi"]
 SPLITS: tuple[str, ...] = ("even", "hudi")
-NO_ROLL = 1 << 62
 
 
 def read_files(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], keep_meta: bool = False) -> DataFrame:
