@@ -81,7 +81,8 @@ def cluster_group(table: HudiTable, group: ClusteringGroup, plan: ClusteringPlan
     if table.merge_on_read:
         from engines.clustering.mor import cluster_merged_group
 
-        return cluster_merged_group(table, group, plan, instant, index, row_group_rows, preserve_commit_metadata)
+        return cluster_merged_group(table, group, plan, instant, index, row_group_rows, preserve_commit_metadata,
+                                    ordering)
     spec = WriteSpec.for_table(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
                           stats_columns=_data_columns(table, group),
                           preserve_commit_metadata=preserve_commit_metadata,

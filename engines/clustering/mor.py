@@ -4,7 +4,7 @@
 | ------- | -------------------------------------------------------------------------------------- |
 | inputs  | the view's latest slice of each planned file group, which must be the plan's (same base file) |
 | merge   | :func:`engines.table.mor.merge_slice` per slice: every committed log block applied by key and ordering field |
-| order   | by the plan's sort columns when it has any (linear), else in input order                |
+| order   | the plan's ordering, as copy-on-write clustering orders rows (:func:`engines.files.ordering.order_table`) |
 | write   | ``numOutputFiles`` new file groups of near-equal row counts, parquet base files (the RFC: clustering output is always parquet) |
 
 The replacecommit replaces every planned group, base and logs alike, so an update sitting in a log
@@ -27,6 +27,7 @@ import pyarrow as pa
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan
 from engines.clustering.replacecommit import commit, load_plan
 from engines.files.gate import mor_clustering_route, record_route, require_driver
+from engines.files.ordering import order_table
 from engines.files.writer import NO_ROLL, ROW_GROUP_ROWS, WriteSpec, write_partition_rows
 from engines.table import faults
 from engines.table.model import WriteStat
@@ -77,8 +78,10 @@ def merged_group_rows(table: HudiTable, slices: list[MergeSlice]) -> pa.Table:
 
 
 def cluster_merged_group(table: HudiTable, group: ClusteringGroup, plan: ClusteringPlan, instant: str, index: int,
-                         row_group_rows: int, preserve_commit_metadata: bool) -> list[WriteStat]:
-    """One group of a MERGE_ON_READ clustering: merged rows, ordered, written as evenly sized base files.
+                         row_group_rows: int, preserve_commit_metadata: bool, ordering: str) -> list[WriteStat]:
+    """One group of a MERGE_ON_READ clustering: merged rows, in ``ordering`` by the plan's sort columns as a
+    copy-on-write clustering orders them (:func:`engines.files.ordering.order_table`: sort columns or their
+    curve key, then the record key, nulls first), written as evenly sized base files.
 
     The rows are merged in the driver (the table core's MOR merge has no Spark route), so the gate
     (:func:`engines.files.gate.mor_clustering_route`) bounds the group's input as it bounds every driver
@@ -86,9 +89,7 @@ def cluster_merged_group(table: HudiTable, group: ClusteringGroup, plan: Cluster
     slices = _group_slices(table, group)
     route = record_route("mor clustering", mor_clustering_route(_input_bytes(table, slices)), table.base_uri)
     require_driver("MERGE_ON_READ clustering", route, f"group {index} ({len(slices)} file groups)")
-    rows = merged_group_rows(table, slices)
-    if plan.sort_columns:
-        rows = rows.sort_by([(c, "ascending") for c in plan.sort_columns])
+    rows = order_table(merged_group_rows(table, slices), ordering, plan.sort_columns, table.record_key)
     n_out = max(1, group.num_output_files)
     spec = WriteSpec.for_table(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
                           preserve_commit_metadata=preserve_commit_metadata)
@@ -108,10 +109,11 @@ def execute_merged(table: HudiTable, instant: str, preserve_commit_metadata: boo
         inflight = table.refresh().transition_to_inflight(current)
         faults.step("clustering.after_inflight", on_step)
         stats: list[WriteStat] = []
+        ordering = plan.extra_metadata.get("ordering", "none")
         for i, group in enumerate(plan.groups):
-            stats += cluster_merged_group(table, group, plan, instant, i, ROW_GROUP_ROWS, preserve_commit_metadata)
+            stats += cluster_merged_group(table, group, plan, instant, i, ROW_GROUP_ROWS, preserve_commit_metadata,
+                                          ordering)
             faults.step("clustering.after_group_written", on_step)
         faults.step("clustering.after_all_groups", on_step)
-        ordering = plan.extra_metadata.get("ordering", "none")
         commit(table, plan, inflight, stats, ordering, preserve_commit_metadata, on_step)
     return stats
