@@ -110,13 +110,19 @@ def bucket_inputs_route(num_rows: int, footers: Sequence[Inputs | None], batch_s
 def rewrite_route(inputs: Inputs | None, ordering: str, sort_keys: Sequence[str]) -> Route:
     """A rewrite of base files (clustering, compaction): the driver runs the pyarrow tasks when pyarrow
     reads the inputs as Spark does, sorts ``sort_keys`` as Spark does (ordering ``linear``) and the input
-    is small; a curve ordering always runs in Spark (Spark computes its key)."""
+    is small; a curve ordering always runs in Spark (Spark computes its key). A sorted pyarrow rewrite's
+    reason also says its shape (:func:`sorted_in_one_task`)."""
     if ordering in ("zorder", "hilbert"):
         return choose_route(blocker="a curve ordering (Spark computes its key)")
     blocker = ("inputs pyarrow cannot read as Spark does" if inputs is None
                else None if ordering == "none" or sortable(inputs.schema, sort_keys)
                else "sort columns pyarrow does not order as Spark does")
-    return choose_route(input_bytes=inputs.total_bytes if inputs is not None else None, blocker=blocker)
+    route = choose_route(input_bytes=inputs.total_bytes if inputs is not None else None, blocker=blocker)
+    if inputs is None or blocker is not None or ordering == "none":
+        return route
+    shape = (f"sorted in one task: at most {SINGLE_TASK_BYTES} input bytes" if sorted_in_one_task(inputs.total_bytes)
+             else f"sorted in runs, then merged: more than {SINGLE_TASK_BYTES} input bytes")
+    return Route(route.in_driver, f"{route.reason}; {shape}")
 
 
 def sorted_in_one_task(input_bytes: int) -> bool:
