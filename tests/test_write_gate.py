@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from test_mor_core import new_table, write_history
 
@@ -16,6 +17,7 @@ from engines.clustering import executor as clustering
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.mor import execute_merged
 from engines.files import gate
+from engines.files.inputs import Inputs
 from engines.mor_compaction import executor as compaction
 from engines.mor_compaction.planner import CompactionConfig
 from engines.table.rollback import recover
@@ -102,3 +104,31 @@ def test_the_pure_pyarrow_writers_do_not_import_pyspark() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ENGINES.parent, env={**os.environ, "PYTHONPATH": str(ENGINES.parent)})
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_gate_builds_every_reason() -> None:
+    schema = pa.schema([("k", pa.string()), ("dt", pa.string()), ("x", pa.float64())])
+
+    def inputs(total_bytes: int, s: pa.Schema = schema) -> Inputs:
+        return Inputs(["a.parquet"], [[10]], s.names, s, total_bytes)
+
+    small = gate.rewrite_route(inputs(gate.SINGLE_TASK_BYTES), "linear", ["k"])
+    assert small.in_driver and small.reason.endswith(f"sorted in one task: at most {gate.SINGLE_TASK_BYTES} input bytes")
+    runs = gate.rewrite_route(inputs(gate.SINGLE_TASK_BYTES + 1), "linear", ["k"])
+    assert "sorted in runs, then merged" in runs.reason
+    assert str(gate.rewrite_route(inputs(1), "linear", ["x", "k"])) == \
+        "spark (sort columns pyarrow does not order as Spark does)"
+    assert str(gate.rewrite_route(None, "zorder", ["x"])) == "spark (a curve ordering (Spark computes its key))"
+    assert str(gate.rewrite_route(inputs(gate.LOCAL_BYTES + 1), "none", [])) == \
+        f"spark (more than {gate.LOCAL_BYTES} input bytes)"
+    assert str(gate.bucket_route(schema, "x", "dt", 5)) == "spark (a record key pyarrow does not order as Spark does)"
+    assert gate.bucket_route(schema, "k", "dt", 5).in_driver
+    other = pa.schema([("k", pa.string()), ("dt", pa.string())])
+    assert str(gate.bucket_inputs_route(5, [inputs(1, other)], schema)) == \
+        "spark (a small file pyarrow cannot read in the batch's schema)"
+    assert gate.bucket_inputs_route(5, [inputs(1)], schema).in_driver
+    assert str(gate.insert_route(None, None, True)) == "spark (row count not known without a Spark job)"
+    assert str(gate.insert_route(5, 3, False)) == "spark (tasks over a partition column that is not a string)"
+    assert gate.insert_route(5, 1, False).in_driver
+    assert gate.insert_needs_count(None, None) and not gate.insert_needs_count(None, 2)
+    assert gate.insert_needs_count(gate.LOCAL_ROWS + 1, None) and not gate.insert_needs_count(5, None)
