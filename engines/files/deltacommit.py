@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from engines.files.gate import driver_only_route, record_route
+from engines.files.gate import deltacommit_inserts_route, record_route
 from engines.files.writer import WriteSpec, write_partition_rows
 from engines.table import faults, plans
 from engines.table.logfile import LogFileName, avro_data_block, delete_block
@@ -180,8 +180,7 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
             sizes = {k: v for k, v in (("target_file_bytes", target_file_bytes), ("row_group_rows", row_group_rows))
                      if v is not None}
             spec = WriteSpec.for_table(table, inst.timestamp, **sizes)
-            record_route("deltacommit inserts", driver_only_route(
-                rows=len(inserts), why="the table core's deltacommit has no Spark route"), table.base_uri)
+            record_route("deltacommit inserts", deltacommit_inserts_route(len(inserts)), table.base_uri)
             stats += write_partition_rows(spec, [upserts.take(inserts)], task=0, attempt=0)
         last_version: dict[tuple[str, str, str], int] = {}
         for log in view.log_files:

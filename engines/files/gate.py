@@ -151,6 +151,19 @@ def driver_only_route(*, rows: int | None = None, input_bytes: int | None = None
                                      .reason))
 
 
+def mor_compaction_route(input_bytes: int) -> Route:
+    """A MERGE_ON_READ compaction of one file group (its logs merged over its base, in the driver: the table
+    core's MOR merge has no Spark route). It runs there whatever its size: one file group is what one
+    compaction task of Hudi's holds, and the reason says how far over the driver's bound it goes."""
+    return driver_only_route(input_bytes=input_bytes, why="the table core's MOR merge has no Spark route")
+
+
+def deltacommit_inserts_route(rows: int) -> Route:
+    """A deltacommit's rows of new keys, written as base files from the batch the driver already holds
+    (the table core's deltacommit has no Spark route)."""
+    return driver_only_route(rows=rows, why="the table core's deltacommit has no Spark route")
+
+
 def mor_clustering_route(input_bytes: int) -> Route:
     """A MERGE_ON_READ clustering group, merged and sorted in the driver (the table core's MOR merge has
     no Spark route): the driver when its input is at most :data:`LOCAL_BYTES`, else Spark tasks, which

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from engines.files.gate import driver_only_route, record_route
+from engines.files.gate import mor_compaction_route, record_route
 from engines.files.writer import NO_ROLL, WriteSpec, write_empty_file, write_partition_rows
 from engines.mor_compaction.plan import CompactionOperation, CompactionPlan
 from engines.mor_compaction.planner import CompactionConfig, SliceLogs, due, plan_compaction
@@ -56,7 +56,6 @@ from engines.table.transaction import commit_write
 from engines.table.view import FileSystemView, MergeSlice
 
 POINTS = faults.POINTS["mor_compaction"]
-DRIVER_ONLY = "the table core's MOR merge has no Spark route"  # the gate's reason for this job's one route
 
 
 class CompactionPlanError(ValueError):
@@ -160,7 +159,7 @@ def compact_operation(table: HudiTable, s: MergeSlice, op: CompactionOperation, 
     rows = _merged_rows(table, s, op, committed)
     spec = WriteSpec.for_table(table, instant, target_file_bytes=NO_ROLL, preserve_commit_metadata=True,
                                file_id_override=op.file_id)
-    record_route("mor compaction", driver_only_route(input_bytes=rows.nbytes, why=DRIVER_ONLY), table.base_uri)
+    record_route("mor compaction", mor_compaction_route(rows.nbytes), table.base_uri)
     if rows.num_rows:
         (stat,) = write_partition_rows(spec, [rows], task=0, attempt=0)
     else:  # every row of the slice deleted: an empty base file ends the slice's logs
