@@ -132,3 +132,25 @@ def test_the_gate_builds_every_reason() -> None:
     assert gate.insert_route(5, 1, False).in_driver
     assert gate.insert_needs_count(None, None) and not gate.insert_needs_count(None, 2)
     assert gate.insert_needs_count(gate.LOCAL_ROWS + 1, None) and not gate.insert_needs_count(5, None)
+
+
+def test_the_bucket_job_reuses_the_footers_the_gate_read(tmp_path) -> None:
+    """One read of every small file or one read each: decided on the footers the gate read as
+    inspect_inputs of them all together decides it (so they are not read again)."""
+    from engines.cow_baseline.insert import _one_schema
+    from engines.files.inputs import inspect_inputs
+    from engines.files.writer import WriteSpec, write_partition_rows
+    from engines.table.model import FileSlice
+    from engines.table.table import HudiTable, TableConfig
+
+    table = HudiTable.create(str(tmp_path / "t"), TableConfig("t", "dt", "k"))
+    rows = pa.table({"k": ["a", "b"], "dt": ["d", "d"], "x": [1, 2]})
+    slices = []
+    for i, t in enumerate([rows, rows, rows.append_column("y", pa.array([1.0, 2.0]))]):
+        spec = WriteSpec.for_table(table, f"2026010100000000{i}", file_id_prefix=str(i))
+        slices += [FileSlice(s.partition, s.file_id, spec.instant, s.path, s.file_size, s.num_writes)
+                   for s in write_partition_rows(spec, [t], 0, 0)]
+    for chosen in ([0, 1], [0, 2], [1, 2]):
+        picked = [slices[i] for i in chosen]
+        footers = {i: inspect_inputs(table.storage, [s], keep_meta=False) for i, s in enumerate(picked)}
+        assert _one_schema(footers) == (inspect_inputs(table.storage, picked, True) is not None)
