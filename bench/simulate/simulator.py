@@ -583,11 +583,8 @@ class Simulator:
             return None
         data = pa.concat_tables([e.rows[s.path] for s in (members if parts is not None else commit_order(members))])
         cols = e.behaviour.rewrite_sort_columns()
-        if cols:
-            if parts is not None:  # the MOR clustering sorts by the plan's sort columns only (a stable sort)
-                data = data.sort_by([(c, "ascending") for c in cols])
-            else:
-                data = simrows.sort_rows(data, [*cols, RECORD_KEY])
+        if cols:  # both table types order as engines.files.ordering.order_table: sort columns, record key
+            data = simrows.sort_rows(data, [*cols, RECORD_KEY])
         if parts is not None:
             starts = np.cumsum([0, *parts])
             return [data.slice(int(starts[i]), n) for i, n in enumerate(parts)]

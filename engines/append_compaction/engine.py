@@ -42,9 +42,10 @@ from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
 from engines.config.registry import BLOOM, O1, settings
 from engines.cow_baseline.upsert import merge_write
+from engines.files.writer import WriteSpec
 from engines.maintenance_round import earliest_pending
 from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
-from engines.spark.insert import insert_new_file_groups, write_spec_for
+from engines.spark.insert import insert_new_file_groups
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
 from engines.table import faults, plans
@@ -192,7 +193,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         spark = get_spark()
         view_slices = [_plan_slice(op.partition_path, p, instant) for p in op.base_file_paths]
         n_out = int(op.metrics.get("estimatedOutputFiles", 1)) or 1
-        spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
+        spec = WriteSpec.for_table(self.table, instant, row_group_rows=self.config.row_group_rows,
                               stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}",
                               preserve_commit_metadata=self.config.preserve_commit_time)
         sort = list(self.config.sort_columns)
