@@ -72,8 +72,10 @@ class EngineKind:
     driver_runs_services: bool = True  # beside a stream its services run in the driver (config mode: manual)
     sim: str | None = None  # its behaviour on the simulator's metadata-only table (None: not simulated)
     # a reference engine's counterpart: the kind of ours "Ours next to Apache Hudi" pairs it with
-    # (reports.hudi_fidelity); None: paired by preset (the hudi kind)
+    # (reports.hudi_fidelity); None: paired by preset (preset_pairs)
     pairs_with: str | None = None
+    presets: tuple[str, ...] = ()  # the Apache Hudi presets (config key preset) it writes, its default first
+    preset_pairs: tuple[tuple[str, str], ...] = ()  # (preset, the kind of ours it pairs with) when pairs_with is None
 
     @property
     def in_verdict(self) -> bool:
@@ -84,6 +86,17 @@ class EngineKind:
     def simulated(self) -> bool:
         """Whether the simulator replays it (its package has a ``sim.py``)."""
         return self.sim is not None
+
+    @property
+    def is_apache_hudi(self) -> bool:
+        """Whether Apache Hudi itself writes its tables (its own builder, not our table core)."""
+        return self.builder == "hudi"
+
+    def pair_for(self, preset: str | None) -> str | None:
+        """The kind of ours a reference engine of this kind with ``preset`` (None: the default) pairs with."""
+        if self.pairs_with is not None:
+            return self.pairs_with
+        return dict(self.preset_pairs).get(preset or (self.presets[0] if self.presets else ""))
 
     @property
     def hudi_rs_reads(self) -> bool:
@@ -130,18 +143,20 @@ KINDS: dict[str, EngineKind] = {
     "hudi": EngineKind(
         APACHE_HUDI, "Apache Hudi through its Spark datasource: the real COW baseline and clustering",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiConfig", builder="hudi", role="reference",
-        needs_hudi_bundle=True, driver_runs_services=False, merges_at_ingest=True),
+        needs_hudi_bundle=True, driver_runs_services=False, merges_at_ingest=True,
+        presets=("hudi_cow", "hudi_clustering"),
+        preset_pairs=(("hudi_cow", "cow_baseline"), ("hudi_clustering", "clustering"))),
     "hudi_mor": EngineKind(
         APACHE_HUDI, "Apache Hudi MERGE_ON_READ: upsert, updates to log files, inline compaction every N deltacommits",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiMorConfig", builder="hudi", role="reference",
         table_types=("MERGE_ON_READ",), settings="hudi", needs_hudi_bundle=True, driver_runs_services=False,
-        pairs_with="clustering_mor"),
+        pairs_with="clustering_mor", presets=("hudi_mor",)),
     "hudi_mor_clustering": EngineKind(
         APACHE_HUDI, "Apache Hudi MERGE_ON_READ: inserts to new base files, updates to log files, clustering and "
         "inline compaction",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiMorClusteringConfig", builder="hudi",
         role="reference", table_types=("MERGE_ON_READ",), settings="hudi", needs_hudi_bundle=True,
-        driver_runs_services=False, pairs_with="clustering_mor"),
+        driver_runs_services=False, pairs_with="clustering_mor", presets=("hudi_mor_clustering",)),
     # the control keeps Option 1's settings, unused
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",
@@ -193,6 +208,22 @@ def design_families() -> tuple[str, ...]:
     return tuple(f for f in FAMILY_ORDER if f in present) + tuple(sorted(present - set(FAMILY_ORDER)))
 
 
+def kind_of_preset(preset: str) -> str:
+    """The kind that writes Apache Hudi preset ``preset``; :class:`UnknownKind` names the known presets."""
+    for name, k in KINDS.items():
+        if preset in k.presets:
+            return name
+    known = [p for k in KINDS.values() for p in k.presets]
+    raise UnknownKind(f"unknown Hudi preset {preset!r}; known: {', '.join(known)}")
+
+
 def kinds_with(**capabilities: Any) -> list[str]:
     """The kinds whose entries have every given field value, in registry order."""
     return [name for name, k in KINDS.items() if all(getattr(k, f) == v for f, v in capabilities.items())]
+
+
+def engines_with(engines: dict[str, Any], **capabilities: Any) -> list[str]:
+    """The names of ``engines`` (name -> its info with ``kind``, as run.json's ``engines``), in order,
+    whose kind's entry has every given field value (:func:`kinds_with`)."""
+    kinds = set(kinds_with(**capabilities))
+    return [name for name, info in engines.items() if str((info or {}).get("kind")) in kinds]

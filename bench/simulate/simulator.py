@@ -196,7 +196,7 @@ class SimEngine:
     log: reqmodel.EventLog = field(default_factory=reqmodel.EventLog)  # what each phase did, for the request model
     partitions: set[str] = field(default_factory=set)  # partition paths ever written (a new one is a new prefix)
     fresh: set[tuple[str, str]] = field(default_factory=set)  # file groups this batch's ingest created
-    # log files, which a kind's hooks add (:meth:`Simulator.add_log`; MERGE_ON_READ's, engines/clustering_mor/sim.py):
+    # log files, which a kind's hooks add (:meth:`Simulator.add_log`: a MERGE_ON_READ kind's, in its sim.py):
     # each slice's log files by its base file's path, (path, bytes, records), oldest first; the logs of
     # live slices and of every physical slice
     logs: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
