@@ -10,7 +10,8 @@ It lives in ``engines/`` because both ``bench`` and ``reports`` ask it, and ``re
 import ``bench``. Class paths are strings (``"module:Class"``) loaded on demand: importing this
 module loads no engine, no Spark, no pyarrow (:mod:`bench.scenario` validates kinds with it).
 
-Adding an engine is its package under ``engines/`` plus one entry in :data:`KINDS`.
+Adding an engine is its package under ``engines/`` plus one entry in :data:`KINDS` (or, for a package
+outside the tree, one :func:`register` call: the entry with its own config keys).
 :func:`bench.engine_factory.build_engine` builds a ``builder="table"`` kind generically: its config
 dataclass from the scenario's shared sizing and the engine's own config, its planner config (when
 it has one) resolved the same way, then ``Engine(table, config, name=...)``.
@@ -75,6 +76,9 @@ class EngineKind:
     # (reports.hudi_fidelity); None: paired by preset (preset_pairs)
     pairs_with: str | None = None
     presets: tuple[str, ...] = ()  # the Apache Hudi presets (config key preset) it writes, its default first
+    # config keys of its own (engines.config.registry.Setting, their kinds naming its settings group), declared
+    # with the entry (:func:`register`): a kind outside the tree brings its keys without editing that registry
+    keys: tuple[Any, ...] = ()
     preset_pairs: tuple[tuple[str, str], ...] = ()  # (preset, the kind of ours it pairs with) when pairs_with is None
 
     @property
@@ -164,6 +168,26 @@ KINDS: dict[str, EngineKind] = {
         maintains=False, takes_updates=False, settings="append_only", sim="engines.append_only.sim:AppendOnlySim"),
 }
 FAMILY_ORDER = (BASELINE, OPTION_1, OPTION_2, CONTROL, DELTA_PEER, APACHE_HUDI)  # the order reports list them in
+
+
+def register(name: str, entry: EngineKind) -> None:
+    """Add kind ``name`` to the registry, with the config keys its entry declares (``keys``)."""
+    if name in KINDS:
+        raise ValueError(f"engine kind {name!r} is registered already")
+    if entry.keys:
+        from engines.config.registry import declare
+
+        declare(entry.keys)
+    KINDS[name] = entry
+
+
+def unregister(name: str) -> None:
+    """Remove kind ``name`` from the registry, and the config keys its entry declared."""
+    entry = KINDS.pop(name)
+    if entry.keys:
+        from engines.config.registry import withdraw
+
+        withdraw(entry.keys)
 
 
 def kind_of(kind: str) -> EngineKind:

@@ -34,8 +34,10 @@ SELECTIVE, FULL_SCAN = "service_hours", "full_scan_by_level"
 
 
 def control_engine(results: Results) -> str | None:
-    """The run's control engine (the kind whose registry role is ``control``), if it has one."""
-    return next(iter(engines_with(results.run.get("engines") or {}, role="control")), None)
+    """The run's control engine (the kind whose registry role is ``control``), if it has one; each
+    engine's kind from run.json's ``engines``, or from its ``scale_wa`` row."""
+    kinds = {e: {"kind": row.get("kind")} for e, row in (results.run.get("scale_wa") or {}).items()}
+    return next(iter(engines_with({**kinds, **(results.run.get("engines") or {})}, role="control")), None)
 
 
 def is_scale_run(results: Results) -> bool:
