@@ -121,6 +121,12 @@ class KindSim:
         return True
 
     @staticmethod
+    def unmodelled(options: dict[str, Any]) -> str | None:
+        """What of an engine's config ``options`` the simulator does not model (it then refuses the
+        engine, naming it), or None."""
+        return None
+
+    @staticmethod
     def pads_inserts(options: dict[str, Any]) -> bool:
         """Whether an engine of the kind with config ``options`` appends inserts to small file groups'
         log files (its ingest commits then write log blocks, not Parquet bytes per record)."""

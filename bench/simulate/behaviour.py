@@ -76,6 +76,11 @@ class SimBehaviour(Protocol):
         ...
 
     @staticmethod
+    def unmodelled(options: dict[str, Any]) -> str | None:
+        """What of an engine's config the simulator does not model, or None."""
+        ...
+
+    @staticmethod
     def pads_inserts(options: dict[str, Any]) -> bool:
         """Whether an engine of the kind with config ``options`` appends inserts to small file groups' logs."""
         ...
