@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from runresults.review.families import DESIGNS
+from runresults.review.families import design_families
 from runresults.review.gates import label
 from runresults.uncertainty import MIN_N, below_confidence, single_sample
 
@@ -162,7 +162,7 @@ def _gate_text(r: dict[str, Any]) -> str:
 
 
 def _ordered(review: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    order = {d: i for i, d in enumerate(DESIGNS)}
+    order = {d: i for i, d in enumerate(design_families())}
     return sorted(review["candidates"].items(), key=lambda kv: (not kv[1]["competes"], order.get(kv[1]["family"], 9)))
 
 

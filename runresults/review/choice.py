@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from runresults.review.families import DESIGNS
+from runresults.review.families import design_families
 from runresults.review.gates import GateResult, failed_required
 from runresults.review.ledger import Ledger
 from runresults.uncertainty import Interval, decide, paired_ratio
@@ -57,7 +57,7 @@ def choose(families: dict[str, str], gates: dict[str, dict[str, GateResult]], le
     """The choice under ``requires`` (see the module docstring)."""
     reps: dict[str, str | None] = {}
     excluded: dict[str, dict[str, list[str]]] = {}
-    for design in DESIGNS:
+    for design in design_families():  # asked now: a kind registered after import competes too
         members = [e for e, f in families.items() if f == design and e in ledgers and ledgers[e].per_tb_by_sample()]
         if not members:
             continue
