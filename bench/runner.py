@@ -53,7 +53,7 @@ from bench.target_verdict import project_run
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
 from engines.config.registry import MB
-from engines.files.gate import routes_taken
+from engines.files.gate import routes_by_owner, routes_taken
 from engines.maintenance_round import MaintenanceRound, RoundPhase, schedule_if_idle
 from engines.spark.session import (
     check_master_syntax,
@@ -147,7 +147,7 @@ class RunContext:
     cpu_profile: dict[str, float] = field(default_factory=dict)  # the process tree's CPU seconds, same keys
     cpu: TreeCpu = field(default_factory=TreeCpu)
     store: Any = None  # bench.store.run_store.RunStore when the tables live on the S3 store
-    routes_at_start: dict[str, int] = field(default_factory=routes_taken)  # engines.files.gate's count
+    routes_at_start: dict[tuple[str, str], int] = field(default_factory=routes_taken)  # engines.files.gate's count
 
     def label(self, phase: str, context: str = "") -> Any:
         """Attribute the object-store requests made inside the block to ``phase`` (no-op on local disk)."""
@@ -776,12 +776,14 @@ def run_profile(ctx: RunContext, engines: list[EngineState], wall: float) -> dic
     phases.update({k: v for k, v in ctx.profile.items() if k in ("checkpoint_rounds", "query_rounds") or k.startswith("gates/")})
     phases["finish"] = ctx.profile.get("finish", 0.0)
     overlapping = {k: v for k, v in ctx.profile.items() if k.startswith("async_maintenance/")}
-    # the route each write job took (engines.files.gate), counted over the run: "job: where (reason)" -> jobs
-    routes = {k: n - ctx.routes_at_start.get(k, 0) for k, n in sorted(routes_taken().items())}
+    # the route each write job took (engines.files.gate), counted over the run per engine (its tables'
+    # jobs; the gates' and the harness's scratch tables under "harness"): engine -> "job: where (reason)" -> jobs
+    owners = {t.base_uri: st.engine.name for st in engines if (t := getattr(st.engine, "table", None)) is not None}
+    routes = routes_by_owner(ctx.routes_at_start, owners)
     total_cpu = ctx.cpu.seconds()
     cpu = {k: round(ctx.cpu_profile[k], 3) for k in phases if k in ctx.cpu_profile}
     return {"phases_s": phases, "overlapping_s": overlapping,
-            "unaccounted_s": wall - sum(phases.values()), "routes": {k: n for k, n in routes.items() if n > 0},
+            "unaccounted_s": wall - sum(phases.values()), "routes": routes,
             # the process tree's CPU seconds (this process, Spark's JVM, its Python workers) per phase and
             # in all: on a shared machine they estimate a phase's idle time where wall time cannot
             "cpu_s": cpu, "cpu_total_s": round(total_cpu, 3) if total_cpu is not None else None}

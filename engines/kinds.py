@@ -10,7 +10,8 @@ It lives in ``engines/`` because both ``bench`` and ``reports`` ask it, and ``re
 import ``bench``. Class paths are strings (``"module:Class"``) loaded on demand: importing this
 module loads no engine, no Spark, no pyarrow (:mod:`bench.scenario` validates kinds with it).
 
-Adding an engine is its package under ``engines/`` plus one entry in :data:`KINDS`.
+Adding an engine is its package under ``engines/`` plus one entry in :data:`KINDS` (or, for a package
+outside the tree, one :func:`register` call: the entry with its own config keys).
 :func:`bench.engine_factory.build_engine` builds a ``builder="table"`` kind generically: its config
 dataclass from the scenario's shared sizing and the engine's own config, its planner config (when
 it has one) resolved the same way, then ``Engine(table, config, name=...)``.
@@ -72,8 +73,13 @@ class EngineKind:
     driver_runs_services: bool = True  # beside a stream its services run in the driver (config mode: manual)
     sim: str | None = None  # its behaviour on the simulator's metadata-only table (None: not simulated)
     # a reference engine's counterpart: the kind of ours "Ours next to Apache Hudi" pairs it with
-    # (reports.hudi_fidelity); None: paired by preset (the hudi kind)
+    # (reports.hudi_fidelity); None: paired by preset (preset_pairs)
     pairs_with: str | None = None
+    presets: tuple[str, ...] = ()  # the Apache Hudi presets (config key preset) it writes, its default first
+    # config keys of its own (engines.config.registry.Setting, their kinds naming its settings group), declared
+    # with the entry (:func:`register`): a kind outside the tree brings its keys without editing that registry
+    keys: tuple[Any, ...] = ()
+    preset_pairs: tuple[tuple[str, str], ...] = ()  # (preset, the kind of ours it pairs with) when pairs_with is None
 
     @property
     def in_verdict(self) -> bool:
@@ -84,6 +90,17 @@ class EngineKind:
     def simulated(self) -> bool:
         """Whether the simulator replays it (its package has a ``sim.py``)."""
         return self.sim is not None
+
+    @property
+    def is_apache_hudi(self) -> bool:
+        """Whether Apache Hudi itself writes its tables (its own builder, not our table core)."""
+        return self.builder == "hudi"
+
+    def pair_for(self, preset: str | None) -> str | None:
+        """The kind of ours a reference engine of this kind with ``preset`` (None: the default) pairs with."""
+        if self.pairs_with is not None:
+            return self.pairs_with
+        return dict(self.preset_pairs).get(preset or (self.presets[0] if self.presets else ""))
 
     @property
     def hudi_rs_reads(self) -> bool:
@@ -130,18 +147,20 @@ KINDS: dict[str, EngineKind] = {
     "hudi": EngineKind(
         APACHE_HUDI, "Apache Hudi through its Spark datasource: the real COW baseline and clustering",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiConfig", builder="hudi", role="reference",
-        needs_hudi_bundle=True, driver_runs_services=False, merges_at_ingest=True),
+        needs_hudi_bundle=True, driver_runs_services=False, merges_at_ingest=True,
+        presets=("hudi_cow", "hudi_clustering"),
+        preset_pairs=(("hudi_cow", "cow_baseline"), ("hudi_clustering", "clustering"))),
     "hudi_mor": EngineKind(
         APACHE_HUDI, "Apache Hudi MERGE_ON_READ: upsert, updates to log files, inline compaction every N deltacommits",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiMorConfig", builder="hudi", role="reference",
         table_types=("MERGE_ON_READ",), settings="hudi", needs_hudi_bundle=True, driver_runs_services=False,
-        pairs_with="clustering_mor"),
+        pairs_with="clustering_mor", presets=("hudi_mor",)),
     "hudi_mor_clustering": EngineKind(
         APACHE_HUDI, "Apache Hudi MERGE_ON_READ: inserts to new base files, updates to log files, clustering and "
         "inline compaction",
         "engines.hudi.engine:HudiEngine", "engines.hudi.config:HudiMorClusteringConfig", builder="hudi",
         role="reference", table_types=("MERGE_ON_READ",), settings="hudi", needs_hudi_bundle=True,
-        driver_runs_services=False, pairs_with="clustering_mor"),
+        driver_runs_services=False, pairs_with="clustering_mor", presets=("hudi_mor_clustering",)),
     # the control keeps Option 1's settings, unused
     "append_only": EngineKind(
         CONTROL, "the control: Option 1's APPEND ingest, never maintained",
@@ -149,6 +168,26 @@ KINDS: dict[str, EngineKind] = {
         maintains=False, takes_updates=False, settings="append_only", sim="engines.append_only.sim:AppendOnlySim"),
 }
 FAMILY_ORDER = (BASELINE, OPTION_1, OPTION_2, CONTROL, DELTA_PEER, APACHE_HUDI)  # the order reports list them in
+
+
+def register(name: str, entry: EngineKind) -> None:
+    """Add kind ``name`` to the registry, with the config keys its entry declares (``keys``)."""
+    if name in KINDS:
+        raise ValueError(f"engine kind {name!r} is registered already")
+    if entry.keys:
+        from engines.config.registry import declare
+
+        declare(entry.keys)
+    KINDS[name] = entry
+
+
+def unregister(name: str) -> None:
+    """Remove kind ``name`` from the registry, and the config keys its entry declared."""
+    entry = KINDS.pop(name)
+    if entry.keys:
+        from engines.config.registry import withdraw
+
+        withdraw(entry.keys)
 
 
 def kind_of(kind: str) -> EngineKind:
@@ -193,6 +232,22 @@ def design_families() -> tuple[str, ...]:
     return tuple(f for f in FAMILY_ORDER if f in present) + tuple(sorted(present - set(FAMILY_ORDER)))
 
 
+def kind_of_preset(preset: str) -> str:
+    """The kind that writes Apache Hudi preset ``preset``; :class:`UnknownKind` names the known presets."""
+    for name, k in KINDS.items():
+        if preset in k.presets:
+            return name
+    known = [p for k in KINDS.values() for p in k.presets]
+    raise UnknownKind(f"unknown Hudi preset {preset!r}; known: {', '.join(known)}")
+
+
 def kinds_with(**capabilities: Any) -> list[str]:
     """The kinds whose entries have every given field value, in registry order."""
     return [name for name, k in KINDS.items() if all(getattr(k, f) == v for f, v in capabilities.items())]
+
+
+def engines_with(engines: dict[str, Any], **capabilities: Any) -> list[str]:
+    """The names of ``engines`` (name -> its info with ``kind``, as run.json's ``engines``), in order,
+    whose kind's entry has every given field value (:func:`kinds_with`)."""
+    kinds = set(kinds_with(**capabilities))
+    return [name for name, info in engines.items() if str((info or {}).get("kind")) in kinds]

@@ -7,12 +7,54 @@ engine's ``sim.py`` is loaded by the kinds registry, and the simulator loads it 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Iterable
+from typing import Any, ClassVar, Protocol
 
-from engines.table.model import FileSlice
+from engines.table.model import FileSlice, new_file_id
 
 # one rewrite of a maintenance plan: (partition path, the file slices it reads, output files)
 Group = tuple[str, list[FileSlice], int]
+
+
+class SimTable(Protocol):
+    """What a kind's hooks may do on the simulator's metadata-only table (the simulator,
+    :class:`bench.simulate.simulator.Simulator`, passes itself): take an instant, add a base or a log
+    file, record a commit, run the cleaner, and ask the workload's rows and the log format's bytes."""
+
+    writer: Any  # the results' rows (``writer.add(table, **row)``)
+    model: Any  # the cost model (``ingest_s``, ``maintenance_s``)
+    spec: Any  # the workload
+    bpr: float  # bytes per record of a base file
+    max_file: int  # the scenario's max file size (bytes)
+    with_rows: bool  # exact mode: files keep their rows' query columns
+    update_count: int  # this batch's corrections
+
+    def new_instant(self, e: Any) -> str: ...
+    def add_file(self, e: Any, partition: str, file_id: str, instant: str, rows: int, size: int,
+                 stats: dict | None = None, data: Any = None, task: int = 0) -> FileSlice: ...
+    def add_log(self, e: Any, s: FileSlice, instant: str, records: int, size: int) -> FileSlice: ...
+    def grow_slice(self, e: Any, s: FileSlice, inserted: int, stats: dict, data: Any) -> FileSlice: ...
+    def inserted_rows(self, e: Any, s: FileSlice) -> int: ...
+    def record_commit(self, e: Any, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
+                      duration: float, replaced: int, batch_bytes: int, wbytes: int | None = None) -> None: ...
+    def ingest_event(self, e: Any, b: int, written: int, merged: int, row_groups_merged: int,
+                     partitions_new: int) -> None: ...
+    def execution_event(self, e: Any, b: int, files_in: int, files_out: int, row_groups_in: int) -> None: ...
+    def clean(self, e: Any) -> int: ...
+    def log_clean(self, e: Any, b: int, deleted: int) -> None: ...
+    def maybe_clean(self, e: Any, b: int) -> None: ...
+    def footer(self, e: Any, rows: int) -> int: ...
+    def row_groups_of(self, slices: list[FileSlice]) -> int: ...
+    def estimated_stats(self, partition: str) -> dict: ...
+    def stats_of(self, data: Any, partition: str) -> dict: ...
+    def merge_two(self, a: Any, b: Any) -> dict: ...
+    def inserted_rows_of_batch(self, b: int, partition: str, start: int, n: int) -> Any: ...
+    def query_rows_of_batch(self, partition: str, start: int, n: int) -> Any: ...
+    def corrections_by_partition(self, b: int) -> dict[str, Any]: ...
+    def touched_estimated(self, e: Any, b: int) -> list[FileSlice]: ...
+    def log_block_bytes(self, rows: Any, instant: str, partition: str, file_id: str) -> int: ...
+    def correction_log_bytes(self, records: int) -> int: ...
+    def insert_log_bytes(self, records: int) -> int: ...
 
 
 class KindSim:
@@ -28,10 +70,15 @@ class KindSim:
     writes_batches_once: ClassVar[bool] = True
     maintenance_kind: ClassVar[str] = "compaction"
     maintenance_action: ClassVar[str] = "commit"
-    merge_on_read: ClassVar[bool] = False  # deltacommits, corrections into log files, MOR compaction
+    ingest_action: ClassVar[str] = "commit"  # the timeline action of its ingest (MERGE_ON_READ: deltacommit)
     # its APPEND ingest names files as the engine's write tasks do (engines.spark.insert.insert_new_file_groups:
     # one task per partition value of the batch, by Spark's hash partitioning); False: the simulator's counter
     task_file_ids: ClassVar[bool] = False
+    # its ingest's new base files are named as the table core's writer names them (task 0)
+    writer_file_ids: ClassVar[bool] = False
+    # a query prunes its files by the commit metadata's column ranges (False: every file kept, as the
+    # MERGE_ON_READ reader's, whose writes record none; row groups are still pruned by the footers)
+    prunes_by_column_stats: ClassVar[bool] = True
 
     def __init__(self, planner: Any, options: dict[str, Any]) -> None:
         self.planner = planner
@@ -72,3 +119,50 @@ class KindSim:
 
     def cleans_after_maintenance(self) -> bool:
         return True
+
+    @staticmethod
+    def unmodelled(options: dict[str, Any]) -> str | None:
+        """What of an engine's config ``options`` the simulator does not model (it then refuses the
+        engine, naming it), or None."""
+        return None
+
+    @staticmethod
+    def pads_inserts(options: dict[str, Any]) -> bool:
+        """Whether an engine of the kind with config ``options`` appends inserts to small file groups'
+        log files (its ingest commits then write log blocks, not Parquet bytes per record)."""
+        return False
+
+    # -- hooks the simulator's core calls on every kind (here: what a copy-on-write kind does) --------
+    def inserts_to_logs(self, table: SimTable, e: Any, b: int, instant: str, counts: dict[str, int],
+                        written: list[FileSlice]) -> dict[str, int]:
+        """Before an APPEND ingest writes batch ``b``'s new base files: the inserts it writes into
+        existing file groups' log files instead (each log appended to ``written``), as rows taken per
+        partition; the rest go to new base files. None here."""
+        return {}
+
+    def after_commit(self, table: SimTable, e: Any, b: int) -> None:
+        """What the writer does after each of its ingest and upsert commits: the cleaner when the kind
+        cleans after every commit (Hudi's automatic clean)."""
+        if self.cleans_after_ingest():
+            table.maybe_clean(e, b)
+
+    def write_corrections(self, table: SimTable, e: Any, b: int) -> bool:
+        """Batch ``b``'s corrections written the kind's own way (True), or False: the core's copy-on-write
+        merge when :meth:`upserts_by_merge`, else the simulator refuses the engine."""
+        return False
+
+    def recorded(self, e: Any, written: Iterable[FileSlice]) -> None:
+        """A commit of the engine's was recorded with the files ``written`` (nothing to keep here)."""
+        return None
+
+    def rewrite_runs(self, rows: int, n_out: int) -> list[int] | None:
+        """The rows of each output of a rewrite of ``rows`` rows into ``n_out`` files, in the plan's slice
+        order; None: near-equal runs of the inputs in commit order (every copy-on-write rewrite)."""
+        return None
+
+    def rewrite_file_id(self, index: int, output: int, instant: str, partition: str) -> tuple[str | None, int]:
+        """The fileId and write task of output ``output`` of the ``index``-th rewrite of a maintenance
+        step (fileId None: the simulator's counter names it): :meth:`rewrite_file_id_prefix`'s name,
+        written by task ``output``."""
+        prefix = self.rewrite_file_id_prefix(index)
+        return (new_file_id(prefix, instant, partition, output, 0, 0) if prefix is not None else None), output

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from runresults.review.families import DESIGNS
+from runresults.review.families import design_families
 from runresults.review.gates import label
 from runresults.uncertainty import MIN_N, below_confidence, single_sample
 
@@ -67,8 +67,11 @@ def _choice_sentence(review: dict[str, Any]) -> str:
     ways = {"margin": f"within the {margin} margin", "single": "measured once with no interval, not separable from it",
             "range": f"with fewer than {MIN_N} samples (a range, not a 95% interval), not separable from it"}
     how = " or, ".join(ways[k] for k in dict.fromkeys(kinds))
+    dearer = "; ".join(f"{_who(review, d)} costs {r['text']} times as much, beyond the margin"
+                       for d, r in others if d not in ch["equivalent"])
     return (f"{', '.join(names[:-1])} and {names[-1]} are equivalent in cost: {own} for the cheapest, "
-            f"and the others {how} ({ratios}); the choice between them rests on other grounds.")
+            f"and the others {how} ({ratios}); the choice between them rests on other grounds."
+            + (f" {dearer[0].upper()}{dearer[1:]}." if dearer else ""))
 
 
 def _confidence(ratio: dict[str, Any] | None) -> str:
@@ -97,10 +100,13 @@ def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:
     if ch["candidate"]:
         parts = review["candidates"][ch["candidate"]]["ledger"]["parts_usd_per_tb"]
         total = sum(p["value"] for p in parts.values() if p) or 1.0
-        top = sorted(((k, p["value"]) for k, p in parts.items() if p), key=lambda kv: -kv[1])[:2]
-        out.append(f"Most of its cost is {top[0][0]} ({top[0][1] / total:.0%})"
-                   + (f", then {top[1][0]} ({top[1][1] / total:.0%})" if len(top) > 1 else "")
-                   + f", at {review['settings']['queries_per_hour']:g} runs of each query an hour.")
+        # parts priced at $0 (a scenario may price no seconds: docs/example) are not named
+        top = sorted(((k, p["value"]) for k, p in parts.items() if p and p["value"]), key=lambda kv: -kv[1])[:2]
+        qph = review["settings"]["queries_per_hour"]
+        rate = f"at {qph:g} runs of each query an hour" if qph else "with no query runs priced (queries_per_hour: 0)"
+        if top:
+            out.append(f"Most of its cost is {top[0][0]} ({top[0][1] / total:.0%})"
+                       + (f", then {top[1][0]} ({top[1][1] / total:.0%})" if len(top) > 1 else "") + f", {rate}.")
     ruled = {e: c["failed_required"] for e, c in review["candidates"].items() if c["competes"] and c["failed_required"]}
     if ruled:
         out.append("Ruled out by the required gates: " + "; ".join(
@@ -156,7 +162,7 @@ def _gate_text(r: dict[str, Any]) -> str:
 
 
 def _ordered(review: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    order = {d: i for i, d in enumerate(DESIGNS)}
+    order = {d: i for i, d in enumerate(design_families())}
     return sorted(review["candidates"].items(), key=lambda kv: (not kv[1]["competes"], order.get(kv[1]["family"], 9)))
 
 

@@ -87,11 +87,14 @@ def fidelity_pairs(results: Results) -> list[tuple[str, str, str]]:
         sort = list(cfg.get("sort_columns") or [])
         entry = KINDS.get(info.get("kind", ""))
         pairs_with = entry.pairs_with if entry is not None else None
+        by_preset = entry.pair_for(cfg.get("preset")) if entry is not None and pairs_with is None else None
         if pairs_with is not None:
             ours = [n for n, i in engines.items() if i.get("kind") == pairs_with
                     and (not sort or list(_config(results, n).get("sort_columns") or []) == sort)]
             label = _sorted_label(f"{family_of(pairs_with)} on {' / '.join(KINDS[pairs_with].table_types)}", sort)
-        elif cfg.get("preset", "hudi_cow") == "hudi_cow":
+        elif by_preset is None:
+            continue
+        elif family_of(by_preset) == BASELINE:
             ours = [n for n, i in engines.items() if family_of(i.get("kind", "")) == BASELINE
                     and _config(results, n).get("operation", "insert") == "insert"]
             label = "COW baseline"

@@ -25,11 +25,19 @@ from typing import Any
 import pandas as pd
 
 from engines.config.registry import GB, MB
+from engines.kinds import engines_with
 from runresults import Results
 from runresults.closed_form import closed_form_wa
 from runresults.uncertainty import interval, paired_ratio
 
-SELECTIVE, FULL_SCAN, CONTROL = "service_hours", "full_scan_by_level", "append_only"
+SELECTIVE, FULL_SCAN = "service_hours", "full_scan_by_level"
+
+
+def control_engine(results: Results) -> str | None:
+    """The run's control engine (the kind whose registry role is ``control``), if it has one; each
+    engine's kind from run.json's ``engines``, or from its ``scale_wa`` row."""
+    kinds = {e: {"kind": row.get("kind")} for e, row in (results.run.get("scale_wa") or {}).items()}
+    return next(iter(engines_with({**kinds, **(results.run.get("engines") or {})}, role="control")), None)
 
 
 def is_scale_run(results: Results) -> bool:
@@ -111,25 +119,26 @@ def _after(checkpoint: int) -> str:
 
 def selective_frame(results: Results) -> pd.DataFrame:
     """The selective query per checkpoint with rounds and per layout: median latency (interval, n),
-    files scanned, and its gain over ``append_only``, paired by round. A scale run's engines with a
+    files scanned, and its gain over the control (:func:`control_engine`), paired by round. A scale run's engines with a
     stated prefix take the rounds of their prefix's last checkpoint, where every layout has the same
     batches; the final checkpoint's rounds have the engines that took every batch."""
     r = _rounds(results, SELECTIVE)
+    ctl = control_engine(results)
     rows = []
     for cp, at in r.groupby("checkpoint"):
         by = {e: g.sort_values("round") for e, g in at.groupby("engine")}
-        control = by.get(CONTROL)
+        control = by.get(ctl) if ctl is not None else None
         cold = _cold(results, SELECTIVE, int(cp))
         scanned = dict(zip(cold.engine, cold.files_scanned, strict=True))
         for engine, g in by.items():
             lat = interval(g["latency_s"].tolist())
             gain = None
-            if control is not None and engine != CONTROL:
+            if control is not None and engine != ctl:
                 both = g.merge(control, on="round", suffixes=("", "_c"))
                 gain = paired_ratio(both["latency_s"].tolist(), both["latency_s_c"].tolist())
             rows.append({"after batch": _after(cp), "engine": engine, "files scanned": scanned.get(engine, "n/a"),
                          "latency s (median)": lat.text() if lat else "n/a",
-                         f"gain over {CONTROL} (its latency / this one's)": gain.text() if gain else "—"})
+                         f"gain over {ctl or 'the control'} (its latency / this one's)": gain.text() if gain else "—"})
     return pd.DataFrame(rows)
 
 
@@ -182,10 +191,11 @@ def scale_section(results: Results, md_table: Any) -> str | None:
              md_table(wa_frame(results))]
     sel = selective_frame(results)
     if not sel.empty:
+        ctl = control_engine(results) or "the control"
         parts += [f"\n### The selective query ({SELECTIVE}) per layout\n",
                   "Warm runs of the interleaved rounds (round robin across the engines at that checkpoint: at a stated "
                   "prefix's last checkpoint every layout has the same batches; the final checkpoint has the engines "
-                  f"that took every batch); the gain is the median over rounds of {CONTROL}'s latency over this "
+                  f"that took every batch); the gain is the median over rounds of {ctl}'s latency over this "
                   "layout's in the same round.\n",
                   md_table(sel)]
     full = full_scan_frame(results)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from engines.config.registry import GB, MB
+from engines.kinds import engines_with
 from runresults import Results
 from runresults.query_runs import runs_per_row
 from runresults.review.prices import DEFAULT_PRICES, Prices
@@ -169,7 +170,17 @@ def query_runs_table(results: Results, queries: tuple[str, ...] = SCALE_QUERIES)
 GOAL_RATIO = 4.0  # T12: with 20 ms latency, sorted clustering answers the selective query >= 4x faster
 
 
-def selective_goal(frame: pd.DataFrame, slow: str = "append_only", fast: str = "option2_sorted",
+def goal_engines(results: Results) -> tuple[str | None, str | None]:
+    """The goal's two sides in the run: (the control, the first sorted Option 2 on COPY_ON_WRITE), each
+    found by its kind's registry entry (role control; a design whose service is clustering, with sort columns)."""
+    engines = results.run.get("engines") or {}
+    slow = next(iter(engines_with(engines, role="control")), None)
+    clustering = engines_with(engines, role="design", service="clustering", table_types=("COPY_ON_WRITE",))
+    fast = next((n for n in clustering if (engines[n].get("config") or {}).get("sort_columns")), None)
+    return slow, fast
+
+
+def selective_goal(frame: pd.DataFrame, slow: str | None, fast: str | None,
                    first_byte_ms: float | None = None, spark_master: str | None = None) -> str:
     """The goal's sentence, computed: the ratio of warm medians, whether it meets :data:`GOAL_RATIO`,
     and the files and requests per run on each side that explain it (per file scanned, and the
@@ -201,10 +212,11 @@ def selective_goal(frame: pd.DataFrame, slow: str = "append_only", fast: str = "
     return out
 
 
-def selective_ratio(frame: pd.DataFrame, slow: str = "append_only", fast: str = "option2_sorted") -> float | None:
-    """How many times faster ``fast`` answers the selective query than ``slow`` (warm medians)."""
+def selective_ratio(frame: pd.DataFrame, slow: str | None, fast: str | None) -> float | None:
+    """How many times faster ``fast`` answers the selective query than ``slow`` (warm medians); None
+    without either."""
     by = frame.set_index("engine")["warm median s"] if not frame.empty else pd.Series(dtype=float)
-    if slow not in by or fast not in by or not by[fast]:
+    if slow is None or fast is None or slow not in by or fast not in by or not by[fast]:
         return None
     return float(by[slow] / by[fast])
 
@@ -235,7 +247,8 @@ def requests_section(results: Results) -> str | None:
                 "requests beside them.\n\n" + md_table(per_run))
     sel = selective_query(results)
     if not sel.empty:
-        goal = selective_goal(sel, first_byte_ms=store.get("first_byte_ms"), spark_master=results.run.get("spark_master"))
+        goal = selective_goal(sel, *goal_engines(results), first_byte_ms=store.get("first_byte_ms"),
+                              spark_master=results.run.get("spark_master"))
         out += ("\n### The selective query on the store (one service, three hours, last checkpoint)\n\n" + goal +
                 "Each file the query cannot prune costs requests in Spark's driver (Hadoop's s3a: an existence "
                 "HEAD, then a LIST and a HEAD as it lists the path) and in a task (HEADs as the file is opened, "

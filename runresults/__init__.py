@@ -75,8 +75,8 @@ Beside them in the folder: ``spark.log`` (the JVM's stderr: Ivy, log4j at WARN, 
 maintenance/<engine> (racing isolation readers included), queries/<engine> (audits included),
 query_rounds (the interleaved final rounds), gates/isolation, gates/no_loss,
 gates/concurrent_update/<engine>, finish), ``overlapping_s`` (async maintenance, beside the loop),
-``unaccounted_s`` and ``routes`` (write jobs per route, driver or Spark tasks, with the gate's reason:
-``engines.files.gate``).
+``unaccounted_s`` and ``routes`` (per engine, write jobs per route, driver or Spark tasks, with the gate's
+reason: ``engines.files.gate``; the gates' and the harness's scratch tables under ``harness``).
 """
 
 from __future__ import annotations

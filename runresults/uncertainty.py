@@ -50,8 +50,8 @@ class Interval:
 
     def text(self, digits: int = 3) -> str:
         v = f"{self.value:.{digits}g}"
-        if self.kind == "exact":
-            return f"{v} (exact)"
+        if self.kind == "exact":  # its digits are all significant: 1.00, not 1
+            return f"{f'{self.value:#.{digits}g}'.rstrip('.')} (exact)"
         if self.n <= 1:
             return f"{v} (n={self.n}, no interval)"
         if self.kind == "range":

@@ -5,9 +5,9 @@ the simulator and the report, and removed, with no edit to reports or to the sim
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+import kind_strings
 import pytest
 import yaml
 
@@ -24,7 +24,6 @@ TINY = EngineKind("Tiny append (test)", "APPEND sorted by service, never maintai
                   "tiny_kind.engine:TinyAppendEngine", "engines.append_compaction.engine:Option1Config",
                   "engines.append_compaction.config:CompactionConfig", "compaction", role="reference",
                   maintains=False, settings="append_compaction", sim="tiny_kind.sim:TinyAppendSim")
-KIND_NAMES = "|".join(KINDS)
 
 
 def _scenario() -> dict:
@@ -65,12 +64,60 @@ def test_a_new_kind_is_its_package_plus_one_entry(tmp_path: Path, monkeypatch: p
 
 
 def test_no_module_outside_the_registry_compares_a_kind_string() -> None:
-    literal = rf"['\"]({KIND_NAMES})['\"]"
-    compared = re.compile(rf"kind(\"\))? *(==|!=|not in|in) *[({{]?{literal}|{literal} *(==|!=) *[a-z_.]*kind\b")
-    found = [f"{p.relative_to(REPO)}:{i}" for top in ("engines", "bench", "reports", "runresults", "workloads")
-             for p in sorted((REPO / top).rglob("*.py")) if p != REPO / "engines" / "kinds.py"
-             for i, line in enumerate(p.read_text().splitlines(), 1) if compared.search(line)]
-    assert found == []
+    assert kind_strings.scan() == []
+
+
+# Each shape a kind's name can decide by, planted in a module outside the registry (tests/kind_strings.py)
+PLANTED = {
+    "subscript": 'def f(info):\n    return info["kind"] == "clustering"\n',
+    "list": 'def f(kind):\n    return kind in ["clustering"]\n',
+    "tuple": 'def f(kind):\n    return kind not in ("append_only", "delta_peer")\n',
+    "any variable": 'def f(k):\n    return k == "append_only"\n',
+    "dict key": 'def f(kind):\n    return {"clustering": 1}[kind]\n',
+    "startswith": 'def f(kind):\n    return kind.startswith("hudi")\n',
+    "case": 'def f(kind):\n    match kind:\n        case "clustering":\n            return 1\n',
+    "registry constants": "from engines.config.registry import COW, O2\n\ndef f(kind):\n    return kind in (COW, O2)\n",
+    "module constant": 'CONTROL = "append_only"\n\ndef f(engine):\n    return engine != CONTROL\n',
+    "class constant": 'class C:\n    KIND = "hudi"\n',
+    "parameter default": 'def f(frame, slow="append_only"):\n    return frame[slow]\n',
+    "engine spec": 'def f(EngineSpec):\n    return EngineSpec(name="w", kind="clustering")\n',
+}
+# "clustering" and "hudi" are a table service and a table format too: outside a kind's context they pass
+NOT_A_KIND = 'def f(entry, split):\n    return entry.service == "clustering" or split in ("even", "hudi")\n'
+
+
+@pytest.mark.parametrize("shape", sorted(PLANTED))
+def test_the_guard_finds_a_planted_kind_comparison(shape: str, tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text(PLANTED[shape])
+    names = set(kind_strings.registered())
+    found = list(kind_strings.findings(planted, names, "bench/planted.py", kind_strings.shared_words(),
+                                       kind_strings.defined_constants()))
+    assert found, shape
+    planted.write_text(NOT_A_KIND)
+    assert list(kind_strings.findings(planted, names, "bench/planted.py", kind_strings.shared_words())) == []
+
+
+def test_a_planted_comparison_fails_the_whole_scan(tmp_path: Path) -> None:
+    for top in kind_strings.TOPS:
+        (tmp_path / top).mkdir()
+    assert kind_strings.scan(tmp_path) == []
+    (tmp_path / "reports" / "planted.py").write_text(PLANTED["module constant"])
+    assert kind_strings.scan(tmp_path) == ["reports/planted.py:1: constant CONTROL",
+                                           "reports/planted.py:4: compared append_only"]
+
+
+def test_the_simulator_core_has_no_kind_branch() -> None:
+    """What differs between kinds is asked through the protocol, each question answered for every kind."""
+    from bench.simulate import simulator
+    from bench.simulate.behaviour import SimBehaviour
+    from engines.sim import KindSim
+
+    core = Path(simulator.__file__).read_text()
+    for word in ("merge_on_read", "clustering_mor", "type: ignore", "getattr(e.behaviour", "mor_inserts"):
+        assert word not in core, word
+    asked = {n for n in vars(SimBehaviour) if not n.startswith("_")} | set(SimBehaviour.__annotations__)
+    assert asked <= {n for n in dir(KindSim) if not n.startswith("_")}, asked - set(dir(KindSim))
 
 
 def test_every_kind_answers_the_registry_questions() -> None:

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from engines.spark.insert import insert_new_file_groups, write_spec_for
+from engines.files.writer import WriteSpec
+from engines.spark.insert import insert_new_file_groups
 from engines.spark.reader import read_snapshot
 from engines.spark.writer import write_dataframe
 from engines.table.avro import REQUESTED_REPLACE, encode_plan
@@ -81,7 +82,7 @@ def _cluster_partition(spark, table: HudiTable, partition: str, complete: bool) 
     with table.lock:
         inst = table.start(REPLACE, content=encode_plan(REQUESTED_REPLACE, plan))
         df = spark.read.parquet(*[table.storage.abs(s.path) for s in snap]).coalesce(1)
-        stats = write_dataframe(df, write_spec_for(table, inst.timestamp))
+        stats = write_dataframe(df, WriteSpec.for_table(table, inst.timestamp))
         if complete:
             commit_write(table, inst, stats, "CLUSTER", table.latest_schema(),
                          replaced={partition: [s.file_id for s in snap]})

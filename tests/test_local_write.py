@@ -10,9 +10,10 @@ from engine_helpers import new_table, spec
 from pyspark.sql import functions as F
 
 from engines.files.hash_partitioning import hash_partition, string_hash
+from engines.files.writer import WriteSpec
 from engines.spark.arrow_compat import to_arrow
 from engines.spark.batch_stats import partition_counts, remember_rows
-from engines.spark.insert import insert_new_file_groups, write_spec_for
+from engines.spark.insert import insert_new_file_groups
 from engines.spark.local_write import write_locally
 from engines.spark.writer import write_dataframe
 from workloads.generator import batch_df
@@ -52,7 +53,7 @@ def test_local_write_is_byte_identical_to_the_spark_job(spark, tmp_path, num_tas
         stats = {}
         for how in ("job", "local"):
             table = new_table(tmp_path / how)
-            spec_ = write_spec_for(table, "20260101000000000", row_group_rows=900, target_file_bytes=40_000,
+            spec_ = WriteSpec.for_table(table, "20260101000000000", row_group_rows=900, target_file_bytes=40_000,
                                    stats_columns=["ts", "service"])
             if how == "job":
                 n = num_tasks or len(counts)  # None: one task per partition value, as the insert spreads a batch

@@ -13,7 +13,6 @@ from engines.clustering.config import ClusteringConfig
 from engines.clustering.engine import ClusteringEngine, Option2Config
 from engines.files import gate
 from engines.files.inputs import inspect_inputs
-from engines.spark import arrow_rewrite
 from engines.table.rollback import rollback_inflight
 from engines.table.table import HudiTable
 from engines.table.timeline import REPLACE, Instant, State
@@ -58,9 +57,9 @@ def test_unsorted_clustering_keeps_input_order_and_commit_metadata(spark, tmp_pa
 
 
 @pytest.mark.parametrize("preserve", [True, False])
-@pytest.mark.parametrize("single_task_bytes", [arrow_rewrite.SINGLE_TASK_BYTES, 0], ids=["one-task", "two-stage"])
+@pytest.mark.parametrize("single_task_bytes", [gate.SINGLE_TASK_BYTES, 0], ids=["one-task", "two-stage"])
 def test_sorted_clustering_disjoint_sorted_outputs(spark, tmp_path, monkeypatch, preserve, single_task_bytes) -> None:
-    monkeypatch.setattr(arrow_rewrite, "SINGLE_TASK_BYTES", single_task_bytes)
+    monkeypatch.setattr(gate, "SINGLE_TASK_BYTES", single_task_bytes)
     table, outs = clustered(spark, tmp_path / "t", ("service", "ts"), preserve)
     keys = []
     for t in outs:
@@ -75,10 +74,10 @@ def test_sorted_clustering_disjoint_sorted_outputs(spark, tmp_path, monkeypatch,
 
 
 @pytest.mark.parametrize("sort,single_task_bytes", [((), 0), (("service", "ts"), 0),
-                                                     (("service", "ts"), arrow_rewrite.SINGLE_TASK_BYTES)])
+                                                     (("service", "ts"), gate.SINGLE_TASK_BYTES)])
 def test_rewrite_is_deterministic(spark, tmp_path, monkeypatch, sort, single_task_bytes) -> None:
     """Reruns write the same bytes, whether the tasks run as a Spark job (a, c) or in the driver (b)."""
-    monkeypatch.setattr(arrow_rewrite, "SINGLE_TASK_BYTES", single_task_bytes)
+    monkeypatch.setattr(gate, "SINGLE_TASK_BYTES", single_task_bytes)
     ws = spec(num_partitions=1, num_batches=4, batch_records=2000)
     e = ClusteringEngine(new_table(tmp_path / "a"), Option2Config(clustering=ClusteringConfig(
         small_file_limit=1 << 30, target_file_size=150_000, sort_columns=sort), row_group_rows=1000))

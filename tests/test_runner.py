@@ -91,9 +91,10 @@ def test_run_profile_accounts_for_the_wall_time(small_run: Results) -> None:
     assert all(v >= 0 for v in phases.values())
     assert abs(sum(phases.values()) + profile["unaccounted_s"] - run["wall_time_s"]) < 1e-6
     assert 0 <= profile["unaccounted_s"] < 0.2 * run["wall_time_s"]  # the phases cover the run
-    routes = profile["routes"]  # write jobs per route and the gate's reason (engines.files.gate)
-    assert routes and all(n > 0 for n in routes.values())
-    assert any(k.startswith("insert: driver (") for k in routes), routes  # the small batches are written here
+    routes = profile["routes"]  # per engine, write jobs per route and the gate's reason (engines.files.gate)
+    assert routes and set(routes) <= engines | {"harness"}, routes
+    assert all(n > 0 for per_engine in routes.values() for n in per_engine.values())
+    assert any(k.startswith("insert: driver (") for per_engine in routes.values() for k in per_engine), routes
     ingest = small_run.table("commits")
     ingest = ingest[ingest.kind == "ingest"]
     for engine in engines:  # the ingest phase is the ingest latencies the commits table records

@@ -28,7 +28,7 @@ DELTA_NO_CDF = ("the Delta peer's tables are written without Delta's change data
 def needs_apache_hudi(kinds: Iterable[str]) -> bool:
     """Whether a run of engines of these kinds reads a Hudi-format table (Apache Hudi is then a reader
     of the gates, so the session loads its bundle)."""
-    return any(kind_of(k).table_format == "hudi" for k in kinds)
+    return any(kind_of(k).hudi_rs_reads for k in kinds)
 
 
 def has_apache_hudi(spark: Any) -> bool:

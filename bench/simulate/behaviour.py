@@ -11,14 +11,15 @@ which lives below ``bench``: an engine package never imports the simulator.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar, Protocol
 
 from engines.cow_baseline.config import CowConfig
 from engines.kinds import kind_of
-from engines.sim import Group, KindSim
+from engines.sim import Group, KindSim, SimTable
 from engines.table.model import FileSlice
 
-__all__ = ["Group", "KindSim", "SimBehaviour", "behaviour_class", "behaviour_of"]
+__all__ = ["Group", "KindSim", "SimBehaviour", "SimTable", "behaviour_class", "behaviour_of"]
 
 
 class SimBehaviour(Protocol):
@@ -27,11 +28,11 @@ class SimBehaviour(Protocol):
     writes_batches_once: ClassVar[bool]  # each batch written once as new files: the runner's batch-size reference
     maintenance_kind: ClassVar[str]  # the maintenance row's kind (``compaction``, ``clustering``)
     maintenance_action: ClassVar[str]  # the timeline action its maintenance commits
-    # MERGE_ON_READ: every write a deltacommit, corrections as log files, inline MOR compaction (the
-    # simulator's own model, engines/clustering_mor/sim.py); a kind without the field is copy-on-write
-    merge_on_read: ClassVar[bool]
+    ingest_action: ClassVar[str]  # the timeline action of its ingest (commit; MERGE_ON_READ: deltacommit)
     # its APPEND ingest names files as the engine's write tasks do (one per partition value of the batch)
     task_file_ids: ClassVar[bool]
+    writer_file_ids: ClassVar[bool]  # its ingest's new base files named as the table core's writer names them
+    prunes_by_column_stats: ClassVar[bool]  # a query prunes its files by the commit metadata's column ranges
 
     def inserts(self, max_file: int) -> CowConfig | None:
         """The UpsertPartitioner config its ingest assigns inserts by (None: APPEND, files rolled at bytes)."""
@@ -72,6 +73,43 @@ class SimBehaviour(Protocol):
 
     def cleans_after_maintenance(self) -> bool:
         """Whether the cleaner deletes files after a maintenance step (else it runs with nothing to clean)."""
+        ...
+
+    @staticmethod
+    def unmodelled(options: dict[str, Any]) -> str | None:
+        """What of an engine's config the simulator does not model, or None."""
+        ...
+
+    @staticmethod
+    def pads_inserts(options: dict[str, Any]) -> bool:
+        """Whether an engine of the kind with config ``options`` appends inserts to small file groups' logs."""
+        ...
+
+    # The hooks the core calls on every kind at its points of the replay, with itself as the table
+    # (engines.sim.SimTable); engines.sim.KindSim's are what a copy-on-write kind does.
+    def inserts_to_logs(self, table: SimTable, e: Any, b: int, instant: str, counts: dict[str, int],
+                        written: list[FileSlice]) -> dict[str, int]:
+        """The inserts of batch ``b`` an APPEND ingest writes into existing groups' log files, per partition."""
+        ...
+
+    def after_commit(self, table: SimTable, e: Any, b: int) -> None:
+        """What the writer does after each ingest and upsert commit (the cleaner, a MOR compaction)."""
+        ...
+
+    def write_corrections(self, table: SimTable, e: Any, b: int) -> bool:
+        """Batch ``b``'s corrections written the kind's own way (True), or False: the core's merge."""
+        ...
+
+    def recorded(self, e: Any, written: Iterable[FileSlice]) -> None:
+        """A commit of the engine's was recorded with the files ``written``."""
+        ...
+
+    def rewrite_runs(self, rows: int, n_out: int) -> list[int] | None:
+        """Rows per output of a rewrite, in plan order; None: near-equal runs in commit order."""
+        ...
+
+    def rewrite_file_id(self, index: int, output: int, instant: str, partition: str) -> tuple[str | None, int]:
+        """The fileId (None: the simulator's counter) and write task of a rewrite's output."""
         ...
 
 

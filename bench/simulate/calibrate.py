@@ -97,8 +97,7 @@ def _padding_engines(res: Results) -> set[str]:
     out = set()
     for e in sc.engines:
         entry = kind_of(e.kind)
-        pads = getattr(entry.load("sim"), "pads_inserts", None) if entry.simulated else None
-        if pads is not None and pads(resolve_planner(e, sc)[1]):
+        if entry.simulated and entry.load("sim").pads_inserts(resolve_planner(e, sc)[1]):
             out.add(e.name)
     return out
 

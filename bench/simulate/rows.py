@@ -92,3 +92,35 @@ def service_quantile_ranges(weights: Sequence[float], labels: Sequence[str],
         first, last = min(first, len(ordered) - 1), min(max(last, first), len(ordered) - 1)
         out.append((ordered[first], ordered[last]))
     return out
+
+
+def merge_stats(stats: list[Any]) -> dict:
+    """The union of column ranges: per column present in every input, (min of mins, max of maxes)."""
+    if not stats:
+        return {}
+    out = dict(stats[0])
+    for m in stats[1:]:
+        if m is not stats[0]:  # slices of one batch share their ranges
+            out = merge_two(out, m)
+    return out
+
+
+def merge_two(a: Any, b: Any) -> dict:
+    """:func:`merge_stats` of two inputs (a merge tops up one file with one batch's rows)."""
+    out = {}
+    for c, mine in a.items():
+        other = b.get(c)
+        if other is None:
+            continue
+        if other is mine:  # a range both share (the batches' service range, a partition's value)
+            out[c] = mine
+            continue
+        lo, hi = mine
+        olo, ohi = other
+        if olo < lo:
+            out[c] = (olo, ohi if ohi > hi else hi)
+        elif ohi > hi:
+            out[c] = (lo, ohi)
+        else:  # ``other`` lies inside: the range unchanged, its tuple kept
+            out[c] = mine
+    return out

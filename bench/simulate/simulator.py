@@ -38,18 +38,18 @@ from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario
 from bench.simulate import corrections as simcorr
-from bench.simulate import forked_replay, logsize, mor_inserts
+from bench.simulate import forked_replay, logsize
 from bench.simulate import requests as reqmodel
 from bench.simulate import rows as simrows
 from bench.simulate.batch_schedule import build_schedule, partition_label, ts_range_in_partition, utc_moment
 from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
 from bench.simulate.commit_log import CommitLog
 from bench.simulate.costmodel import CostModel
+from bench.simulate.rows import merge_stats, merge_two
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
 from engines.cow_baseline.config import CowConfig
 from engines.files.hash_partitioning import hash_partition
 from engines.kinds import kind_of
-from engines.mor_compaction.planner import SliceLogs, due, plan_compaction
 from engines.table.bloom import BloomConfig, bloom_of, footer_bytes
 from engines.table.cleaner import doomed_in_group, earliest_to_retain
 from engines.table.instants import InstantClock
@@ -71,38 +71,6 @@ PROGRESS_AFTER_S = 3.0  # `layoutbench simulate` shows a bar only for replays lo
 # the write task of a partition value among a batch's values (a partition takes a batch's rows some
 # 36 times, so each is hashed once, not on every batch: Spark's Murmur3 in Python cost 5% of a year)
 _task_of = lru_cache(maxsize=1 << 16)(hash_partition)
-
-
-def _merge_stats(stats: list[Any]) -> dict:
-    """The union of column ranges: per column present in every input, (min of mins, max of maxes)."""
-    if not stats:
-        return {}
-    out = dict(stats[0])
-    for m in stats[1:]:
-        if m is not stats[0]:  # slices of one batch share their ranges
-            out = _merge_two(out, m)
-    return out
-
-
-def _merge_two(a: Any, b: Any) -> dict:
-    """:func:`_merge_stats` of two inputs (a merge tops up one file with one batch's rows)."""
-    out = {}
-    for c, mine in a.items():
-        other = b.get(c)
-        if other is None:
-            continue
-        if other is mine:  # a range both share (the batches' service range, a partition's value)
-            out[c] = mine
-            continue
-        lo, hi = mine
-        olo, ohi = other
-        if olo < lo:
-            out[c] = (olo, ohi if ohi > hi else hi)
-        elif ohi > hi:
-            out[c] = (lo, ohi)
-        else:  # ``other`` lies inside: the range unchanged, its tuple kept
-            out[c] = mine
-    return out
 
 
 def analytic_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
@@ -228,23 +196,16 @@ class SimEngine:
     log: reqmodel.EventLog = field(default_factory=reqmodel.EventLog)  # what each phase did, for the request model
     partitions: set[str] = field(default_factory=set)  # partition paths ever written (a new one is a new prefix)
     fresh: set[tuple[str, str]] = field(default_factory=set)  # file groups this batch's ingest created
-    # MERGE_ON_READ: each slice's log files by its base file's path, (path, bytes, records), oldest first;
-    # the logs of live slices and of every physical slice; deltacommits since the last compaction
+    # log files, which a kind's hooks add (:meth:`Simulator.add_log`: a MERGE_ON_READ kind's, in its sim.py):
+    # each slice's log files by its base file's path, (path, bytes, records), oldest first; the logs of
+    # live slices and of every physical slice
     logs: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
     live_logs: int = 0
     live_log_bytes: int = 0
     phys_logs: int = 0
     phys_log_bytes: int = 0
-    deltas: int = 0
-    # inserts appended to small groups' logs (bench.simulate.mor_inserts): rows in each live slice's logs
-    # that are inserts, by its base file's path; each completed write's (base-file bytes, records)
+    # rows in each live slice's logs that are inserts (:meth:`Simulator.grow_slice`), by its base file's path
     inserted: dict[str, int] = field(default_factory=dict)
-    base_writes: list[tuple[int, int]] = field(default_factory=list)
-
-    merge_on_read: bool = field(default=False, init=False)  # its kind's behaviour's (set once: the replay asks on every commit)
-
-    def __post_init__(self) -> None:
-        self.merge_on_read = bool(getattr(self.behaviour, "merge_on_read", False))
 
     @property
     def events(self) -> reqmodel.Events:
@@ -325,18 +286,18 @@ class Simulator:
                                              scenario.engines[0]), scenario)
 
     # -- bookkeeping --------------------------------------------------------------------------
-    def _footer(self, e: SimEngine, rows: int) -> int:
+    def footer(self, e: SimEngine, rows: int) -> int:
         """Bytes of the footer bloom filter of a file of ``rows`` keys (each count computed once)."""
         got = e.footers.get(rows)
         if got is None:
             got = e.footers[rows] = footer_bytes(rows, e.bloom, KEY_LENGTH)
         return got
 
-    def _size(self, e: SimEngine, rows: int, data_bytes: int) -> int:
+    def file_bytes(self, e: SimEngine, rows: int, data_bytes: int) -> int:
         """A file's bytes: its rows' data plus Hudi's footer bloom filter of their keys."""
-        return data_bytes + self._footer(e, rows)
+        return data_bytes + self.footer(e, rows)
 
-    def _instant(self, e: SimEngine) -> str:
+    def new_instant(self, e: SimEngine) -> str:
         """A new commit's instant: the table's logical clock, as the runner's tables use it."""
         e.instants += 1
         instant = e.last_instant = next_logical_instant(e.last_instant)
@@ -347,7 +308,7 @@ class Simulator:
         e.last_instant = next_logical_instant(e.last_instant)
         return e.last_instant
 
-    def _add(self, e: SimEngine, partition: str, file_id: str, instant: str, rows: int, size: int,
+    def add_file(self, e: SimEngine, partition: str, file_id: str, instant: str, rows: int, size: int,
              stats: dict | None = None, data: pa.Table | None = None, task: int = 0) -> FileSlice:
         path = f"{partition}/{file_id}_{task}-0-0_{instant}.parquet"
         if data is not None:
@@ -429,7 +390,7 @@ class Simulator:
             e.phys_logs -= len(logs)
             e.phys_log_bytes -= sum([size for _, size, _ in logs])
 
-    def _clean(self, e: SimEngine) -> int:
+    def clean(self, e: SimEngine) -> int:
         """The real cleaner's rule (:func:`engines.table.cleaner.doomed_in_group`) over the file
         groups that hold files no longer live; a simulated table has no pending instants."""
         instants = e.data_instants
@@ -476,7 +437,7 @@ class Simulator:
         e.physical -= files
         return deleted + files
 
-    def _record(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
+    def record_commit(self, e: SimEngine, batch: int, kind: str, action: str, instant: str, written: list[FileSlice],
                 duration: float, replaced: int, batch_bytes: int, wbytes: int | None = None) -> None:
         # a MERGE_ON_READ table's log files count as files, live those of the snapshot's slices (bench.runner.table_state)
         live_n, live_bytes, phys_bytes = len(e.live) + e.live_logs, e.live_bytes + e.live_log_bytes, \
@@ -484,9 +445,7 @@ class Simulator:
         if wbytes is None:
             wbytes = sum([s.size_bytes for s in written])
         wrows = sum([s.num_rows for s in written])
-        if e.merge_on_read:  # Hudi's average record size of MOR inserts reads the writes' base files
-            bases = [s for s in written if s.path.endswith(".parquet")]
-            e.base_writes.append((sum([s.size_bytes for s in bases]), sum([s.num_rows for s in bases])))
+        e.behaviour.recorded(e, written)
         cfg = e.inserts
         # Hudi's estimate reads commits only, upserts' too (engines.cow_baseline.insert.table_average_record_size)
         if kind in ("ingest", "upsert") and cfg is not None and wrows and wbytes > (
@@ -529,7 +488,7 @@ class Simulator:
 
     def _scheduled_batch(self, b: int) -> dict[str, int]:
         """Rows per partition path of batch ``b`` from the horizon's schedule, and the ranges of
-        those rows (:meth:`_estimated_stats`), one dict per partition shared by every engine's slices."""
+        those rows (:meth:`estimated_stats`), one dict per partition shared by every engine's slices."""
         sched, paths = self.schedule, self.schedule_paths
         lo, hi = sched.offsets[b], sched.offsets[b + 1]
         services = self.service_range
@@ -555,7 +514,7 @@ class Simulator:
             stats[path] = out
         return dict(zip(paths[lo:hi], sched.counts[lo:hi], strict=True))
 
-    def _estimated_stats(self, partition: str) -> dict:
+    def estimated_stats(self, partition: str) -> dict:
         """Ranges of a batch's rows in ``partition`` from the generator's distributions (estimated
         mode); one dict per batch and partition, shared by every engine's slices (never mutated)."""
         cached = self.batch_stats.get(partition)
@@ -583,18 +542,15 @@ class Simulator:
             return None
         data = pa.concat_tables([e.rows[s.path] for s in (members if parts is not None else commit_order(members))])
         cols = e.behaviour.rewrite_sort_columns()
-        if cols:
-            if parts is not None:  # the MOR clustering sorts by the plan's sort columns only (a stable sort)
-                data = data.sort_by([(c, "ascending") for c in cols])
-            else:
-                data = simrows.sort_rows(data, [*cols, RECORD_KEY])
+        if cols:  # both table types order as engines.files.ordering.order_table: sort columns, record key
+            data = simrows.sort_rows(data, [*cols, RECORD_KEY])
         if parts is not None:
             starts = np.cumsum([0, *parts])
             return [data.slice(int(starts[i]), n) for i, n in enumerate(parts)]
         return simrows.near_equal_runs(data, n_out)
 
     def _estimated_rewrite_stats(self, e: SimEngine, members: list[FileSlice], n_out: int) -> list[dict]:
-        merged = _merge_stats([s.column_stats for s in members])
+        merged = merge_stats([s.column_stats for s in members])
         cols = e.behaviour.rewrite_sort_columns()
         if not cols or cols[0] != "service":
             return [merged] * n_out
@@ -615,11 +571,11 @@ class Simulator:
             by_part = {p: list(mine.values()) for p in counts if (mine := files.get(p))} \
                 if cfg.small_file_limit > 0 else {}
             avg = e.avg_record_size or cfg.record_size_estimate  # Hudi's rule, as the engine applies it
-            instant = self._instant(e)
+            instant = self.new_instant(e)
             ranked = {p: self._sorted_batch_rows(p, (RECORD_KEY,)) for p in self.batch_rows} if self.with_rows else {}
             buckets = assign_inserts(by_part, counts, avg, cfg)
             cuts = rank_ranges(buckets) if self.with_rows else None
-            footers, footer = e.footers, self._footer
+            footers, footer = e.footers, self.footer
             for i, (partition, _, n, base) in enumerate(buckets):
                 new_rows = ranked[partition].slice(*cuts[i]) if cuts is not None else None
                 if base is not None:
@@ -629,25 +585,25 @@ class Simulator:
                     rows = base.num_rows + n
                     old_footer = footers.get(base.num_rows) or footer(e, base.num_rows)
                     size = base.size_bytes - old_footer + int(n * bpr) + (footers.get(rows) or footer(e, rows))
-                    written.append(self._add(e, partition, base.file_id, instant, rows, size, None if data is not None
-                                             else _merge_two(base.column_stats, self._estimated_stats(partition)), data))
+                    written.append(self.add_file(e, partition, base.file_id, instant, rows, size, None if data is not None
+                                             else merge_two(base.column_stats, self.estimated_stats(partition)), data))
                 else:  # the engine writes every bucket as task 0 (engines.cow_baseline.bucket_write)
                     file_id = new_file_id(f"bucket-{i}", instant, partition, 0, 0, 0)
                     size = int(n * bpr) + (footers.get(n) or footer(e, n))
-                    written.append(self._add(e, partition, file_id, instant, n, size,
-                                             self._estimated_stats(partition) if new_rows is None else None, new_rows))
+                    written.append(self.add_file(e, partition, file_id, instant, n, size,
+                                             self.estimated_stats(partition) if new_rows is None else None, new_rows))
         else:
-            instant = self._instant(e)
+            instant = self.new_instant(e)
             order = self._ingest_order(e)
-            mor = e.merge_on_read
             max_file, footers = self.max_file, e.footers
-            chosen = mor_inserts.targets(self, e, counts) if mor and mor_inserts.pads(e) else None
-            by_task = not mor and e.behaviour.task_file_ids  # one write task per partition value of the batch
+            # inserts the kind writes into existing file groups' logs first, the rest to new base files
+            to_logs = e.behaviour.inserts_to_logs(self, e, b, instant, counts, written)
+            by_task = e.behaviour.task_file_ids  # one write task per partition value of the batch
+            by_writer = by_task or e.behaviour.writer_file_ids
             for partition, rows in counts.items():
-                taken = 0
-                if chosen:  # inserts appended to small file groups' logs first, the rest to new base files
-                    left = mor_inserts.pad(self, e, b, instant, partition, rows, chosen, written)
-                    taken, rows = rows - left, left
+                taken = to_logs.get(partition, 0) if to_logs else 0
+                if taken:
+                    rows -= taken
                     if not rows:
                         continue
                 size = int(rows * bpr)
@@ -655,22 +611,22 @@ class Simulator:
                 # a deltacommit's new base files are named as the table core's writer names them, an APPEND
                 # ingest's as its Spark tasks do
                 task = _task_of(partition[len(self.prefix):], len(counts)) if by_task else 0
-                ids = [new_file_id("", instant, partition, task, 0, k) if mor or by_task else e.new_id()
+                ids = [new_file_id("", instant, partition, task, 0, k) if by_writer else e.new_id()
                        for k in range(len(parts))]
                 if self.with_rows:
                     pieces = _ingest_pieces(self.spec, b, partition, tuple(order), tuple(parts), taken)
                     for fid, r, (data, stats) in zip(ids, parts, pieces, strict=True):
-                        written.append(self._add(e, partition, fid, instant, r,
-                                                 self._size(e, r, int(r * bpr)), stats, data, task))
+                        written.append(self.add_file(e, partition, fid, instant, r,
+                                                 self.file_bytes(e, r, int(r * bpr)), stats, data, task))
                 else:
-                    stats = self._estimated_stats(partition)
+                    stats = self.estimated_stats(partition)
                     for fid, r in zip(ids, parts, strict=True):
                         footer = footers.get(r)
-                        size = int(r * bpr) + (footer if footer is not None else self._footer(e, r))
-                        written.append(self._add(e, partition, fid, instant, r, size, stats, task=task))
+                        size = int(r * bpr) + (footer if footer is not None else self.footer(e, r))
+                        written.append(self.add_file(e, partition, fid, instant, r, size, stats, task=task))
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
-        self._record(e, b, "ingest", "deltacommit" if e.merge_on_read else "commit", instant, written, dur, 0,
+        self.record_commit(e, b, "ingest", e.behaviour.ingest_action, instant, written, dur, 0,
                      self.reference_bytes, wbytes)
         if self.corrects:
             tops = {s.file_group for s in merged}
@@ -681,11 +637,8 @@ class Simulator:
         if new_partitions:
             e.partitions |= touched
         e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), len(merged),
-                                                  self._row_groups_of(merged) if merged else 0, new_partitions))
-        if e.merge_on_read:  # the MOR engine's after-commit: compaction when due, then the cleaner
-            self._after_deltacommit(e, b)
-        elif e.behaviour.cleans_after_ingest():  # the baseline: Hudi's automatic clean after every commit
-            self._maybe_clean(e, b)
+                                                  self.row_groups_of(merged) if merged else 0, new_partitions))
+        e.behaviour.after_commit(self, e, b)  # the writer's after-commit (the cleaner, the MOR compaction)
 
     def upsert(self, e: SimEngine, b: int) -> None:
         """Batch ``b``'s corrections as the runner feeds them: one upsert commit after the insert commit,
@@ -694,8 +647,7 @@ class Simulator:
         writer's after-commit clean. None when the batch has no corrections."""
         if not self.update_count:
             return
-        if e.merge_on_read:
-            self._upsert_to_logs(e, b)
+        if e.behaviour.write_corrections(self, e, b):  # the kind's own (MERGE_ON_READ: log files)
             return
         if not e.behaviour.upserts_by_merge():
             raise ValueError(f"engine {e.name} (kind {e.kind}): the simulator has no model of its upsert")
@@ -709,56 +661,21 @@ class Simulator:
             touched = [(s, None) for s in old]
         partitions = {p for p in self.batch_updates} if self.with_rows else {s.partition for s in old}
         e.gets += sum([len(e.by_part.get(p, ())) for p in partitions])  # the simple index reads their keys
-        instant = self._instant(e)
+        instant = self.new_instant(e)
         written = []
         for s, data in touched:
             e.gets += 1
-            written.append(self._add(e, s.partition, s.file_id, instant, s.num_rows, s.size_bytes,
+            written.append(self.add_file(e, s.partition, s.file_id, instant, s.num_rows, s.size_bytes,
                                      s.column_stats if data is None else None, data))
         wbytes = sum([s.size_bytes for s in written])
         dur = self.model.ingest_s(wbytes, len(written))
-        self._record(e, b, "upsert", "commit", instant, written, dur, 0, 0, wbytes)
+        self.record_commit(e, b, "upsert", "commit", instant, written, dur, 0, 0, wbytes)
         e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), len(old),
-                                                  self._row_groups_of(old) if old else 0, 0))
-        if e.behaviour.cleans_after_ingest():
-            self._maybe_clean(e, b)
-
-    def _upsert_to_logs(self, e: SimEngine, b: int) -> None:
-        """Batch ``b``'s corrections on a MERGE_ON_READ table: one deltacommit writing a new log file
-        to each file group holding an updated key (:func:`engines.files.deltacommit.write_deltacommit`),
-        sized by the real log format (:mod:`bench.simulate.logsize`: exact with rows; else the group's
-        expected share of the corrections, at least one), then compaction when due and the cleaner."""
-        instant = self._instant(e)
-        logs: list[tuple[FileSlice, int, int]] = []  # (slice, records, bytes)
-        if self.with_rows:
-            by_partition = logsize.corrections_by_partition(self.spec, b)
-            for partition in sorted(by_partition):
-                upd = by_partition[partition]
-                keys = upd.column(RECORD_KEY)
-                for fid in sorted(e.by_part.get(partition, {})):
-                    s = e.by_part[partition][fid]
-                    mask = pc.is_in(keys, value_set=e.rows[s.path].column(RECORD_KEY))
-                    if pc.any(mask).as_py():
-                        rows = upd.filter(mask)
-                        logs.append((s, rows.num_rows, logsize.log_block_bytes(rows, instant, partition, fid)))
-        else:
-            old = simcorr.touched_estimated(e.live.values(), e.fresh, self.update_count, self.spec.seed,
-                                            b + self.start_at)
-            total = sum([s.num_rows for s in e.live.values() if s.file_group not in e.fresh]) or 1
-            model = logsize.log_size_model(self.spec)
-            for s in sorted(old, key=lambda s: s.file_group):
-                n = max(1, round(self.update_count * s.num_rows / total))
-                logs.append((s, n, model.bytes_of(n)))
-        written = [self._add_log(e, s, instant, n, size) for s, n, size in logs]
-        e.gets += sum([len(e.by_part.get(p, ())) for p in {s.partition for s, _, _ in logs}])  # the key index
-        wbytes = sum([s.size_bytes for s in written])
-        dur = self.model.ingest_s(wbytes, len(written))
-        self._record(e, b, "upsert", "deltacommit", instant, written, dur, 0, 0, wbytes)
-        e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, len(written), 0, 0, 0))
-        self._after_deltacommit(e, b)
+                                                  self.row_groups_of(old) if old else 0, 0))
+        e.behaviour.after_commit(self, e, b)
 
     @staticmethod
-    def _add_log(e: SimEngine, s: FileSlice, instant: str, records: int, size: int) -> FileSlice:
+    def add_log(e: SimEngine, s: FileSlice, instant: str, records: int, size: int) -> FileSlice:
         """A new log file of ``s``'s slice written at ``instant`` (the next version), as a written file."""
         mine = e.logs.setdefault(s.path, [])
         path = f"{s.partition}/.{s.file_id}_{s.instant}.log.{len(mine) + 1}_0-0-0"
@@ -770,82 +687,82 @@ class Simulator:
         e.puts += 1
         return file_slice(s.partition, s.file_id, instant, path, size, records, {})
 
-    def _after_deltacommit(self, e: SimEngine, b: int) -> None:
-        """The MOR engine's after-commit: the inline compaction when due, then the cleaner."""
-        e.deltas += 1
-        compaction = e.behaviour.compaction  # type: ignore[attr-defined]
-        record = None
-        if e.behaviour.compaction_inline and due(e.deltas, compaction):  # type: ignore[attr-defined]
-            record = self._compact(e, b)
-        if record is None:
-            self._maybe_clean(e, b)
-            return
-        # the runner records what after_commit returned once it returned: the compaction's commit row
-        # (and its maintenance row before the clean's) carries the table as the clean left it
-        deleted = self._clean(e)
-        record()
-        self._log_clean(e, b, deleted)
+    # -- the table as a kind's hooks see it (engines.sim.SimTable) ---------------------------------
+    def grow_slice(self, e: SimEngine, s: FileSlice, inserted: int, stats: dict, data: pa.Table | None) -> FileSlice:
+        """``s`` grown by ``inserted`` rows its new log file inserts: it keeps its base file (path, bytes)
+        while its rows (and ``data``, in exact mode) count the log's inserts."""
+        grown = file_slice(s.partition, s.file_id, s.instant, s.path, s.size_bytes, s.num_rows + inserted, stats)
+        e.live[s.file_group] = e.by_part[s.partition][s.file_id] = grown
+        if data is not None:
+            e.rows[s.path] = data
+        e.inserted[s.path] = e.inserted.get(s.path, 0) + inserted
+        return grown
 
-    def _compact(self, e: SimEngine, b: int) -> Callable[[], None] | None:
-        """One MERGE_ON_READ compaction (:func:`engines.mor_compaction.executor.execute`): every live
-        slice with log files planned by the shared pure planner, each merged into a new base file of
-        its file group (a new slice at the compaction's instant; the same rows, as the updates replace
-        theirs); no instant when no slice has logs."""
-        slices = [SliceLogs(s.partition, s.file_id, s.instant, s.path.rsplit("/", 1)[-1], s.size_bytes,
-                            tuple(p.rsplit("/", 1)[-1] for p, _, _ in logs), sum([size for _, size, _ in logs]))
-                  for s in e.live.values() if (logs := e.logs.get(s.path))]
-        plan = plan_compaction(slices, e.behaviour.compaction)  # type: ignore[attr-defined]
-        if plan is None:
-            return None
-        instant = self._instant(e)
-        e.deltas = 0
-        written: list[FileSlice] = []
-        merged_logs = bytes_read = 0
-        for op in plan.operations:
-            s = e.live[op.file_group]
-            merged_logs += len(op.log_files)
-            bytes_read += s.size_bytes + sum([size for _, size, _ in e.logs[s.path]])
-            e.gets += 1 + len(op.log_files)
-            data = e.rows.get(s.path)
-            written.append(self._add(e, s.partition, s.file_id, instant, s.num_rows, self._compacted_size(e, s),
-                                     s.column_stats if data is None else None, data))
-        files_in = len(plan.operations) + merged_logs
-        wbytes = sum([s.size_bytes for s in written])
-        dur = self.model.maintenance_s(bytes_read, wbytes, files_in, len(written))
-        # as the engine's row: bytes_read is not counted by the compaction (engines.mor_compaction.service)
-        self.writer.add("maintenance", engine=e.name, batch=b, kind="compaction", instant=instant, mode="simulated",
-                        duration_s=dur, files_in=files_in, files_out=len(written), bytes_read=0,
-                        bytes_written=wbytes, records=sum([s.num_rows for s in written]), files_deleted=0,
-                        details=json.dumps({"log_files_merged": merged_logs}))
+    @staticmethod
+    def inserted_rows(e: SimEngine, s: FileSlice) -> int:
+        """The rows of ``s`` that sit in its log files as inserts (not in its base file)."""
+        return e.inserted.get(s.path, 0) if e.inserted else 0
 
-        def record() -> None:
-            self._record(e, b, "compaction", "compaction", instant, written, dur, files_in, 0, wbytes)
-            e.log.add("maintenance_execution", b, _EXECUTION_FEATURES, (e.seq, files_in, len(written),
-                                                                       self._row_groups_of(written)))
-        return record
+    @staticmethod
+    def ingest_event(e: SimEngine, b: int, written: int, merged: int, row_groups_merged: int,
+                     partitions_new: int) -> None:
+        """The request model's event of an ingest or upsert commit just recorded."""
+        e.log.add("ingest", b, _INGEST_FEATURES, (e.seq, written, merged, row_groups_merged, partitions_new))
 
-    def _compacted_size(self, e: SimEngine, s: FileSlice) -> int:
-        """The bytes of ``s`` compacted: its base file's, plus the rows its logs inserted (updates
-        replace rows) at the bytes per record, the footer counting every row."""
-        inserted = mor_inserts.inserted_rows(e, s)
-        if not inserted:
-            return s.size_bytes
-        base = s.num_rows - inserted
-        return s.size_bytes - self._footer(e, base) + int(inserted * self.bpr) + self._footer(e, s.num_rows)
+    @staticmethod
+    def execution_event(e: SimEngine, b: int, files_in: int, files_out: int, row_groups_in: int) -> None:
+        """The request model's event of a maintenance execution just recorded."""
+        e.log.add("maintenance_execution", b, _EXECUTION_FEATURES, (e.seq, files_in, files_out, row_groups_in))
 
-    def _row_groups_of(self, slices: list[FileSlice]) -> int:
+    def stats_of(self, data: pa.Table, partition: str) -> dict:
+        """The column ranges of rows ``data`` of ``partition`` (exact mode)."""
+        return simrows.stats_of(data, self.pcol, partition[len(self.prefix):])
+
+    merge_two = staticmethod(merge_two)
+
+    def inserted_rows_of_batch(self, b: int, partition: str, start: int, n: int) -> pa.Table:
+        """Rows ``start`` to ``start + n`` of batch ``b``'s inserts in ``partition``, every column (a log block's)."""
+        return logsize.batch_by_partition(self.spec, b)[partition].slice(start, n)
+
+    def query_rows_of_batch(self, partition: str, start: int, n: int) -> pa.Table:
+        """The same rows of this batch, their query columns (what a simulated file keeps)."""
+        return self.batch_rows[partition].slice(start, n)
+
+    def corrections_by_partition(self, b: int) -> dict[str, pa.Table]:
+        """Batch ``b``'s correction rows per partition path, in the upsert's order."""
+        return logsize.corrections_by_partition(self.spec, b)
+
+    def touched_estimated(self, e: SimEngine, b: int) -> list[FileSlice]:
+        """The file groups batch ``b``'s corrections touch (estimated mode, :mod:`bench.simulate.corrections`)."""
+        return simcorr.touched_estimated(e.live.values(), e.fresh, self.update_count, self.spec.seed,
+                                         b + self.start_at)
+
+    @staticmethod
+    def log_block_bytes(rows: pa.Table, instant: str, partition: str, file_id: str) -> int:
+        """The bytes of a log file of ``rows`` by the real log format."""
+        return logsize.log_block_bytes(rows, instant, partition, file_id)
+
+    def correction_log_bytes(self, records: int) -> int:
+        """The estimated bytes of a log file of ``records`` corrections."""
+        return logsize.log_size_model(self.spec).bytes_of(records)
+
+    def insert_log_bytes(self, records: int) -> int:
+        """The estimated bytes of a log file of ``records`` inserted rows."""
+        return logsize.insert_log_size_model(self.spec).bytes_of(records)
+
+    def row_groups_of(self, slices: list[FileSlice]) -> int:
         """Row groups of ``slices``: ``ceil(rows / row_group_rows)`` each, at least one."""
         per = self.row_group_rows
         return sum([-(-s.num_rows // per) or 1 for s in slices])
 
-    def _maybe_clean(self, e: SimEngine, b: int) -> None:
-        deleted = self._clean(e)
+    def maybe_clean(self, e: SimEngine, b: int) -> None:
+        deleted = self.clean(e)
         if deleted:
-            self._log_clean(e, b, deleted)
+            self.log_clean(e, b, deleted)
         else:  # the cleaner's request event only (nothing deleted: no instant, no row)
             e.log.add("cleaner", b, _CLEAN_FEATURES, (e.seq, 0))
 
-    def _log_clean(self, e: SimEngine, b: int, deleted: int) -> None:
+    def log_clean(self, e: SimEngine, b: int, deleted: int) -> None:
         """The cleaner's request event and, when it deleted files, its instant and maintenance row."""
         e.log.add("cleaner", b, _CLEAN_FEATURES, (e.seq, deleted))
         if deleted:  # a clean takes an instant only when it deletes something, as the real one
@@ -865,44 +782,42 @@ class Simulator:
         cleans_after = e.behaviour.cleans_after_maintenance()
         if not groups:
             if cleans_after:
-                self._maybe_clean(e, b)
+                self.maybe_clean(e, b)
             else:  # the runner's cleaner runs after every maintenance step, here with nothing to clean
                 e.log.add("cleaner", b, _COMMITS, (e.seq,))
             return
-        instant = self._instant(e)
+        instant = self.new_instant(e)
         written: list[FileSlice] = []
         files_in = bytes_read = row_groups_in = 0
         delete_now = e.behaviour.deletes_inputs_at_once()
-        mor = e.merge_on_read
+        behaviour = e.behaviour
         for gi, (partition, members, n_out) in enumerate(groups):
-            prefix = None if mor else e.behaviour.rewrite_file_id_prefix(gi)
             rows = sum([s.num_rows for s in members])
             total = sum([s.size_bytes for s in members])
-            data = total - sum([self._footer(e, s.num_rows) for s in members])  # one footer per output file
-            if e.inserted:  # MERGE_ON_READ: the rows the slices' logs inserted are written too
-                inserted = [mor_inserts.inserted_rows(e, s) for s in members]
-                data += sum([self._footer(e, s.num_rows) - self._footer(e, s.num_rows - n) + int(n * self.bpr)
+            data = total - sum([self.footer(e, s.num_rows) for s in members])  # one footer per output file
+            if e.inserted:  # the rows the slices' logs inserted are written too
+                inserted = [self.inserted_rows(e, s) for s in members]
+                data += sum([self.footer(e, s.num_rows) - self.footer(e, s.num_rows - n) + int(n * self.bpr)
                              for s, n in zip(members, inserted, strict=True)])
             files_in += len(members)
             bytes_read += total
-            row_groups_in += self._row_groups_of(members)
+            row_groups_in += self.row_groups_of(members)
             e.gets += len(members)
-            # MERGE_ON_READ (engines.clustering.mor): each slice's logs merged over its base, in plan order,
-            # written as outputs of ceil(rows / outputs) rows named by the table core's writer
-            parts = _ceil_runs(rows, n_out) if mor else split_evenly(rows, n_out)
-            outputs = self._rewrite_rows(e, members, n_out, parts if mor else None)
+            runs = behaviour.rewrite_runs(rows, n_out)  # None: near-equal runs in commit order
+            parts = runs if runs is not None else split_evenly(rows, n_out)
+            outputs = self._rewrite_rows(e, members, n_out, runs)
             estimated = self._estimated_rewrite_stats(e, members, len(parts)) if outputs is None else None
             for s in members:
                 self._retire(e, s, delete_now)
             for o, r in enumerate(parts):
-                size = self._size(e, r, int(data * r / rows)) if rows else 0
-                fid = new_file_id(f"group-{gi}", instant, partition, gi, 0, o) if mor else \
-                    new_file_id(prefix, instant, partition, o, 0, 0) if prefix is not None else e.new_id()
-                task = gi if mor else o
+                size = self.file_bytes(e, r, int(data * r / rows)) if rows else 0
+                fid, task = behaviour.rewrite_file_id(gi, o, instant, partition)
+                if fid is None:
+                    fid = e.new_id()
                 if outputs is not None:
-                    written.append(self._add(e, partition, fid, instant, r, size, data=outputs[o], task=task))
+                    written.append(self.add_file(e, partition, fid, instant, r, size, data=outputs[o], task=task))
                 else:
-                    written.append(self._add(e, partition, fid, instant, r, size, estimated[o], task=task))
+                    written.append(self.add_file(e, partition, fid, instant, r, size, estimated[o], task=task))
         e.dirty.clear()
         kind = e.behaviour.maintenance_kind
         wbytes = sum([s.size_bytes for s in written])
@@ -911,10 +826,10 @@ class Simulator:
                         duration_s=dur, files_in=files_in, files_out=len(written), bytes_read=bytes_read,
                         bytes_written=wbytes, records=sum([s.num_rows for s in written]),
                         files_deleted=files_in if delete_now else 0, details=json.dumps({"groups": len(groups)}))
-        self._record(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0, wbytes)
+        self.record_commit(e, b, kind, e.behaviour.maintenance_action, instant, written, dur, files_in, 0, wbytes)
         e.log.add("maintenance_execution", b, _EXECUTION_FEATURES, (e.seq, files_in, len(written), row_groups_in))
         if cleans_after:
-            self._maybe_clean(e, b)
+            self.maybe_clean(e, b)
         else:
             e.log.add("cleaner", b, _COMMITS, (e.seq,))
 
@@ -967,20 +882,16 @@ class Simulator:
         (:func:`runresults.query_runs.query_runs`: at the final checkpoint the interleaved rounds')
         and one run's predicted requests in the store columns."""
         live = sorted(e.live.values(), key=lambda s: s.path)
-        # MERGE_ON_READ (engines.spark.mor_reader): a slice with log files is merged, never pruned; and the
-        # table core's MOR writes record no column ranges in their commit metadata (engines.files.writer's
-        # WriteSpec.stats_columns), so the snapshot's min/max pruning keeps every file (row groups are still
+        # a slice with log files is merged, never pruned (engines.spark.mor_reader); a kind whose writes record
+        # no column ranges in their commit metadata (the table core's MOR writes: engines.files.writer's
+        # WriteSpec.stats_columns) has every file kept by the snapshot's min/max pruning (row groups are still
         # pruned by the footers)
-        merged = [s for s in live if e.logs.get(s.path)] if e.logs else []
-        mor: dict[str, Any] = {}
-        if e.merge_on_read:
-            plain, merged = [], live
-            logged = [s for s in live if e.logs.get(s.path)]
-            if logged:
-                mor = {"log_files_merged": sum([len(e.logs[s.path]) for s in logged]),
-                       "log_bytes_merged": sum([size for s in logged for _, size, _ in e.logs[s.path]])}
-        else:
-            plain = live
+        logged = [s for s in live if e.logs.get(s.path)] if e.logs else []
+        logs: dict[str, Any] = {}
+        if logged:
+            logs = {"log_files_merged": sum([len(e.logs[s.path]) for s in logged]),
+                    "log_bytes_merged": sum([size for s in logged for _, size, _ in e.logs[s.path]])}
+        plain, merged = (live, logged) if e.behaviour.prunes_by_column_stats else ([], live)
         runs = query_runs(self.query_spec, e.kind, final)
         e.log.add("query_planning", f"checkpoint {b}", _COMMITS, (e.seq,))
         for name in self.sc.queries.suite:
@@ -1003,18 +914,7 @@ class Simulator:
                             files_total=len(live),
                             files_scanned=len(kept), files_pruned=pruned, row_groups_total=rg_total,
                             row_groups_scanned=rg_match, rows_scanned=rows, result_rows=None, verified=None, error=None,
-                            **store, **mor)
-
-
-def _ceil_runs(rows: int, n_out: int) -> list[int]:
-    """Rows of each output when every output but the last takes ``ceil(rows / n_out)`` rows
-    (``max_rows_per_file``, :func:`engines.clustering.mor.cluster_merged_group`); no empty output."""
-    per = max(1, math.ceil(rows / max(1, n_out)))
-    out = []
-    while rows > 0:
-        out.append(min(per, rows))
-        rows -= out[-1]
-    return out
+                            **store, **logs)
 
 
 class _SimSteps:

@@ -55,8 +55,7 @@ def corrections_problems(scenario: Any, designs_only: bool = False) -> list[str]
         if designs_only and not entry.in_verdict:
             continue
         if entry.simulated:
-            unmodelled = getattr(entry.load("sim"), "unmodelled", None)
-            reason = unmodelled(resolve_planner(e, scenario)[1]) if unmodelled is not None else None
+            reason = entry.load("sim").unmodelled(resolve_planner(e, scenario)[1])
             if reason:
                 out.append(f"engine {e.name} (kind {e.kind}): the simulator has no model of {reason}")
         elif fraction > 0:

@@ -65,7 +65,7 @@ def stream_manual(config: dict[str, Any], kind: str) -> dict[str, Any]:
 
 def uses_hudi_sink(engine: Any, kind: str) -> bool:
     """Whether the engine is written by Apache Hudi's own streaming sink (``stream_sink: hudi``)."""
-    return kind_of(kind).builder == "hudi" and engine.config.stream_sink == "hudi"
+    return kind_of(kind).is_apache_hudi and engine.config.stream_sink == "hudi"
 
 
 def spark_schema(scenario: Scenario) -> Any:

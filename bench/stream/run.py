@@ -49,6 +49,7 @@ from bench.stream.engine_stream import StreamRun, stream_engine, stream_manual
 from bench.stream.landing import batch_rows, update_of
 from bench.stream.ratesearch import capacity_intervals, search
 from engines.config.registry import MB
+from engines.kinds import kinds_with
 from engines.spark.session import check_master_syntax, get_spark, resolve_master, warm_up
 from runresults import (
     ResultsWriter,
@@ -260,7 +261,8 @@ def _kill_tests(ctx: RunContext, scenario: Scenario, scenario_path: str | Path |
 def _warm_stream(spark: Any, scenario: Scenario, root: Path, cache: Path) -> None:
     """One batch streamed into a scratch table first: the file source's and the writers' first-use
     costs (class loading, code generation) would otherwise land on the first engine's figures."""
-    es = EngineSpec(name="warmup", kind="clustering")
+    # a COPY_ON_WRITE clustering design's writer (Option 2): the Spark paths most engines share
+    es = EngineSpec(name="warmup", kind=kinds_with(service="clustering", table_types=("COPY_ON_WRITE",))[0])
     engine = build_engine(_spec(es), scenario, str((root / "table").resolve()))
     try:
         stream_engine(spark, scenario, engine, es.kind, root, "warmup", 10.0, [0], cache, maintenance=False)

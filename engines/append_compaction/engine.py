@@ -42,9 +42,10 @@ from engines.append_compaction.planner import plan_base_file_compaction
 from engines.base import MaintenanceResult, TableServiceModes, clean_result
 from engines.config.registry import BLOOM, O1, settings
 from engines.cow_baseline.upsert import merge_write
+from engines.files.writer import WriteSpec
 from engines.maintenance_round import earliest_pending
 from engines.service_executor import Committed, MissingPlanInputError, PlanExecutor, ServicePoints
-from engines.spark.insert import insert_new_file_groups, write_spec_for
+from engines.spark.insert import insert_new_file_groups
 from engines.spark.rewrite import rewrite
 from engines.spark.session import get_spark
 from engines.table import faults, plans
@@ -142,10 +143,9 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         return BaseFileCompactionPlan.from_avro(plans.load_plan(self.table.refresh(), instant, COMPACTION))
 
     # -- execute (the shared skeleton of engines.service_executor) -----------------------------
-    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+    def execute_instant(self, instant: str) -> MaintenanceResult | None:
         """compactBaseFile: inflight → merge each operation → delete old + commit (in the configured order)."""
-        instant = instant or self.pending_plan()
-        return self.execute_plan(instant) if instant is not None else None
+        return self.execute_plan(instant)
 
     @property
     def max_parallel(self) -> int:
@@ -193,7 +193,7 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         spark = get_spark()
         view_slices = [_plan_slice(op.partition_path, p, instant) for p in op.base_file_paths]
         n_out = int(op.metrics.get("estimatedOutputFiles", 1)) or 1
-        spec = write_spec_for(self.table, instant, row_group_rows=self.config.row_group_rows,
+        spec = WriteSpec.for_table(self.table, instant, row_group_rows=self.config.row_group_rows,
                               stats_columns=self._stats_columns(), file_id_prefix=f"operation-{index}",
                               preserve_commit_metadata=self.config.preserve_commit_time)
         sort = list(self.config.sort_columns)

@@ -30,26 +30,22 @@ from __future__ import annotations
 from engines.clustering.config import ClusteringConfig
 from engines.clustering.plan import ClusteringGroup, ClusteringPlan, RequestedReplace
 from engines.clustering.planner import plan_clustering
+from engines.clustering.replacecommit import commit as commit  # re-exported: the engine's and tests' name
+from engines.clustering.replacecommit import load_plan as load_plan
 from engines.files.ordering import effective_ordering
-from engines.service_executor import Committed, ServicePoints
-from engines.spark.insert import write_spec_for
+from engines.files.writer import WriteSpec
+from engines.service_executor import ServicePoints
 from engines.spark.rewrite import rewrite_files
 from engines.spark.session import get_spark
 from engines.table import faults, plans
 from engines.table.model import WriteStat
 from engines.table.table import HudiTable
-from engines.table.timeline import MOR_COMPACTION, REPLACE, Instant
-from engines.table.transaction import commit_write
+from engines.table.timeline import MOR_COMPACTION, REPLACE
 
 POINTS = tuple(p for p in faults.POINTS["clustering"] if not p.endswith(".mid_group"))
 SHARED_POINTS = ServicePoints(after_inflight="clustering.after_inflight", after_rewrite="clustering.after_all_groups",
                               after_unit="clustering.after_group_written")
 ROLL_HEADROOM = 1.1  # a task opens a second file only past 1.1 x target (Hudi's compression-ratio slack)
-
-
-def load_plan(table: HudiTable, instant: str) -> ClusteringPlan:
-    """The clustering plan saved as ``instant`` (:func:`engines.table.plans.load_plan`)."""
-    return RequestedReplace.from_avro(plans.load_plan(table.refresh(), instant, REPLACE)).plan
 
 
 def schedule(table: HudiTable, config: ClusteringConfig, ordering: str | None = None,
@@ -85,26 +81,12 @@ def cluster_group(table: HudiTable, group: ClusteringGroup, plan: ClusteringPlan
     if table.merge_on_read:
         from engines.clustering.mor import cluster_merged_group
 
-        return cluster_merged_group(table, group, plan, instant, index, row_group_rows, preserve_commit_metadata)
-    spec = write_spec_for(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
+        return cluster_merged_group(table, group, plan, instant, index, row_group_rows, preserve_commit_metadata,
+                                    ordering)
+    spec = WriteSpec.for_table(table, instant, row_group_rows=row_group_rows, file_id_prefix=f"group-{index}",
                           stats_columns=_data_columns(table, group),
                           preserve_commit_metadata=preserve_commit_metadata,
                           target_file_bytes=int(plan.target_file_size * ROLL_HEADROOM))
     return rewrite_files(get_spark(), table.storage, group.slices, spec, group.num_output_files,
                          ordering, plan.sort_columns, fault_point="clustering.mid_group",  # type: ignore[arg-type]
                          split=split)  # type: ignore[arg-type]
-
-
-def commit(table: HudiTable, plan: ClusteringPlan, inflight: Instant, stats: list[WriteStat], ordering: str,
-           preserve_commit_metadata: bool, on_step: faults.StepHook = None) -> Committed:
-    """The replacecommit: every file group of the plan replaced, nothing deleted (the cleaner's job)."""
-    replaced: dict[str, list[str]] = {}
-    for g in plan.groups:
-        replaced.setdefault(g.partition_path, []).extend(g.file_ids)
-    faults.step("clustering.before_replacecommit", on_step)
-    commit_write(table, inflight, stats, "CLUSTER", table.latest_schema(), replaced=replaced,
-                 extra={"ordering": ordering, "sortColumns": ",".join(plan.sort_columns),
-                        "preserveCommitMetadata": str(preserve_commit_metadata).lower()})
-    faults.step("clustering.after_replacecommit", on_step)
-    return Committed(0, {"groups": len(plan.groups), "ordering": ordering,
-                         "output_sizes": sorted(s.file_size for s in stats)})

@@ -329,6 +329,19 @@ INSERT_SIZING = ("record_size_estimate", "record_size_estimation_threshold", "in
 BLOOM = ("bloom_filter", "bloom_filter_type", "bloom_num_entries", "bloom_fpp", "bloom_dynamic_max_entries")
 
 
+def declare(keys: Iterable[Setting]) -> None:
+    """Add the config keys an engine kind's registry entry declares (engines.kinds.register)."""
+    global SETTINGS
+    SETTINGS = SETTINGS + tuple(s for s in keys if s not in SETTINGS)
+
+
+def withdraw(keys: Iterable[Setting]) -> None:
+    """Remove keys :func:`declare` added (engines.kinds.unregister)."""
+    global SETTINGS
+    gone = set(map(id, keys))
+    SETTINGS = tuple(s for s in SETTINGS if id(s) not in gone)
+
+
 def setting(name: str, kind: str | None = None) -> Setting:
     """The entry of shorthand ``name`` for ``kind`` (any kind when the name has one meaning)."""
     found = [s for s in SETTINGS if s.name == name and (kind is None or kind in s.kinds)]

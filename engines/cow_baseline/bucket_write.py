@@ -15,11 +15,8 @@ import pyarrow as pa
 
 from engines.files.inputs import rebatch
 from engines.files.splits import sort_indices
-from engines.files.writer import WriteSpec, write_partition_rows
+from engines.files.writer import KEPT_META, WriteSpec, write_partition_rows
 from engines.table.model import WriteStat
-
-# what a top-up keeps of a small file's own metadata columns (HoodieMergeHandle copies old records as they are)
-KEPT_META = ("_hoodie_commit_time", "_hoodie_commit_seqno")
 
 
 def _in_schema(rows: pa.Table, schema: pa.Schema) -> pa.Table:

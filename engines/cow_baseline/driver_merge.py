@@ -25,14 +25,14 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from engines.cow_baseline.assign import InsertBucket, rank_ranges
-from engines.cow_baseline.bucket_write import KEPT_META, write_bucket
-from engines.files.gate import Route, choose_route
-from engines.files.inputs import Inputs, inspect_inputs, read_run, sortable
+from engines.cow_baseline.bucket_write import write_bucket
+from engines.files.gate import Route, bucket_inputs_route, bucket_route
+from engines.files.inputs import Inputs, inspect_inputs, read_run
+from engines.files.job import run_write_job
 from engines.files.splits import sort_indices
-from engines.files.writer import WriteSpec, filesystem_for
+from engines.files.writer import KEPT_META, WriteSpec, filesystem_for
 from engines.spark.arrow_compat import arrow_batch_rows
 from engines.spark.batch_stats import batch_rows
-from engines.spark.writer import run_write_job
 from engines.table.model import FileSlice, WriteStat
 from engines.table.storage import Storage
 
@@ -42,30 +42,18 @@ def _nullable(schema: pa.Schema) -> pa.Schema:
 
 
 def base_inputs(storage: Storage, bases: Mapping[int, FileSlice], batch_schema: pa.Schema, record_key: str,
-                partition_column: str, num_rows: int) -> tuple[Route, dict[int, Inputs]]:
-    """Whether the driver can merge this batch exactly as the Spark job would (the gate's route), and then
-    each small file's footer: a batch of at most :data:`engines.files.gate.LOCAL_ROWS` rows, small files of
-    at most :data:`engines.files.gate.LOCAL_BYTES` uncompressed in all, written by pyarrow with the batch's
-    columns and types (so Spark's union schema is the batch's, every column nullable), a record key
-    pyarrow sorts as Spark does, and a string partition column (the job matches partitions by their
-    text). No footers when the route is Spark's."""
-    blocker = ("a record key pyarrow does not order as Spark does" if not sortable(batch_schema, [record_key])
-               else "a partition column that is not a string"
-               if not pa.types.is_string(batch_schema.field(partition_column).type) else None)
-    route = choose_route(rows=num_rows, blocker=blocker)
+                partition_column: str, num_rows: int) -> tuple[Route, dict[int, Inputs | None]]:
+    """The gate's route for this batch's buckets (:func:`engines.files.gate.bucket_route`, then
+    :func:`engines.files.gate.bucket_inputs_route`) and each small file's footer as read for it (None: one
+    pyarrow cannot read as Spark does). No footers when the batch alone sends the job to Spark."""
+    route = bucket_route(batch_schema, record_key, partition_column, num_rows)
     if not route.in_driver:  # decided before any footer is read
         return route, {}
-    inputs: dict[int, Inputs] = {}
-    for i, base in bases.items():
-        found = inspect_inputs(storage, [base], keep_meta=False)
-        if found is None or not _nullable(found.schema).equals(_nullable(batch_schema)):
-            return choose_route(blocker="a small file pyarrow cannot read in the batch's schema"), {}
-        inputs[i] = found
-    route = choose_route(rows=num_rows, input_bytes=sum(x.total_bytes for x in inputs.values()))
-    return route, inputs if route.in_driver else {}
+    footers = {i: inspect_inputs(storage, [base], keep_meta=False) for i, base in bases.items()}
+    return bucket_inputs_route(num_rows, list(footers.values()), batch_schema), footers
 
 
-def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapping[int, Inputs],
+def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapping[int, Inputs | None],
                     specs: Sequence[WriteSpec], partition_column: str, partition_prefix: str, record_key: str,
                     fault_point: str | None = None) -> list[list[WriteStat]]:
     """Write bucket ``i`` with ``specs[i]``: the batch rows of its rank range by record key within its
@@ -88,10 +76,11 @@ def merge_in_driver(df: DataFrame, buckets: Sequence[InsertBucket], inputs: Mapp
                 rows = batch.filter(pc.equal(batch.column(partition_column), value))
                 ranked[b.partition] = rows.take(sort_indices(rows, [record_key]))
             old = None
-            if i in inputs:
+            small = inputs.get(i)
+            if small is not None:
                 fs, root = filesystem_for(specs[i].base_uri)
-                with_meta = replace(inputs[i], columns=[*KEPT_META, *inputs[i].columns])
-                old = pa.concat_tables(list(read_run(fs, root, with_meta, [(0, 0, inputs[i].row_counts[0])])))
+                with_meta = replace(small, columns=[*KEPT_META, *small.columns])
+                old = pa.concat_tables(list(read_run(fs, root, with_meta, [(0, 0, small.row_counts[0])])))
             out.append(write_bucket(specs[i], ranked[b.partition].slice(lo, n), old,
                                     topped_up if old is not None else batch.schema, rows_per_batch))
         return out

@@ -21,17 +21,16 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from engines.cow_baseline.assign import InsertBucket, assign_inserts, average_record_size, rank_ranges
-from engines.cow_baseline.bucket_write import KEPT_META, write_bucket
+from engines.cow_baseline.bucket_write import write_bucket
 from engines.cow_baseline.config import CowConfig
 from engines.cow_baseline.driver_merge import base_inputs, merge_in_driver
 from engines.files.gate import record_route
-from engines.files.inputs import inspect_inputs
-from engines.files.writer import WriteSpec
+from engines.files.inputs import Inputs, inspect_inputs
+from engines.files.writer import KEPT_META, NO_ROLL, WriteSpec
 from engines.spark.arrow_compat import arrow_batch_rows, arrow_schema_of
 from engines.spark.batch_stats import partition_counts
 from engines.spark.group_write import write_groups
-from engines.spark.insert import write_spec_for
-from engines.spark.rewrite import NO_ROLL, read_files
+from engines.spark.rewrite import read_files
 from engines.spark.session import get_spark
 from engines.table import faults
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
@@ -91,28 +90,30 @@ def write_buckets(spark: SparkSession, table: HudiTable, buckets: list[InsertBuc
     bases = {i: b.base_slice for i, b in enumerate(buckets) if b.base_slice is not None}
     prefix = f"{part_col}=" if table.hive_style else ""
     # a topped-up file's old rows keep their commit time and seqno, as HoodieMergeHandle copies them
-    specs = [write_spec_for(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
+    specs = [WriteSpec.for_table(table, instant, row_group_rows=row_group_rows, stats_columns=stats_columns,
                             file_id_override=b.file_id, file_id_prefix=f"bucket-{i}", target_file_bytes=NO_ROLL,
                             preserve_commit_metadata=b.base_slice is not None)
              for i, b in enumerate(buckets)]
-    route, inputs = base_inputs(table.storage, bases, arrow_schema_of(df), key, part_col,
-                                sum(b.num_records for b in buckets))
-    record_route("bucket insert", route)
+    route, footers = base_inputs(table.storage, bases, arrow_schema_of(df), key, part_col,
+                                 sum(b.num_records for b in buckets))
+    record_route("bucket insert", route, table.base_uri)
     if route.in_driver:
-        written = merge_in_driver(df, buckets, inputs, specs, part_col, prefix, key, fault_point="ingest.mid_write")
+        written = merge_in_driver(df, buckets, footers, specs, part_col, prefix, key, fault_point="ingest.mid_write")
     else:
-        written = _write_buckets_as_tasks(spark, table, buckets, bases, df, specs)
+        written = _write_buckets_as_tasks(spark, table, buckets, bases, df, specs, footers)
     return [s for b, out in zip(buckets, written, strict=True) for s in _bucket_stats(b, out)]
 
 
 def _write_buckets_as_tasks(spark: SparkSession, table: HudiTable, buckets: list[InsertBucket],
-                            bases: dict[int, FileSlice], df: DataFrame, specs: list[WriteSpec]) -> list[list[WriteStat]]:
+                            bases: dict[int, FileSlice], df: DataFrame, specs: list[WriteSpec],
+                            footers: dict[int, Inputs | None]) -> list[list[WriteStat]]:
     """Every bucket in one Spark job whose tasks call :func:`engines.cow_baseline.bucket_write.write_bucket`.
 
     Spark ranks the batch's rows, tags each with its bucket (``_b``) and unions in the small files' rows
     (``_old``), read with their kept meta columns: all in one read when pyarrow wrote them all in one schema,
     else each file on its own, so each bucket's target schema is Spark's union of its own small file and the
-    batch."""
+    batch. ``footers``: the small files' footers the gate read already (none when it decided on the batch
+    alone): then they are not read again."""
     part_col, key = table.partition_fields[0], table.record_key
     prefix = f"{part_col}=" if table.hive_style else ""
     cases = [f"WHEN {_sql_name(part_col)} = {_sql_string(b.partition[len(prefix):])} "
@@ -123,7 +124,7 @@ def _write_buckets_as_tasks(spark: SparkSession, table: HudiTable, buckets: list
     new_schema = arrow_schema_of(rows.drop("_b"))
     schemas = [new_schema] * len(buckets)
     merged = rows.withColumn("_old", F.lit(False))
-    one_read = inspect_inputs(table.storage, list(bases.values()), True) is not None
+    one_read = _one_schema(footers) if footers else inspect_inputs(table.storage, list(bases.values()), True) is not None
     for read in ([list(bases)] if one_read else [[i] for i in bases]) if bases else []:
         files = " ".join(f"WHEN {_sql_string(bases[i].file_name)} THEN {i}" for i in read)
         old = read_files(spark, table.storage, [bases[i] for i in read], keep_meta=True)
@@ -141,6 +142,16 @@ def _write_buckets_as_tasks(spark: SparkSession, table: HudiTable, buckets: list
                             schemas[i], batch_rows, attempt)
 
     return write_groups(merged, "_b", len(buckets), write_group, [key], specs[0], fault_point="ingest.mid_write")
+
+
+def _one_schema(footers: dict[int, Inputs | None]) -> bool:
+    """Whether pyarrow wrote every small file (``footers``, one per file) in one schema, meta columns
+    included: what :func:`engines.files.inputs.inspect_inputs` of them all together checks."""
+    found = [f for f in footers.values() if f is not None]
+    if len(found) < len(footers):
+        return False
+    schemas = [f.footers[0].schema.to_arrow_schema().remove_metadata() for f in found]
+    return all(s.equals(schemas[0]) for s in schemas[1:])
 
 
 def _bucket_stats(bucket: InsertBucket, out: list[WriteStat]) -> list[WriteStat]:

@@ -24,10 +24,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from engines.config.registry import PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
-from engines.files.writer import write_empty_file
+from engines.files.gate import record_route, upsert_inserts_route, upsert_merge_route
+from engines.files.writer import KEPT_META, NO_ROLL, WriteSpec, write_empty_file
 from engines.spark.arrow_compat import arrow_schema_of
-from engines.spark.insert import write_spec_for
-from engines.spark.rewrite import read_files, rewrite
+from engines.spark.rewrite import read_files
 from engines.spark.session import get_spark
 from engines.spark.writer import write_dataframe
 from engines.table import faults, plans
@@ -39,7 +39,6 @@ from engines.table.transaction import CommitResult, commit_write
 
 UpdateStrategy = Literal["reject", "allow"]
 _SERVICES = {REPLACE: "clustering", COMPACTION: "base-file compaction"}  # what holds a file group, by plan action
-KEPT_META = ("_hoodie_commit_time", "_hoodie_commit_seqno")  # what a merge keeps of a row it does not update
 
 
 class ClusteringUpdateConflictError(RuntimeError):
@@ -128,7 +127,7 @@ def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame 
         stats: list[WriteStat] = []
         in_keys = incoming.select(F.col(key).alias("_dk"), _partition_path_col(table, part_col).alias("_dp"))
         for s in touched:
-            spec = write_spec_for(table, instant.timestamp, file_id_override=s.file_id,
+            spec = WriteSpec.for_table(table, instant.timestamp, file_id_override=s.file_id, target_file_bytes=NO_ROLL,
                                   row_group_rows=row_group_rows, preserve_commit_metadata=True)
             old = read_files(spark, table.storage, [s], keep_meta=True)
             data_cols = [c for c in old.columns if c not in META_COLUMNS]
@@ -140,7 +139,8 @@ def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame 
                                         "left_semi").select(*[F.lit(None).cast("string").alias(c) for c in KEPT_META],
                                                             *data_cols)
                 remaining = remaining.unionByName(new_rows)
-            out = rewrite(spark, table.storage, [], spec, 1, extra=remaining)
+            record_route("upsert merge", upsert_merge_route(), table.base_uri)
+            out = write_dataframe(remaining.coalesce(1).sortWithinPartitions(key), spec)
             if not out:  # every row of the file group was deleted: an empty slice supersedes the old one
                 value = s.partition.split("=", 1)[1] if table.hive_style else s.partition
                 out = [write_empty_file(spec, value, arrow_schema_of(old.select(*data_cols)))]
@@ -156,10 +156,11 @@ def merge_write(table: HudiTable, updates: DataFrame | None, deletes: DataFrame 
             fresh = updates if found is None else updates.join(
                 found, (updates[key].cast("string") == F.col("_k"))
                 & (_partition_path_col(table, part_col) == F.col("_p")), "left_anti").select(*data_cols)
-            spec = write_spec_for(table, instant.timestamp, row_group_rows=row_group_rows,
+            spec = WriteSpec.for_table(table, instant.timestamp, row_group_rows=row_group_rows,
                                   stats_columns=data_cols, target_file_bytes=max_file_size,
                                   file_id_prefix="upsert-inserts")
             n = max(1, len(partitions))
+            record_route("upsert inserts", upsert_inserts_route(), table.base_uri)
             stats += write_dataframe(fresh.repartition(n, F.col(part_col)).sortWithinPartitions(part_col, key), spec)
         faults.step("ingest.after_files_written", on_step)
         faults.step("ingest.before_complete", on_step)

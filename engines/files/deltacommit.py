@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from engines.files.gate import deltacommit_inserts_route, record_route
 from engines.files.writer import WriteSpec, write_partition_rows
 from engines.table import faults, plans
 from engines.table.logfile import LogFileName, avro_data_block, delete_block
@@ -176,12 +177,10 @@ def write_deltacommit(table: HudiTable, upserts: pa.Table | None, deletes: Itera
                 "execute or roll back the plan first. Nothing was written")
         inst = table.start(DELTACOMMIT)
         if inserts:
-            spec = WriteSpec(table.base_uri, inst.timestamp, part_col, table.record_key, table.hive_style,
-                             bloom=table.bloom)
-            if target_file_bytes is not None:
-                spec.target_file_bytes = target_file_bytes
-            if row_group_rows is not None:
-                spec.row_group_rows = row_group_rows
+            sizes = {k: v for k, v in (("target_file_bytes", target_file_bytes), ("row_group_rows", row_group_rows))
+                     if v is not None}
+            spec = WriteSpec.for_table(table, inst.timestamp, **sizes)
+            record_route("deltacommit inserts", deltacommit_inserts_route(len(inserts)), table.base_uri)
             stats += write_partition_rows(spec, [upserts.take(inserts)], task=0, attempt=0)
         last_version: dict[tuple[str, str, str], int] = {}
         for log in view.log_files:

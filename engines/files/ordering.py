@@ -1,4 +1,4 @@
-"""Record orderings of written files: none, linear, z-order and Hilbert (pure numpy, no Spark).
+"""Record orderings of written files: none, linear, z-order and Hilbert (numpy and pyarrow, no Spark).
 
 Decisions:
 - A space-filling-curve ordering is a sort on one unsigned key per row. Each sort column is
@@ -18,9 +18,14 @@ Decisions:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from engines.files.splits import sort_indices
 
 Ordering = Literal["none", "linear", "zorder", "hilbert"]
 ORDERINGS: tuple[str, ...] = ("none", "linear", "zorder", "hilbert")
@@ -116,3 +121,82 @@ def curve_key(coords: Sequence[np.ndarray], curve: str, bits: int) -> np.ndarray
     if curve == "hilbert":
         return hilbert_key(coords, bits)
     raise ValueError(f"unknown curve {curve!r}; expected zorder or hilbert")
+
+
+# --- the rows of a table in an ordering: the one rule every clustering writer applies -----------------
+
+MAX_STRING_RANKS = 100_000  # more distinct strings than this: their first 7 bytes stand in for their rank
+
+
+def sort_keys(sort_columns: Sequence[str], record_key: str) -> list[str]:
+    """The columns a sorted write orders by: the sort columns, then the record key (rows never tie)."""
+    cols = list(sort_columns)
+    return cols + ([record_key] if record_key not in cols else [])
+
+
+@dataclass(frozen=True)
+class CurveColumn:
+    """How one sort column maps to curve coordinates: ``numeric`` (min/max scaling over ``lo``..``hi``),
+    ``rank`` (rank among ``ranks``, its distinct values) or ``prefix`` (the first 7 bytes)."""
+
+    kind: str
+    lo: float | None = None
+    hi: float | None = None
+    ranks: tuple[str, ...] = ()
+
+
+def curve_coordinates(values: Sequence[pa.Array | pa.ChunkedArray], columns: Sequence[CurveColumn],
+                      bits: int) -> list[np.ndarray]:
+    """The scaled coordinates of rows whose sort-column ``values`` (numbers already as float64 for a
+    ``numeric`` column) map as ``columns`` say: the same math in a Spark task and in the driver."""
+    coords = []
+    for vals, col in zip(values, columns, strict=True):
+        if col.kind == "numeric":
+            coords.append(scale_to_bits(vals.to_numpy(zero_copy_only=False), col.lo, col.hi, bits))
+        elif col.kind == "rank":
+            idx = pc.index_in(vals, value_set=pa.array(col.ranks, pa.string()))
+            ranks = idx.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
+            coords.append(scale_to_bits(ranks, 0.0, float(max(1, len(col.ranks) - 1)), bits))
+        else:
+            coords.append(scale_to_bits(string_prefix_values(vals.to_pylist()), 0.0, float(1 << 56), bits))
+    return coords
+
+
+def _as_float(values: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Numbers, dates and timestamps as float64 (dates and timestamps by their integer value)."""
+    if pa.types.is_timestamp(values.type) or pa.types.is_date64(values.type):
+        values = values.cast(pa.int64())
+    elif pa.types.is_date32(values.type):
+        values = values.cast(pa.int32())
+    return values.cast(pa.float64())
+
+
+def order_table(table: pa.Table, ordering: str | None, sort_columns: Sequence[str], record_key: str) -> pa.Table:
+    """``table``'s rows in ``ordering`` (:func:`effective_ordering`): as they are (none), by
+    :func:`sort_keys` (linear), or by the z-order/Hilbert key of the sort columns, then the record key;
+    ascending, nulls first. The rule of every sorted clustering write: the pyarrow rewrite tasks sort by
+    the same keys (:mod:`engines.files.rewrite_tasks`), Spark's sort puts nulls first too, and Spark's curve
+    key (:func:`engines.spark.ordering.with_curve_key`) is :func:`curve_coordinates`."""
+    cols = list(sort_columns)
+    effective = effective_ordering(ordering, cols)
+    if effective == "none":
+        return table
+    if effective == "linear":
+        return table.take(sort_indices(table, sort_keys(cols, record_key)))
+    columns, values = [], []
+    for c in cols:
+        col = table.column(c)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            distinct = pc.unique(col).drop_null().to_pylist()
+            columns.append(CurveColumn("rank", ranks=tuple(sorted(distinct))) if len(distinct) <= MAX_STRING_RANKS
+                           else CurveColumn("prefix"))
+            values.append(col)
+        else:
+            numbers = _as_float(col)
+            bounds = pc.min_max(numbers)
+            columns.append(CurveColumn("numeric", bounds["min"].as_py(), bounds["max"].as_py()))
+            values.append(numbers)
+    bits = bits_per_dimension(len(cols))
+    key = curve_key(curve_coordinates(values, columns, bits), effective, bits).astype(np.int64)
+    keyed = table.append_column("_curve_key", pa.array(key, pa.int64()))
+    return table.take(sort_indices(keyed, ["_curve_key", record_key]))

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from engines.files.inputs import Inputs, read_run, rebatch
+from engines.files.ordering import sort_keys as sort_keys  # the one rule; arrow_rewrite's name for it
 from engines.files.splits import Key, Run, search, sort_indices, sort_key, split_rows
 from engines.files.writer import WriteSpec, filesystem_for, write_partition_rows
 from engines.table.model import WriteStat
@@ -39,12 +40,6 @@ def write_run(spec: WriteSpec, inputs: Inputs, run: Iterable[Run], task: int, at
 def _open_ipc(fs: pafs.FileSystem, path: str) -> pa.Table:
     source = pa.memory_map(path) if isinstance(fs, pafs.LocalFileSystem) else fs.open_input_file(path)
     return pa.ipc.open_file(source).read_all()
-
-
-def sort_keys(sort_columns: Sequence[str], record_key: str) -> list[str]:
-    """The columns a sorted rewrite orders by: the sort columns, then the record key (rows never tie)."""
-    cols = list(sort_columns)
-    return cols + ([record_key] if record_key not in cols else [])
 
 
 def sorted_rows(fs: pafs.FileSystem, root: str, inputs: Inputs, run: Iterable[Run], keys: Sequence[str]) -> pa.Table:

@@ -27,6 +27,12 @@ import pyarrow.parquet as pq
 from engines.config.registry import DICTIONARY_PAGE_LIMIT, PARQUET_MAX_FILE_SIZE, ROW_GROUP_ROWS
 from engines.table.bloom import BloomConfig, footer_metadata
 from engines.table.model import META_COLUMNS, WriteStat, base_file_name, new_file_id
+from engines.table.table import HudiTable
+
+NO_ROLL = 1 << 62  # a target_file_bytes no file reaches: the job's rows go to one file per task
+# what a merge keeps of a row's own metadata columns when it copies the row unchanged (HoodieMergeHandle
+# copies old records as they are: a top-up's old rows, an upsert's untouched rows, a rewrite's rows)
+KEPT_META = ("_hoodie_commit_time", "_hoodie_commit_seqno")
 
 
 @dataclass
@@ -54,6 +60,18 @@ class WriteSpec:
     def __post_init__(self) -> None:
         if self.dictionary not in ("parquet_mr", "always"):
             raise ValueError(f"unknown dictionary rule {self.dictionary!r}; expected parquet_mr or always")
+
+    @classmethod
+    def for_table(cls, table: HudiTable, instant: str, **overrides: object) -> WriteSpec:
+        """The spec of a write into ``table`` at ``instant``: its base URI, partition column, record key,
+        partition path style and bloom filter, then ``overrides`` (any other field)."""
+        spec = cls(base_uri=table.base_uri, instant=instant, partition_column=table.partition_fields[0],
+                   record_key=table.record_key, hive_style=table.hive_style, bloom=table.bloom)
+        for key, value in overrides.items():
+            if not hasattr(spec, key):
+                raise TypeError(f"WriteSpec has no field {key!r}")
+            setattr(spec, key, value)
+        return spec
 
     def partition_path(self, value: str) -> str:
         return f"{self.partition_column}={value}" if self.hive_style else value

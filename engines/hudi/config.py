@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from engines.config.registry import HUDI, setting, settings
+from engines.kinds import kind_of, kind_of_preset
 
 PRESETS: tuple[str, ...] = setting("preset", HUDI).parse.choices  # type: ignore[attr-defined]
 MODES: tuple[str, ...] = setting("mode", HUDI).parse.choices  # type: ignore[attr-defined]
@@ -39,10 +40,10 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
             raise ValueError(f"unknown Hudi preset {self.preset!r}; known: {list(PRESETS)}")
-        if KIND_OF_PRESET[self.preset] != self.KIND:
-            mine = [p for p, k in KIND_OF_PRESET.items() if k == self.KIND]
-            raise ValueError(f"preset {self.preset!r} is engine kind {KIND_OF_PRESET[self.preset]!r} "
-                             f"(kind: {KIND_OF_PRESET[self.preset]}); kind {self.KIND!r} takes {mine}")
+        if kind_of_preset(self.preset) != self.KIND:  # the registry says which kind writes each preset
+            raise ValueError(f"preset {self.preset!r} is engine kind {kind_of_preset(self.preset)!r} "
+                             f"(kind: {kind_of_preset(self.preset)}); kind {self.KIND!r} takes "
+                             f"{list(kind_of(self.KIND).presets)}")
         if self.mode not in MODES:
             raise ValueError(f"unknown Hudi clustering mode {self.mode!r}; known: {list(MODES)}")
         if self.stream_sink not in STREAM_SINKS:
@@ -76,10 +77,9 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
 MOR_PRESETS = ("hudi_mor", "hudi_mor_clustering")
 
 
-# Which engine kind (engines/kinds.py) writes each preset: the MERGE_ON_READ ones are kinds of their own,
-# so that a report pairs them with ours by kind.
-KIND_OF_PRESET = {"hudi_cow": "hudi", "hudi_clustering": "hudi", "hudi_mor": "hudi_mor",
-                  "hudi_mor_clustering": "hudi_mor_clustering"}
+# Which engine kind writes each preset (engines/kinds.py's EngineKind.presets): the MERGE_ON_READ ones are
+# kinds of their own, so that a report pairs them with ours by kind.
+KIND_OF_PRESET = {p: kind_of_preset(p) for p in PRESETS}
 
 
 @dataclass(frozen=True)

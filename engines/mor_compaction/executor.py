@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from engines.files.writer import WriteSpec, write_empty_file, write_partition_rows
+from engines.files.gate import mor_compaction_route, record_route
+from engines.files.writer import NO_ROLL, WriteSpec, write_empty_file, write_partition_rows
 from engines.mor_compaction.plan import CompactionOperation, CompactionPlan
 from engines.mor_compaction.planner import CompactionConfig, SliceLogs, due, plan_compaction
 from engines.table import faults, plans
@@ -156,9 +157,9 @@ def compact_operation(table: HudiTable, s: MergeSlice, op: CompactionOperation, 
                       committed: set[str]) -> WriteStat:
     """One new base file of ``op``'s file group at ``instant``: its planned logs merged over its base."""
     rows = _merged_rows(table, s, op, committed)
-    spec = WriteSpec(table.base_uri, instant, table.partition_fields[0], table.record_key, table.hive_style,
-                     target_file_bytes=1 << 62, preserve_commit_metadata=True, file_id_override=op.file_id,
-                     bloom=table.bloom)
+    spec = WriteSpec.for_table(table, instant, target_file_bytes=NO_ROLL, preserve_commit_metadata=True,
+                               file_id_override=op.file_id)
+    record_route("mor compaction", mor_compaction_route(rows.nbytes), table.base_uri)
     if rows.num_rows:
         (stat,) = write_partition_rows(spec, [rows], task=0, attempt=0)
     else:  # every row of the slice deleted: an empty base file ends the slice's logs
@@ -171,17 +172,14 @@ def compact_operation(table: HudiTable, s: MergeSlice, op: CompactionOperation, 
     return stat
 
 
-def execute(table: HudiTable, instant: str | None = None, on_step: faults.StepHook = None) -> CompactionResult | None:
-    """Execute the pending compaction ``instant`` (the earliest when None); see the module docstring."""
+def execute(table: HudiTable, instant: str, on_step: faults.StepHook = None) -> CompactionResult:
+    """Execute the pending compaction ``instant`` (the service resolves the earliest one:
+    :class:`engines.mor_compaction.service.MorCompactionService`); see the module docstring."""
     table.check_writable(merge_on_read=True)
     t0 = time.perf_counter()
     with table.lock:
-        timeline = table.refresh()
-        pending = timeline.pending([MOR_COMPACTION])
-        target = next((i for i in pending if instant is None or i.timestamp == instant), None)
-        if target is None:
-            if instant is None:
-                return None
+        target = table.refresh().get(instant)
+        if target is None or target.action != MOR_COMPACTION or target.is_completed:
             raise TimelineError(f"{instant} is not a pending compaction of {table.base_uri}")
         rolled_back = target.state == State.INFLIGHT
         if rolled_back:

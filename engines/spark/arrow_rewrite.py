@@ -18,7 +18,8 @@ and all share one schema; otherwise the Spark path runs.
   near-equal row counts (:func:`engines.files.splits.plan_cuts`); stage 2, one task per output
   binary-searches its range in every sorted run, merges it chunk by chunk (``CHUNK_ROWS``) and writes one file.
   Outputs cover disjoint, ascending key ranges. The temporary directory is removed afterwards
-  (and by rollback after a crash). Inputs of at most ``SINGLE_TASK_BYTES`` skip both stages: one
+  (and by rollback after a crash). Inputs of at most ``SINGLE_TASK_BYTES`` (the gate's
+  :func:`engines.files.gate.sorted_in_one_task`) skip both stages: one
   task sorts every row and writes the outputs as near-equal row runs (:func:`sort_and_write`).
 - Small rewrites (:func:`engines.files.gate.choose_route`: at most ``LOCAL_BYTES`` of uncompressed
   input) run their tasks in the driver process, on a thread each: no Spark job, whose fixed cost
@@ -38,8 +39,10 @@ from typing import TypeVar
 import pyarrow.fs as pafs
 from pyspark.sql import SparkSession
 
-from engines.config.registry import SINGLE_TASK_BYTES, SORT_RUN_BYTES
+from engines.config.registry import SORT_RUN_BYTES
+from engines.files.gate import sorted_in_one_task
 from engines.files.inputs import Inputs
+from engines.files.job import run_write_job
 from engines.files.rewrite_tasks import (
     CHUNK_ROWS,
     TEMP_DIR,
@@ -51,12 +54,10 @@ from engines.files.rewrite_tasks import (
 )
 from engines.files.splits import plan_cuts, split_files, split_rows
 from engines.files.writer import WriteSpec, filesystem_for
-from engines.spark.writer import run_write_job
 from engines.table.model import WriteStat
 
-# RUN_BYTES: the uncompressed input bytes one sorting task holds at most. Below SINGLE_TASK_BYTES of
-# uncompressed input one task sorts and writes every output: a second Spark job and the temporary runs
-# cost more than the parallel sort saves (measured on the CI scenario).
+# RUN_BYTES: the uncompressed input bytes one sorting task holds at most. Whether one task sorts and
+# writes every output instead is the gate's (engines.files.gate.sorted_in_one_task).
 RUN_BYTES = SORT_RUN_BYTES
 T = TypeVar("T")
 
@@ -99,7 +100,7 @@ def rewrite_sorted(spark: SparkSession, inputs: Inputs, spec: WriteSpec, num_out
     ``local``: the tasks in the driver."""
     keys = sort_keys(sort_columns, spec.record_key)
     inputs = inputs.for_tasks(local)
-    if inputs.total_bytes <= SINGLE_TASK_BYTES:
+    if sorted_in_one_task(inputs.total_bytes):
         stats = run_write_job(spec, fault_point, lambda: _tasks(
             spark, 1, lambda i, a: sort_and_write(spec, inputs, keys, num_outputs, a), local))
         return sorted(stats[0], key=lambda s: s.path)

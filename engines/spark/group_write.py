@@ -19,8 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
+from engines.files.job import run_write_job
 from engines.files.writer import WriteSpec
-from engines.spark.writer import STATS_SCHEMA, run_write_job
+from engines.spark.writer import STATS_SCHEMA
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import WriteStat
 
@@ -51,7 +52,7 @@ def write_groups(df: DataFrame, group_column: str, num_groups: int, write_group:
     job: each task calls ``write_group(g, rows, attempt)`` on each of its groups, ``rows`` ordered by
     ``order``; the write stats of each group. ``spec``: one of the groups' specs (the crash point watches
     its table and instant); ``fault_point``: the crash point inside the job
-    (:func:`engines.spark.writer.run_write_job`)."""
+    (:func:`engines.files.job.run_write_job`)."""
     from pyspark import TaskContext
 
     if num_groups == 0:

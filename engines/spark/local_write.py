@@ -19,11 +19,11 @@ from pyspark.sql import DataFrame
 
 from engines.files.as_tasks import write_as_tasks
 from engines.files.inputs import sortable
+from engines.files.job import run_write_job
 from engines.files.splits import sort_indices
 from engines.files.writer import WriteSpec
 from engines.spark.arrow_compat import arrow_batch_rows, to_arrow
 from engines.spark.batch_stats import known_rows
-from engines.spark.writer import run_write_job
 from engines.table.model import WriteStat
 
 

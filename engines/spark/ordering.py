@@ -14,14 +14,17 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from engines.files.ordering import bits_per_dimension, curve_key, scale_to_bits, string_prefix_values
-
-MAX_STRING_RANKS = 100_000
+from engines.files.ordering import (
+    MAX_STRING_RANKS,
+    CurveColumn,
+    bits_per_dimension,
+    curve_coordinates,
+    curve_key,
+)
 
 
 def with_curve_key(df: DataFrame, columns: Sequence[str], curve: str) -> DataFrame:
@@ -30,46 +33,37 @@ def with_curve_key(df: DataFrame, columns: Sequence[str], curve: str) -> DataFra
         raise ValueError(f"unknown curve {curve!r}; expected zorder or hilbert")
     cols = list(columns)
     bits = bits_per_dimension(len(cols))
-    kinds: dict[str, tuple[str, object]] = {}
+    kinds: dict[str, CurveColumn] = {}
     numeric_aggs = []
     for c in cols:
         dtype = df.schema[c].dataType
         if isinstance(dtype, StringType):
             distinct = [r[0] for r in df.select(c).distinct().limit(MAX_STRING_RANKS + 1).collect()]
             if len(distinct) <= MAX_STRING_RANKS:
-                ranks = sorted(v for v in distinct if v is not None)
-                kinds[c] = ("rank", ranks)
+                kinds[c] = CurveColumn("rank", ranks=tuple(sorted(v for v in distinct if v is not None)))
             else:
-                kinds[c] = ("prefix", None)
+                kinds[c] = CurveColumn("prefix")
         else:
-            kinds[c] = ("numeric", None)
             numeric_aggs += [F.min(F.col(c).cast("double")).alias(f"lo_{c}"),
                              F.max(F.col(c).cast("double")).alias(f"hi_{c}")]
     bounds = df.select(*numeric_aggs).collect()[0].asDict() if numeric_aggs else {}
+    for c in cols:
+        if c not in kinds:
+            kinds[c] = CurveColumn("numeric", bounds[f"lo_{c}"], bounds[f"hi_{c}"])
     src = df
     for c in cols:
-        if kinds[c][0] == "numeric":
+        if kinds[c].kind == "numeric":
             src = src.withColumn(f"_num_{c}", F.col(c).cast("double"))
     schema = StructType(src.schema.fields + [StructField("_curve_key", LongType(), False)])
+    columns = [kinds[c] for c in cols]
+    value_columns = [f"_num_{c}" if kinds[c].kind == "numeric" else c for c in cols]
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for rb in batches:
-            coords = []
-            for c in cols:
-                kind, info = kinds[c]
-                if kind == "numeric":
-                    vals = rb.column(rb.schema.get_field_index(f"_num_{c}")).to_numpy(zero_copy_only=False)
-                    coords.append(scale_to_bits(vals, bounds[f"lo_{c}"], bounds[f"hi_{c}"], bits))
-                elif kind == "rank":
-                    idx = pc.index_in(rb.column(rb.schema.get_field_index(c)), value_set=pa.array(info, pa.string()))
-                    ranks = idx.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
-                    coords.append(scale_to_bits(ranks, 0.0, float(max(1, len(info) - 1)), bits))
-                else:
-                    prefix = string_prefix_values(rb.column(rb.schema.get_field_index(c)).to_pylist())
-                    coords.append(scale_to_bits(prefix, 0.0, float(1 << 56), bits))
-            key = curve_key(coords, curve, bits)
+            values = [rb.column(rb.schema.get_field_index(v)) for v in value_columns]
+            key = curve_key(curve_coordinates(values, columns, bits), curve, bits)
             arr = pa.array(key.astype(np.int64), pa.int64())
             yield pa.RecordBatch.from_arrays(list(rb.columns) + [arr], names=list(rb.schema.names) + ["_curve_key"])
 
     keyed = src.mapInArrow(run, schema)
-    return keyed.drop(*[f"_num_{c}" for c in cols if kinds[c][0] == "numeric"])
+    return keyed.drop(*[f"_num_{c}" for c in cols if kinds[c].kind == "numeric"])

@@ -7,7 +7,7 @@ writing one file: 489 MB at a 300 MB target -> two ~245 MB files. Orderings:
 - ``none``: no sort. Files written by pyarrow (ours) take the shuffle-free path
   (:mod:`engines.spark.arrow_rewrite`, when :func:`engines.files.gate.choose_route` lets them): the input files, by path, are concatenated and cut into
   ``num_outputs`` contiguous runs (row counts differ by at most one), rows in input order. Other
-  inputs, and rewrites with extra rows, go through Spark: round-robin spread, each output sorted
+  inputs go through Spark: round-robin spread, each output sorted
   by record key. Split ``hudi`` (clustering only): whole input files per output, in the order
   given, as Apache Hudi's coalesce groups them (:func:`engines.files.splits.split_files`); outputs
   are then as uneven as the files.
@@ -22,12 +22,11 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from engines.files.gate import choose_route, record_route
+from engines.files.gate import record_route, rewrite_route
 from engines.files.inputs import inspect_inputs, sortable
 from engines.files.ordering import Ordering
-from engines.files.writer import WriteSpec
+from engines.files.writer import NO_ROLL, WriteSpec
 from engines.spark.reader import file_uri, read_parquet
 from engines.spark.writer import write_dataframe
 from engines.table.model import META_COLUMNS, FileSlice, WriteStat
@@ -35,7 +34,6 @@ from engines.table.storage import Storage
 
 Split = Literal["even", "hudi"]
 SPLITS: tuple[str, ...] = ("even", "hudi")
-NO_ROLL = 1 << 62
 
 
 def read_files(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], keep_meta: bool = False) -> DataFrame:
@@ -88,56 +86,30 @@ def rewrite_files(spark: SparkSession, storage: Storage, slices: Sequence[FileSl
 
         hudi = split == "hudi" and ordering == "none"
         inputs = inspect_inputs(storage, slices, spec.preserve_commit_metadata, keep_order=hudi)
-        blocker = ("inputs pyarrow cannot read as Spark does" if inputs is None
-                   else None if ordering == "none" or sortable(inputs.schema, cols + [spec.record_key])
-                   else "sort columns pyarrow does not order as Spark does")
-        route = record_route("rewrite", choose_route(
-            input_bytes=inputs.total_bytes if inputs is not None else None, blocker=blocker))
+        route = record_route("rewrite", rewrite_route(inputs, ordering, cols + [spec.record_key]), spec.base_uri)
         if inputs is not None and ordering == "none":
             return arrow_rewrite.rewrite_unsorted(spark, inputs, spec, num_outputs, fault_point, split,
                                                   local=route.in_driver)
         if hudi:
             df = _coalesced_files(spark, storage, slices, num_outputs, spec.preserve_commit_metadata)
             return write_dataframe(df, spec, fault_point)
-        if inputs is not None and blocker is None:
+        if inputs is not None and sortable(inputs.schema, cols + [spec.record_key]):
             return arrow_rewrite.rewrite_sorted(spark, inputs, spec, num_outputs, cols, fault_point,
                                                 local=route.in_driver)
     else:
-        record_route("rewrite", choose_route(blocker="a curve ordering (Spark computes its key)"))
+        record_route("rewrite", rewrite_route(None, ordering, cols), spec.base_uri)
     df = read_files(spark, storage, slices, keep_meta=spec.preserve_commit_metadata)
     return write_dataframe(order_rows(df, num_outputs, ordering, cols, spec.record_key), spec, fault_point)
 
 
 def rewrite(spark: SparkSession, storage: Storage, slices: Sequence[FileSlice], spec: WriteSpec, num_outputs: int,
-            ordering: Ordering = "none", sort_columns: Sequence[str] = (), extra: DataFrame | None = None,
-            transform: object | None = None, fault_point: str | None = None) -> list[WriteStat]:
-    """Rewrite ``slices`` (plus ``extra`` rows) into ``num_outputs`` new files; returns their stats.
+            ordering: Ordering = "none", sort_columns: Sequence[str] = (),
+            fault_point: str | None = None) -> list[WriteStat]:
+    """Rewrite ``slices`` into exactly ``num_outputs`` new files, none rolled over; returns their stats.
 
     ``fault_point``: the crash point inside the write job (see :func:`write_dataframe`)."""
     spec.target_file_bytes = NO_ROLL
     spec.max_rows_per_file = None
-    if slices and extra is None and transform is None:
-        return rewrite_files(spark, storage, slices, spec, num_outputs, ordering, sort_columns, fault_point)
-    df = read_files(spark, storage, slices, keep_meta=spec.preserve_commit_metadata) if slices else None
-    if extra is not None:
-        if df is None:
-            df = extra
-        else:
-            if spec.preserve_commit_metadata:  # new rows: no commit time of their own (the writer's coalesce)
-                for c in META_COLUMNS:
-                    if c in df.columns and c not in extra.columns:
-                        extra = extra.withColumn(c, F.lit(None).cast("string"))
-                extra = extra.select(*df.columns)
-            df = df.unionByName(extra, allowMissingColumns=True)
-    if df is None:
+    if not slices:
         return []
-    if callable(transform):
-        df = transform(df)
-    if num_outputs == 1:
-        cols = list(sort_columns) if ordering != "none" else []
-        ordered = df.coalesce(1).sortWithinPartitions(*cols, spec.record_key)
-        if ordering in ("zorder", "hilbert") and cols:
-            ordered = order_rows(df, 1, ordering, cols, spec.record_key)
-    else:
-        ordered = order_rows(df, num_outputs, ordering, sort_columns, spec.record_key)
-    return write_dataframe(ordered, spec, fault_point)
+    return rewrite_files(spark, storage, slices, spec, num_outputs, ordering, sort_columns, fault_point)

@@ -1,28 +1,24 @@
 """The Spark write job: tasks (``mapInArrow``) write Hudi base files with pyarrow.
 
 Each task runs :func:`engines.files.writer.write_partition_rows` on the rows it receives and returns
-their write stats as JSON rows; the driver collects them. :func:`run_write_job` runs any write job
-(a Spark job, or the same tasks in the driver) under a crash point.
+their write stats as JSON rows; the driver collects them. :func:`engines.files.job.run_write_job`
+runs it under a crash point.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import nullcontext
-from typing import TypeVar
+from collections.abc import Iterator
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 from pyspark.sql import DataFrame
 
-from engines.files.writer import WriteSpec, filesystem_for, write_partition_rows
-from engines.table import faults
+from engines.files.job import run_write_job
+from engines.files.writer import WriteSpec, write_partition_rows
 from engines.table.metadata import write_stat_from_json, write_stat_to_json
 from engines.table.model import WriteStat
 
 STATS_SCHEMA = "stat string"
-T = TypeVar("T")
 
 
 def write_dataframe(df: DataFrame, spec: WriteSpec, fault_point: str | None = None) -> list[WriteStat]:
@@ -46,16 +42,3 @@ def write_dataframe(df: DataFrame, spec: WriteSpec, fault_point: str | None = No
         d = json.loads(row["stat"])
         out.append(write_stat_from_json(d, d.get("partitionPath", "")))
     return sorted(out, key=lambda s: s.path)
-
-
-def run_write_job(spec: WriteSpec, fault_point: str | None, job: Callable[[], T]) -> T:
-    """Run the write job ``job`` (a Spark job, or its tasks in the driver) writing ``spec``'s files,
-    under the crash point ``fault_point`` (killed once the job's first output file is on storage)."""
-
-    def first_output_written() -> bool:
-        fs, root = filesystem_for(spec.base_uri)
-        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
-        return any(i.path.endswith(f"_{spec.instant}.parquet") for i in infos)
-
-    with faults.killed_mid_action(fault_point, first_output_written) if fault_point else nullcontext():
-        return job()

@@ -19,7 +19,7 @@ from runresults import Results
 from runresults.review.breakeven import breakeven
 from runresults.review.choice import Choice, choose
 from runresults.review.compare import compare
-from runresults.review.families import DESIGNS, engine_families
+from runresults.review.families import design_families, engine_families
 from runresults.review.gates import gate_results, label
 from runresults.review.ledger import PARTS, RULES, ledger
 from runresults.review.settings import GATE_USERS, GATES, ReviewSpec, review_settings
@@ -76,10 +76,11 @@ def review(results: Results, crash: Results | None = None, projection: dict[str,
                 criteria_rows.append({"design": d, "candidate": e,
                                       "rows": [c.as_dict() for c in compare(results, base.candidate, e, ledgers,
                                                                              settings.margin)]})
+    designs = design_families()  # asked now: a kind registered after import competes too
     candidates = {}
     for e, fam in families.items():
         failed = [g for g in settings.requires if gates[e][g].passed is False]
-        candidates[e] = {"family": fam, "competes": fam in DESIGNS, "gates": {g: r.as_dict() for g, r in gates[e].items()},
+        candidates[e] = {"family": fam, "competes": fam in designs, "gates": {g: r.as_dict() for g, r in gates[e].items()},
                          "failed_required": failed,
                          "represents": next((d for d, r in base.representatives.items() if r == e), None),
                          "ledger": ledgers[e].as_dict()}
@@ -87,7 +88,7 @@ def review(results: Results, crash: Results | None = None, projection: dict[str,
     out = {
         "version": REVIEW_VERSION, "settings": settings.model_dump(mode="json"), "margin": settings.margin,
         "rules": {"ledger": RULES, "intervals": METHOD, "decision": DECISION_RULE}, "parts": list(PARTS),
-        "candidates": candidates, "references": [e for e, f in families.items() if f not in DESIGNS],
+        "candidates": candidates, "references": [e for e, f in families.items() if f not in designs],
         "choice": {"run": base.as_dict(), "target": projection},
         "decided_by": ({"kind": "gate", "gates": deciding, "without_gates": ungated.design} if deciding else
                        {"kind": "ledger" if base.decided else ("equivalent" if base.design else "none"), "gates": []}),

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from runresults.review.families import DESIGNS
+from runresults.review.families import design_families
 from runresults.review.gates import GateResult, failed_required
 from runresults.review.ledger import Ledger
-from runresults.uncertainty import decide, paired_ratio
+from runresults.uncertainty import Interval, decide, paired_ratio
 
 
 @dataclass
@@ -41,10 +41,15 @@ def mean_per_tb(led: Ledger) -> float:
 
 
 def ledger_ratio(a: Ledger, b: Ledger):  # noqa: ANN201 - Interval | None
-    """b's $/TB over a's, paired by sample (the same repetition, or the same group of interleaved rounds)."""
+    """b's $/TB over a's, paired by sample (the same repetition, or the same group of interleaved rounds).
+    When both ledgers price storage alone (:meth:`Ledger.deterministic`), the ratio is exact: it decides on
+    its value against the margin, as no re-measurement would move it."""
     pa, pb = a.per_tb_by_sample(), b.per_tb_by_sample()
     common = sorted(set(pa) & set(pb))
-    return paired_ratio([pa[r] for r in common], [pb[r] for r in common])
+    ratio = paired_ratio([pa[r] for r in common], [pb[r] for r in common])
+    if ratio is not None and a.deterministic() and b.deterministic():
+        return Interval(ratio.value, ratio.value, ratio.value, ratio.n, "exact")
+    return ratio
 
 
 def choose(families: dict[str, str], gates: dict[str, dict[str, GateResult]], ledgers: dict[str, Ledger],
@@ -52,7 +57,7 @@ def choose(families: dict[str, str], gates: dict[str, dict[str, GateResult]], le
     """The choice under ``requires`` (see the module docstring)."""
     reps: dict[str, str | None] = {}
     excluded: dict[str, dict[str, list[str]]] = {}
-    for design in DESIGNS:
+    for design in design_families():  # asked now: a kind registered after import competes too
         members = [e for e, f in families.items() if f == design and e in ledgers and ledgers[e].per_tb_by_sample()]
         if not members:
             continue

@@ -9,7 +9,7 @@ from engines.kinds import FAMILY_ORDER, design_families, family_of
 
 DESIGNS = design_families()  # the designs that compete; the others are reference columns
 
-__all__ = ["DESIGNS", "FAMILY_ORDER", "engine_families", "family_of"]
+__all__ = ["DESIGNS", "FAMILY_ORDER", "design_families", "engine_families", "family_of"]
 
 
 def engine_families(run: dict[str, Any]) -> dict[str, str]:
