@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from engines.config.registry import GB, MB
+from reports.markdown import md_table
 from runresults import Results
 from runresults.query_runs import runs_per_row
 from runresults.review.prices import DEFAULT_PRICES, Prices
@@ -211,7 +212,6 @@ def selective_ratio(frame: pd.DataFrame, slow: str = "append_only", fast: str = 
 
 def requests_section(results: Results) -> str | None:
     """The section's Markdown, or None when the run was not on an object store."""
-    from reports.render import md_table  # render imports this module
     req = results.table("requests")
     if req.empty:
         return None
