@@ -473,7 +473,7 @@ def simulate(
 ) -> None:
     """Simulate a scenario on metadata-only tables (same planners); prints the results folder."""
     from bench.scenario import ScenarioError, load_scenario
-    from bench.simulate import simulate as run_simulation
+    from bench.simulate.results_folder import simulate as run_simulation
     from bench.simulate.supports import corrections_problems
     from bench.simulate.validate import (
         ValidationError,
@@ -579,7 +579,7 @@ def calibrate(
                                              "to (default: the first store run given)"),
 ) -> None:
     """Fit the simulator's cost model to real runs."""
-    from bench.simulate import calibrate as fit
+    from bench.simulate.calibrate import calibrate as fit
     from runresults import ResultsError
 
     try:

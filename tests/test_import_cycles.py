@@ -3,8 +3,9 @@
 An import inside a function body counts as much as one at the top of the file: it hides a circle
 from Python's import order, it does not break it (the two modules still need each other). Imports
 under ``if TYPE_CHECKING:`` do not count: they never run. A submodule reaching its own package's
-``__init__`` only because Python loads parents first is not an edge either; an explicit
-``from pkg import name`` of something ``pkg/__init__.py`` defines is.
+``__init__`` is not an edge (Python loads a module's parents before it); an explicit
+``from pkg import name`` of something ``pkg/__init__.py`` defines is, and so is importing ``a.b.c``
+from outside ``a.b``, which runs ``a/b/__init__.py`` first.
 """
 
 from __future__ import annotations
@@ -75,9 +76,18 @@ def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dic
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
             for target in targets:
                 resolved = _resolve(target, known)
-                if resolved and resolved != module:
-                    graph[module].add(resolved)
+                if resolved:
+                    graph[module] |= _loaded_with(resolved, module, known)
     return graph
+
+
+def _loaded_with(target: str, importer: str, known: dict[str, Path]) -> set[str]:
+    """What importing ``target`` from ``importer`` runs: ``target`` and each package above it, except the
+    packages above ``importer`` (Python has loaded those before ``importer`` started)."""
+    parts = target.split(".")
+    chain = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+    above_importer = {".".join(importer.split(".")[:i]) for i in range(1, importer.count(".") + 2)}
+    return {m for m in chain - above_importer if m in known}
 
 
 def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
