@@ -544,7 +544,7 @@ def sweep(
     rules choose where (whole candidates, the required gates, the ledger, the margin), and where the
     answer changes (map.md and heatmaps in the results folder)."""
     from bench.simulate.sweep import SweepError, load_sweep, run_grid, write_sweep
-    from bench.simulate.sweep import validate_corners as run_corners
+    from bench.simulate.sweep_corners import validate_corners as run_corners
     from reports.decision_map import render_section
 
     try:

@@ -55,6 +55,7 @@ from bench.simulate.target import Target, TargetError, target_scenario, validate
 from engines.kinds import KINDS
 from engines.table.archiver import DEFAULT_KEEP_MAX, DEFAULT_KEEP_MIN
 from runresults import FORMAT_VERSION, TABLES, Results, derive_cumulative, run_record
+from runresults.plain_ledger import queries_per_hour as run_queries_per_hour
 
 S3_CALIBRATION = Path(__file__).resolve().parents[1] / "sweeps" / "s3_calibration.json"
 MAX_REPLAY_BATCHES = 1800  # the replay's cap: one map point must stay within a few seconds
@@ -469,7 +470,7 @@ def _project(run_results: Results | str | Path, scenario: Any, target: Any, out_
     per-batch workload and plan (the horizon alone moved), extrapolated again instead of replayed."""
     t0 = time.perf_counter()
     run = run_results if isinstance(run_results, Results) else Results(run_results)
-    tgt = _checked(target)
+    tgt = checked_target(target)
     if model is None:
         model, note = projection_model(run, tgt)
     else:
@@ -496,7 +497,8 @@ def _project(run_results: Results | str | Path, scenario: Any, target: Any, out_
     return _written_results(folder / rid, full, doc), (plan, tables, info, replay_s)
 
 
-def _checked(target: Any) -> Target:
+def checked_target(target: Any) -> Target:
+    """``target`` as a :class:`Target`; ``TargetError`` names each reason the simulator cannot model it."""
     problems = validate_target(target)
     if problems:
         raise TargetError("; ".join(problems))
@@ -564,7 +566,7 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
     projection (``review/projection``) and of the rest of the map (``review/flip_map``)."""
     t0 = time.perf_counter()
     run = run_results if isinstance(run_results, Results) else Results(run_results)
-    tgt = _checked(target)
+    tgt = checked_target(target)
     folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
     model, _ = projection_model(run, tgt)
     points: list[dict[str, Any]] = []
@@ -596,7 +598,7 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
         futures = [(i, pool.submit(_map_job, job)) for i, job in replays] if pool else []
         center, replayed = _project(run, scenario, tgt, folder, engines, model, queries_per_hour, "target")
         t_center = time.perf_counter()
-        qph0 = float(center.run["projection"].get("queries_per_hour") or _scenario_qph(center.run))
+        qph0 = float(center.run["projection"].get("queries_per_hour") or run_queries_per_hour(center.run))
         for i, rid, moved in later:
             p = points[i]
             if p["param"] == "queries_per_hour":
@@ -628,51 +630,3 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
                 shutil.rmtree(p["folder"], ignore_errors=True)
                 p["folder"] = None
     return points
-
-
-def _scenario_qph(run: dict[str, Any]) -> float:
-    from runresults.plain_ledger import queries_per_hour
-
-    return queries_per_hour(run)
-
-
-def project_review(run_results: Results | str | Path, scenario: Any, target: Any, choose: Chooser,
-                   engines: list[str] | None = None, out_dir: str | Path | None = None,
-                   flip: bool = True, workers: int | None = None, production: bool = True) -> dict[str, Any]:
-    """The verdict at the target as data for the review (``run.json`` → ``review.choice.target``):
-    the target, its choice, how the projection was made, the decision map around it and the wall
-    seconds of each step (``phases_s``: ``review/projection``, ``review/flip_map``). ``engines``:
-    the candidates that passed the run's required gates. With ``production``, also the production
-    decision map's answer at its point nearest the target (``production_map``,
-    :func:`bench.simulate.production_map.verdict_at`; ``review/production_map`` in ``phases_s``)."""
-    run = run_results if isinstance(run_results, Results) else Results(run_results)
-    tgt = _checked(target)
-    folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
-    timings: dict[str, float] = {}
-    points = []
-    if flip:
-        points = flip_map(run, scenario, tgt, choose, folder, engines=engines, workers=workers, timings=timings)
-        center = Results(folder / "target")
-    else:
-        t0 = time.perf_counter()
-        center = project_to_target(run, scenario, tgt, folder, engines, run_id="target")
-        timings["review/projection"] = time.perf_counter() - t0
-    proj = center.run["projection"]
-    out: dict[str, Any] = {
-        "target": tgt.as_dict(), "choice": choose(center), "folder": str(center.folder),
-        "candidates": list(center.engines), "method": proj["method"], "periodic": proj["periodic"],
-        "model": proj["model"], "horizon_batches": proj["horizon_batches"],
-        "replayed_batches": proj["replayed_batches"], "phases_s": timings}
-    if production:
-        from bench.simulate.production_map import verdict_at
-
-        t0 = time.perf_counter()
-        qph = float(proj.get("queries_per_hour") or _scenario_qph(center.run))
-        out["production_map"] = verdict_at(tgt, qph, engines,
-                                             update_fraction=scenario.workload.corrections_fraction)
-        timings["review/production_map"] = time.perf_counter() - t0
-    if flip:
-        out["flip_map"] = [{k: p[k] for k in ("param", "factor", "value", "choice", "flips", "note")} for p in points]
-        out["flips"] = [f"{MAP_PARAMS[p['param']]} x{p['factor']:g} ({p['value']:g}): {p['choice']}"
-                        for p in points if p["flips"]]
-    return out
