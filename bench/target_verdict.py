@@ -33,11 +33,6 @@ def choice_text(choice: dict[str, Any]) -> str:
     return head
 
 
-def choose_at(results: Results) -> str:
-    """The review's choice on a (projected) results folder, in words."""
-    return choice_text(review(results, criteria=False)["choice"]["run"])
-
-
 def _production_clause(prod: dict[str, Any] | None) -> str:
     """The production map's answer at its point nearest the target, as a clause of the target's sentence."""
     if not prod:

@@ -65,7 +65,6 @@ from runresults.review.prices import HOURS_PER_MONTH
 # what changes the replay; the rest (horizon, query rate, store) is priced from a shared replay
 REPLAY_PARAMETERS = ("batch_mb", "small_file_limit_mb", "partitions_per_year", "maintenance_every",
                      "cleaner_retention", "update_fraction")
-PRICING_PARAMETERS = ("horizon_days", "queries_per_hour", "store")
 PARAMETERS: dict[str, str] = {
     "batch_mb": "MB per batch",
     "small_file_limit_mb": "small-file limit (MB); max file and target are 1.2x it, as Hudi's 100/120",
