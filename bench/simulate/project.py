@@ -49,6 +49,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench.scenario import fingerprint
+from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import CostModel
 from bench.simulate.simulator import RowSink, run_simulation
 from bench.simulate.target import Target, TargetError, target_scenario, validate_target
@@ -175,8 +177,6 @@ def replay(scenario: Any, model: CostModel, plan: Plan, start_at: int = 0
             batch_bytes[row["batch"]] = row["batch_bytes"]
     derive_cumulative(sink, batch_bytes)  # type: ignore[arg-type]
     if model.requests:
-        from bench.simulate import requests as reqmodel
-
         for e in done.engines:
             for row in reqmodel.predict(model.requests, e.kind, archived(e.events)):
                 sink.add("requests", engine=e.name, repeat=0, request_bytes=0, response_bytes=0, throttled=0, **row)
@@ -189,8 +189,6 @@ def replay(scenario: Any, model: CostModel, plan: Plan, start_at: int = 0
 def repriced_latency(queries: pd.DataFrame, scenario: Any, model: CostModel, was_ms: float) -> pd.DataFrame:
     """The replay's query rows at the scenario's first-byte latency instead of ``was_ms``: the cost
     model's latency term (share x requests per run x latency) is the only one that moves."""
-    from bench.simulate import requests as reqmodel
-
     kinds = {e.name: e.kind for e in scenario.engines}
     now_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
     per_run = np.array([reqmodel.per_run(model.requests, kinds[r.engine], "query_scan",
@@ -432,8 +430,6 @@ def _projection_run(scenario: Any, target: Target, plan: Plan, info: dict[str, A
               f"{plan.replay:,} batches replayed, the last window of {plan.window:,} repeated for the remaining "
               f"{plan.extrapolated:,} with the state's growth per window"
               + ("" if check.get("periodic") else " (NOT periodic: " + "; ".join(check["off"][:3]) + ")"))
-    from bench.scenario import fingerprint
-
     run = run_record(
         run_id=run_id, scenario=scenario, simulated=True, wall_time_s=elapsed, spark_master=None, overhead_s=0.0,
         failures=[], scenario_fingerprint=fingerprint(scenario),
