@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 REPEAT ?=
 
-.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-scale-hudi bench-s3 bench-s3-scale bench-stream bench-micro bench-cluster bench-map-production perf-check lint clean
+.PHONY: venv test test-slow test-random example bench bench-full bench-hudi bench-scale bench-scale-hudi bench-s3 bench-s3-scale bench-stream bench-micro bench-sim bench-cluster bench-map-production perf-check lint clean
 
 venv: $(STAMP)
 
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# Every test but the slow ones (about 15 minutes on 2 cores), then the perf gate. Two pytest-xdist workers,
+# Every test but the slow ones (its measured time: docs/benchmarks.md), then the perf gate. Two pytest-xdist workers,
 # each with its own Spark; a file's tests stay on one worker, and so do all the files that share a session
 # run (small_run, ...), so neither a module fixture nor a run is built twice (the scheduler: tests/conftest.py).
 test: $(STAMP)
@@ -60,9 +60,12 @@ bench-full: $(STAMP)
 
 # Apache Hudi's own writers (hudi_cow, hudi_clustering) beside our baseline and sorted Option 2 on the default
 # scenario's batches: the fidelity section. A later `make bench` report (same git SHA) attaches it by itself;
-# `layoutbench report RUN --fidelity HUDI_RUN` attaches it to any report.
+# `layoutbench report RUN --fidelity HUDI_RUN` attaches it to any report. Then Apache Hudi's own streaming sink
+# (writeStream.format("hudi"), its async clustering) beside our Option 2 on the stream scenario's micro-batches,
+# at its fixed rate (no rate search): freshness and micro-batch slowdown, one stream report.
 bench-hudi: $(STAMP)
 	$(BIN)/layoutbench run bench/scenarios/hudi.yaml --report
+	$(BIN)/layoutbench stream bench/scenarios/stream.yaml --engines option2,hudi_sink_clustering --no-rate-search --report
 
 # The RFC at its own sizes (T18): 1,000 x 1 MB batches (1 GB) over 2 days at Apache Hudi 1.2's defaults (100 MB
 # small-file limit, 120 MB max file, clustering's 300 MB / 1 GB every 4 commits, the footer bloom filter on);
@@ -87,20 +90,28 @@ bench-s3: $(STAMP)
 
 # The store at a size where small files add up (T18): 100 x 1 MB batches at 20 ms for append_only,
 # option1_cbd and option2_sorted; the report gives the selective query's and the full scan's seconds and
-# requests per run with intervals (10 interleaved rounds). Measured 2026-11-27: 53 min on the shared 2-core
-# machine at load ~10 (the 25-minute goal missed; 13.5 min of it the rounds), docs/stores.md.
+# requests per run with intervals (10 interleaved rounds). Its measured times (idle and loaded, with their
+# dates and commits): docs/stores.md.
 bench-s3-scale: $(STAMP)
 	$(BIN)/layoutbench validate bench/scenarios/s3_scale.yaml
 	$(BIN)/layoutbench run bench/scenarios/s3_scale.yaml --report
 
 # Continuous ingestion: freshness at a fixed rate, sustainable throughput, micro-batch slowdown while
-# maintenance runs, per design (Structured Streaming; about 10 minutes on 2 cores).
+# maintenance runs, per design (Structured Streaming).
 bench-stream: $(STAMP)
 	$(BIN)/layoutbench stream bench/scenarios/stream.yaml --report
 
 bench-micro: $(STAMP)
 	$(BIN)/pytest -q tests/benchmarks --benchmark-only --benchmark-autosave \
 	  $$(ls .benchmarks/*/*.json >/dev/null 2>&1 && echo --benchmark-compare)
+
+# The simulator's speed (T20's goal: sim_year_hourly within 30 s on the 2-core machine), timed as whole processes
+# in turn: VS=REV's code first in each round (a temporary git worktree), then this checkout's serial replay, then
+# its own choice (forked on an idle machine). PAIRS rounds; the record, with machine and commits, goes to
+# results/sim-speed/; every results table is compared with the first run's. Measured: docs/simulator.md.
+PAIRS ?= 2
+bench-sim: $(STAMP)
+	$(BIN)/python -m bench.sim_speed --pairs $(PAIRS) $(if $(VS),--vs $(VS))
 
 bench-cluster: $(STAMP)
 	$(BIN)/python -m bench.cluster run bench/scenarios/small.yaml

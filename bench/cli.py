@@ -588,45 +588,49 @@ def calibrate(
         fail(str(exc))
 
 
-@command(app)
+def _service_command() -> dict[str, Any]:
+    """``service``'s command class (its help ends with the article's commands, unwrapped) and help."""
+    from bench.service_help import HELP, ServiceCommand
+
+    return {"cls": ServiceCommand, "help": HELP, "context_settings": {"help_option_names": ["--help", "-h"]}}
+
+
+@command(app, **_service_command())
 def service(
-    base_path: str = typer.Option(..., "--base-path", help="the table's base path or URI"),
-    mode: str = typer.Option(..., "--mode", "-m", help="schedule | execute | scheduleAndExecute | clean | rollback "
-                             "(any case)"),
+    base_path: str = typer.Option(..., "--base-path", "-sp", help="the table's base path or URI"),
+    mode: str | None = typer.Option(None, "--mode", "-m", help="schedule | execute | scheduleAndExecute | clean | "
+                                    "rollback (any case); without it: schedule with --schedule, else execute "
+                                    "(as HoodieClusteringJob)"),
+    schedule: bool = typer.Option(False, "--schedule", "-sc", help="HoodieClusteringJob's deprecated --schedule: "
+                                  "--mode schedule when --mode is not given"),
     table_name: str | None = typer.Option(None, "--table-name", "-tn", help="the table's name: must equal its "
                                           "hoodie.table.name"),
     design: str = typer.Option("clustering", "--design", help="clustering (Option 2) or compaction (Option 1)"),
-    instant_time: str | None = typer.Option(None, "--instant-time", "-it", help="the pending plan to execute"),
-    hoodie_conf: list[str] = typer.Option([], "--hoodie-conf", help="a Hudi config key=value (repeatable)"),
-    props: str | None = typer.Option(None, "--props", help="a file of Hudi config key=value lines"),
+    instant_time: str | None = typer.Option(None, "--instant-time", "-it", help="--mode execute: the pending plan "
+                                            "to execute (default: the earliest requested clustering plan, or the "
+                                            "earliest pending compaction)"),
+    hoodie_conf: list[str] = typer.Option([], "--hoodie-conf", help="a Hudi config key=value (repeatable; wins "
+                                          "over --props)"),
+    props: str | None = typer.Option(None, "--props", help="a properties file, local or s3://, read as Hudi's "
+                                     "DFSPropertiesConfiguration: key=value or key value lines, # comments, "
+                                     "include=FILE relative to it"),
     spark_memory: str | None = typer.Option(None, "--spark-memory", "-sm", help="Spark driver and executor memory "
                                             "(e.g. 4g)"),
     parallelism: int | None = typer.Option(None, "--parallelism", "-pl", min=1, help="Spark's default parallelism "
-                                           "and shuffle partitions"),
-    retry: int = typer.Option(0, "--retry", "-rt", min=0, help="retries of a failed execution (each rolls the "
-                              "failed attempt back first)"),
+                                           "and shuffle partitions. Hudi's is its write client's insert/upsert "
+                                           "shuffle parallelism, which our clustering has no use for: the tasks "
+                                           "that rewrite a plan are Spark's"),
+    retry: int = typer.Option(0, "--retry", "-rt", min=0, help="as Hudi: re-run the whole mode while it finds "
+                              "nothing to do (exit 4), at most this many more times; an error stops it at once"),
     retry_last_failed: bool = typer.Option(False, "--retry-last-failed-clustering-job", "-rc",
-                                           help="scheduleAndExecute: run a pending (failed) plan instead of "
-                                           "scheduling a new one"),
+                                           help="scheduleAndExecute: roll back and re-run the last inflight "
+                                           "(failed) plan instead of scheduling a new one"),
+    max_processing_ms: int = typer.Option(0, "--job-max-processing-time-ms", "-jt", min=0,
+                                          help="with -rc: an inflight plan that started less than this long ago "
+                                          "may still be running and is left alone"),
     spark_master: str | None = typer.Option(None, "--spark-master", "-ms", help="Spark master URL"),
 ) -> None:
-    """Run a table service on an existing table, as HoodieClusteringJob does.
-
-    Exit status: 0 done; 4 nothing to do (no plan to schedule or execute: HoodieClusteringJob's -1);
-    3 bad input (no table, wrong name, unknown key, locked table). The clustering article's commands run
-    as they are, for example:
-
-    layoutbench service --mode schedule --base-path T --table-name N --spark-memory 4g
-    --hoodie-conf hoodie.clustering.async.enabled=true --hoodie-conf hoodie.clustering.async.max.commits=3
-    --hoodie-conf hoodie.clustering.plan.strategy.small.file.limit=209715200
-    --hoodie-conf hoodie.clustering.plan.strategy.target.file.max.bytes=314572800
-    --hoodie-conf hoodie.clustering.plan.strategy.sort.columns=service
-
-    layoutbench service --mode execute --base-path T --table-name N --spark-memory 4g
-
-    layoutbench service --mode scheduleAndExecute --base-path T --table-name N --spark-memory 4g
-    --hoodie-conf hoodie.clustering.plan.strategy.sort.columns=service
-    """
+    """Run a table service on an existing table, as Apache Hudi's HoodieClusteringJob does (help: bench/service_help.py)."""
     from bench.service import (
         EXIT_NOTHING_TO_DO,
         NothingToDo,
@@ -648,26 +652,34 @@ def service(
         conf |= {"spark.driver.memory": spark_memory, "spark.executor.memory": spark_memory}
     if parallelism:
         conf |= {"spark.default.parallelism": str(parallelism), "spark.sql.shuffle.partitions": str(parallelism)}
+
+    def said(attempt: int, why: NothingToDo) -> None:
+        if retry:
+            Console(stderr=True, soft_wrap=True).print(f"attempt {attempt} of {retry + 1}: nothing to do: "
+                                                       f"{escape(str(why))}", highlight=False)
+
     try:
-        request = ServiceRequest(base_path, mode, design, instant_time,  # type: ignore[arg-type]
+        request = ServiceRequest(base_path, mode or ("schedule" if schedule else "execute"),  # type: ignore[arg-type]
+                                 design, instant_time,  # type: ignore[arg-type]
                                  parse_conf(hoodie_conf, props), table_name=table_name, retry=retry,
-                                 retry_last_failed=retry_last_failed)
+                                 retry_last_failed=retry_last_failed, max_processing_time_ms=max_processing_ms)
         # no results folder here: Spark's own output goes to a log in the temp folder, not the terminal
         get_spark(master=spark_master, conf=conf,
                   log_path=Path(tempfile.gettempdir()) / f"layoutbench-service-{os.getpid()}.log")
-        done = run_service(request)
+        done = run_service(request, on_attempt=said)
     except NothingToDo as exc:
-        Console(stderr=True, soft_wrap=True).print(f"nothing to do: {escape(str(exc))}", highlight=False)
+        tries = f" ({exc.attempts} attempts)" if exc.attempts > 1 else ""
+        Console(stderr=True, soft_wrap=True).print(f"nothing to do{tries}: {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_NOTHING_TO_DO) from None
     except ServiceError as exc:
         fail(str(exc))
         return
     for item in done:
         if isinstance(item, str):
-            console.print(item)
+            console.print(item, highlight=False)
         else:
             console.print(f"{item.kind} {item.instant}: {item.files_in} files in, {item.files_out} out, "
-                          f"{item.files_deleted} deleted, {item.duration_s:.2f} s")
+                          f"{item.files_deleted} deleted, {item.duration_s:.2f} s", highlight=False)
 
 
 def main() -> None:

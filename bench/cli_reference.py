@@ -39,6 +39,10 @@ def command_reference(name: str, cmd: Any) -> str:
     params = [p for p in cmd.params if p.name != "help"]
     if params:
         lines += ["| argument / option | meaning | default |", "|---|---|---|", *map(_param_row, params), ""]
+    examples = getattr(cmd, "examples", None)  # shell text printed unwrapped after --help: a code block here
+    if examples:
+        prose, _, commands = examples.partition("\n\n")
+        lines += [" ".join(prose.split()) + "\n", "```sh", commands.strip("\n"), "```", ""]
     return "\n".join(lines)
 
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from engines.maintenance_round import MaintenanceResult, MaintenanceRound, TableService, execute_pending
+from engines.maintenance_round import (
+    MaintenanceResult,
+    MaintenanceRound,
+    TableService,
+    execute_pending,
+    plan_to_execute,
+)
 from engines.table.model import FileSlice
 from engines.table.probe import HudiProbe, TableProbe
 from engines.table.table import HudiTable
@@ -117,6 +123,14 @@ class TableEngine:
         return None
 
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+        """Execute the plan ``instant``, the earliest pending one when None
+        (:func:`engines.maintenance_round.plan_to_execute`); None when there is none. An engine
+        with a table service overrides :meth:`execute_instant`, not this."""
+        found = plan_to_execute(self, instant)
+        return None if found is None else self.execute_instant(found)
+
+    def execute_instant(self, instant: str) -> MaintenanceResult | None:
+        """Execute the pending plan ``instant`` and complete it (no table service here: nothing)."""
         return None
 
     def clean(self) -> MaintenanceResult | None:

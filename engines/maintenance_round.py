@@ -19,13 +19,20 @@ them (the runner starts its readers once the round has planned):
 3. ``clean``: run the cleaner once.
 
 ``run`` does the three in order. :func:`execute_pending` is "execute what is pending" alone,
-:func:`schedule_if_idle` schedules only when no plan is pending (the semi-async writer), and
-:func:`earliest_pending` is the look-up behind every engine's ``pending_plan`` on a Hudi timeline.
+:func:`schedule_if_idle` schedules only when no plan is pending (the semi-async writer),
+:func:`earliest_pending` is the look-up behind every engine's ``pending_plan`` on a Hudi timeline,
+and :func:`plan_to_execute` is what ``execute()`` without an instant means (the earliest pending
+plan), for every engine. :func:`after_commit_round` is a writer's post-commit work (Hudi's auto
+clean and inline or async table service), the order of its steps written once for every engine
+and the stream's writer.
 
-A caller observes a round through two hooks. ``phase(name)`` wraps each engine call in a context
+A caller observes a round through three hooks. ``phase(name)`` wraps each engine call in a context
 of the caller's: a request label, a mutex or a timed span (:class:`RoundPhase`).
 ``on_executed(result)`` sees each execution's result as soon as it returns, before the next
-look-up.
+look-up. ``on_error(instant, exc)``, when given, takes an execution's failure instead of the
+caller: the plan stays pending and the step ends (as a plan still pending after its execution).
+With ``retries`` a failed execution is run again that many times (the execute skeleton rolls the
+failed attempt back first), unless its error is one of ``never_retry``.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ class RoundPhase(StrEnum):
 
 PhaseHook = Callable[[RoundPhase], AbstractContextManager[Any]]
 OnExecuted = Callable[["MaintenanceResult"], None]
+OnError = Callable[[str, Exception], None]
 
 
 @dataclass
@@ -98,6 +106,7 @@ class Runs(StrEnum):
     NEW = "new"  # the plan the round scheduled, if any (HoodieClusteringJob's scheduleAndExecute)
     NEW_OR_EARLIEST = "new_or_earliest"  # the new plan, else the earliest pending one: one plan at most
     PENDING = "pending"  # no schedule: every pending plan, earliest first (runAnyPendingClustering)
+    EARLIEST = "earliest"  # no schedule: the round's ``instant``, else the earliest pending plan (one)
 
 
 def _no_phase(phase: RoundPhase) -> AbstractContextManager[Any]:
@@ -113,11 +122,21 @@ class MaintenanceRound:
     """
 
     def __init__(self, engine: TableService, runs: Runs = Runs.NEW, *, phase: PhaseHook | None = None,
-                 on_executed: OnExecuted | None = None) -> None:
+                 on_executed: OnExecuted | None = None, on_error: OnError | None = None,
+                 instant: str | None = None, retries: int = 0,
+                 never_retry: tuple[type[Exception], ...] = ()) -> None:
+        if instant is not None and runs is not Runs.EARLIEST:
+            raise ValueError(f"a round executes a given instant only with Runs.EARLIEST, not {runs}")
+        if retries < 0:
+            raise ValueError(f"retries must be 0 or more, got {retries}")
         self.engine = engine
         self.runs = runs
+        self.instant = instant
+        self.retries = retries
+        self.never_retry = never_retry
         self._phase = phase or _no_phase
         self._on_executed = on_executed
+        self._on_error = on_error
         self.scheduled: str | None = None
         self.next_plan: str | None = None
         self.executed: list[MaintenanceResult] = []
@@ -127,14 +146,14 @@ class MaintenanceRound:
     def schedule(self) -> str | None:
         """Step 1: schedule a new plan (not with ``Runs.PENDING``), then choose the first plan to
         execute (the new one; without one, the earliest pending one unless ``Runs.NEW``). Returns
-        the new plan's instant, or None."""
-        if self.runs is not Runs.PENDING:
+        the new plan's instant, or None. ``Runs.EARLIEST`` takes the round's ``instant`` when given."""
+        if self.runs not in (Runs.PENDING, Runs.EARLIEST):
             with self._phase(RoundPhase.SCHEDULE):
                 self.scheduled = self.engine.schedule()
         self.next_plan = self.scheduled
         if self.next_plan is None and self.runs is not Runs.NEW:
             with self._phase(RoundPhase.FIND):
-                self.next_plan = self.engine.pending_plan()
+                self.next_plan = plan_to_execute(self.engine, self.instant)
         return self.scheduled
 
     def execute(self) -> list[MaintenanceResult]:
@@ -143,8 +162,13 @@ class MaintenanceRound:
         while self.next_plan is not None and self.next_plan not in self._attempted:
             instant = self.next_plan
             self._attempted.add(instant)
-            with self._phase(RoundPhase.EXECUTE):
-                res = self.engine.execute(instant)
+            try:
+                res = self._execute_with_retries(instant)
+            except Exception as exc:
+                if self._on_error is None:
+                    raise
+                self._on_error(instant, exc)
+                break
             if res is None:
                 break
             self.executed.append(res)
@@ -156,6 +180,16 @@ class MaintenanceRound:
             else:
                 self.next_plan = None
         return list(self.executed)
+
+    def _execute_with_retries(self, instant: str) -> MaintenanceResult | None:
+        for attempt in range(self.retries + 1):
+            try:
+                with self._phase(RoundPhase.EXECUTE):
+                    return self.engine.execute(instant)
+            except Exception as exc:
+                if attempt == self.retries or isinstance(exc, self.never_retry):
+                    raise
+        return None  # not reached: the last attempt returns or raises
 
     def clean(self) -> MaintenanceResult | None:
         """Step 3: run the engine's cleaner once; its result, or None."""
@@ -177,10 +211,11 @@ class MaintenanceRound:
 
 
 def execute_pending(engine: TableService, *, phase: PhaseHook | None = None,
-                    on_executed: OnExecuted | None = None) -> list[MaintenanceResult]:
+                    on_executed: OnExecuted | None = None, on_error: OnError | None = None) -> list[MaintenanceResult]:
     """Execute every pending plan, earliest first, with no schedule and no clean (a round's step 2
-    with ``Runs.PENDING``); the results."""
-    rnd = MaintenanceRound(engine, Runs.PENDING, phase=phase, on_executed=on_executed)
+    with ``Runs.PENDING``); the results. Hudi's ``runAnyPendingClustering`` /
+    ``runAnyPendingCompactions``."""
+    rnd = MaintenanceRound(engine, Runs.PENDING, phase=phase, on_executed=on_executed, on_error=on_error)
     rnd.schedule()
     return rnd.execute()
 
@@ -200,3 +235,58 @@ def earliest_pending(table: HudiTable, actions: Iterable[str]) -> str | None:
     as it is now, or None: what an engine's ``pending_plan`` answers."""
     pending = table.refresh().pending(actions)
     return pending[0].timestamp if pending else None
+
+
+def plan_to_execute(engine: TableService, instant: str | None) -> str | None:
+    """The plan ``engine.execute(instant)`` runs: ``instant`` when given, else the earliest pending
+    plan (``pending_plan``), else None. Every engine's ``execute`` resolves its default here."""
+    return instant or engine.pending_plan()
+
+
+class Trigger(StrEnum):
+    """What a writer does with its table service after a commit once the service is due."""
+
+    INLINE = "inline"  # schedule and execute in the writer (Hudi's inline clustering / compaction)
+    ASYNC = "async"  # schedule only, then wake the async service that executes it
+
+
+class CleanAt(StrEnum):
+    """Where a writer's auto clean runs in its post-commit work."""
+
+    BEFORE = "before"  # first (Hudi's write client: autoCleanOnCommit, then the inline table service)
+    AFTER = "after"  # last (the stream's async-clustering writer: schedule, then clean)
+    NONE = "none"  # no auto clean here
+
+
+def after_commit_round(engine: TableService, trigger: Trigger, *, due: Callable[[], bool] | None = None,
+                       clean: CleanAt = CleanAt.BEFORE, run_pending_first: bool = False,
+                       round_cleans: bool = False, notify: Callable[[], None] | None = None,
+                       ) -> list[MaintenanceResult]:
+    """A writer's post-commit work, in this order: the auto clean (``clean=BEFORE``); every pending
+    plan (``run_pending_first``, inline only: runAnyPendingClustering); when ``due()`` (always
+    without it) a :class:`MaintenanceRound` with ``Runs.NEW``: ``INLINE`` schedules and executes its
+    plan (and cleans with ``round_cleans``), ``ASYNC`` schedules only and calls ``notify`` when a
+    plan was scheduled; the auto clean (``clean=AFTER``). What it executed and cleaned, in order."""
+    out: list[MaintenanceResult] = []
+
+    def auto_clean() -> None:
+        cleaned = engine.clean()
+        if cleaned is not None:
+            out.append(cleaned)
+
+    if clean is CleanAt.BEFORE:
+        auto_clean()
+    if trigger is Trigger.INLINE and run_pending_first:
+        out += execute_pending(engine)
+    if due is None or due():
+        rnd = MaintenanceRound(engine, Runs.NEW)
+        scheduled = rnd.schedule()
+        if trigger is Trigger.INLINE:
+            out += rnd.execute()
+            if round_cleans and rnd.clean() is not None:
+                out.append(rnd.cleaned)  # type: ignore[arg-type]
+        elif scheduled is not None and notify is not None:
+            notify()
+    if clean is CleanAt.AFTER:
+        auto_clean()
+    return out

@@ -97,10 +97,13 @@ def answer_sentences(review: dict[str, Any], scenario: str) -> list[str]:
     if ch["candidate"]:
         parts = review["candidates"][ch["candidate"]]["ledger"]["parts_usd_per_tb"]
         total = sum(p["value"] for p in parts.values() if p) or 1.0
-        top = sorted(((k, p["value"]) for k, p in parts.items() if p), key=lambda kv: -kv[1])[:2]
-        out.append(f"Most of its cost is {top[0][0]} ({top[0][1] / total:.0%})"
-                   + (f", then {top[1][0]} ({top[1][1] / total:.0%})" if len(top) > 1 else "")
-                   + f", at {review['settings']['queries_per_hour']:g} runs of each query an hour.")
+        # parts priced at $0 (a scenario may price no seconds: docs/example) are not named
+        top = sorted(((k, p["value"]) for k, p in parts.items() if p and p["value"]), key=lambda kv: -kv[1])[:2]
+        qph = review["settings"]["queries_per_hour"]
+        rate = f"at {qph:g} runs of each query an hour" if qph else "with no query runs priced (queries_per_hour: 0)"
+        if top:
+            out.append(f"Most of its cost is {top[0][0]} ({top[0][1] / total:.0%})"
+                       + (f", then {top[1][0]} ({top[1][1] / total:.0%})" if len(top) > 1 else "") + f", {rate}.")
     ruled = {e: c["failed_required"] for e, c in review["candidates"].items() if c["competes"] and c["failed_required"]}
     if ruled:
         out.append("Ruled out by the required gates: " + "; ".join(

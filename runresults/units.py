@@ -57,6 +57,32 @@ BY_TABLE: dict[tuple[str, str], str] = {
 }
 
 
+# ``sweep.parquet`` (``layoutbench sweep``, a folder of its own): one row per grid point and engine. Its
+# columns are the sweep's axes (those of bench/simulate/sweep.py's and production_map.py's PARAMETERS
+# that the sweep file varies), engine and kind, the criteria (:data:`runresults.SWEEP_CRITERIA`), and on
+# the fast path (``method: fast``) the replay's statement. tests/test_results_units.py runs real sweeps
+# and checks that every column they write is here.
+SWEEP_UNITS: dict[str, str] = {
+    # axes
+    "batch_mb": "MB per batch", "partitions": "partitions", "late_fraction": "share of rows (0-1)",
+    "maintenance_every": "commits", "small_file_limit_mb": "MB", "target_file_mb": "MB",
+    "cleaner_retention": "commits", "query_window_hours": "hours", "partitions_per_year": "partitions a year",
+    "update_fraction": "share of each batch's rows (0-1)", "horizon_days": "days",
+    "queries_per_hour": "query suites per hour", "store": "local / s3",
+    "engine": ID, "kind": "engine kind",
+    # criteria (lower is better; the first is the choice's)
+    "usd_per_tb": "$ per TB ingested (TB = 10^12 bytes)", "wa": X + ": data bytes written / batch bytes",
+    "live_files": "files", "space_amp_peak": X + ": bytes on storage / live bytes (peak)",
+    "write_s": "seconds (simulated: ingest + maintenance)", "query_files": "files (the suite, final checkpoint)",
+    "query_s": "seconds (simulated: the suite, final checkpoint)",
+    # the fast path's figures and statement
+    "bytes_written": B, "requests_usd": "$ over the horizon (object-store requests; 0 on local disk)",
+    "replayed_batches": "batches", "window_batches": "batches", "replay_start": "batch index (0-based)",
+    "horizon_batches": "batches", "periodic": FLAG, "window_fitted": FLAG,
+    "replay_s": "seconds (wall, the shared replay)",
+}
+
+
 def unit_of(table: str, column: str) -> str:
     """The unit of ``table.column`` (KeyError when the column has none: a test forbids that)."""
     return BY_TABLE.get((table, column)) or UNITS[column]
@@ -102,6 +128,15 @@ def results_doc() -> str:
         parts += ["| column | type | unit |", "|---|---|---|"]
         parts += [f"| `{f.name}` | {f.type} | {unit_of(table, f.name)} |" for f in schema]
         parts.append("")
+    parts += ["## `sweep.parquet` (`layoutbench sweep`)\n",
+              "A sweep writes a folder of its own: `sweep.parquet`, one row per grid point and engine, and "
+              "`sweep.json` (the sweep file, its resolved values and axes, the criteria, timing, machine, git "
+              "SHA, the gates' exclusions and, on the fast path, `fast_path`: the replays' statement), then "
+              "`map.md`. The row holds the axes the sweep file varies (any of the axes below), `engine` and "
+              "`kind`, the criteria, and on the fast path (`method: fast`) the columns after `query_s`.\n",
+              "| column | unit |", "|---|---|"]
+    parts += [f"| `{c}` | {u} |" for c, u in SWEEP_UNITS.items()]
+    parts.append("")
     return "\n".join(parts)
 
 

@@ -6,17 +6,20 @@ Compared: the scenario, workload, engine and sizing lines of the setup; per engi
 follow from the seed alone (write amplification, space amplification, maintenance runs and MB
 written, live and physical files, mean file size, queries verified, verification); each gate's
 outcome per candidate (pass / FAIL / n/a / not measured) and the required gates each failed; the
-candidates the ledger shows and the TB they ingested; that the answer opens the report, names
-every candidate the required gates ruled out, and chooses a design with a candidate that passed
-them; the plots' names and the images embedded in the HTML.
+candidates the ledger shows, their $ per TB and its storage part, and the TB they ingested; the
+answer's choice: the design and candidate it names and the designs it calls equivalent; that the
+answer opens the report, names every candidate the required gates ruled out, and chooses a design
+with a candidate that passed them; the plots' names and the images embedded in the HTML.
+
+The choice is deterministic because the example prices only what follows from the seed
+(bench/scenarios/example.yaml: ``queries_per_hour: 0`` and a core-hour price of $0, so the ledger is
+storage byte-hours of physical bytes after each batch, and on local disk no requests). A smoke-sized
+run times each query once (n=1), so a ledger that priced seconds would choose by noise.
 
 Not compared, because they are measured or dated and differ from run to run: timings (ingest,
 maintenance and query seconds, wall time, the profile), the run's date, machine, versions and
 git SHA, the isolation gate's count of reader queries (how many fit during a maintenance run), and
-everything priced from seconds: the ledger's dollars, the criteria, the flips, and the choice among
-the candidates that pass the gates. That choice is not stable here: at 12 runs of each query an
-hour the ledger is almost all query seconds, measured once (n=1) on a shared machine; which
-candidates may compete is decided by the gates, which are deterministic, and that is checked.
+the core-seconds the findings and "when the answer would change" derive from timings.
 """
 
 from __future__ import annotations
@@ -63,10 +66,25 @@ def deterministic(md: str) -> dict[str, object]:
     summary = [{c: row[c] for c in SUMMARY_COLUMNS} for row in table(md, "Summary per engine")]
     gates = [{c: (v if c in ("candidate", "design", "required gates failed") else v.split(" (")[0].split(" ")[0])
               for c, v in row.items()} for row in table(md, "Gates")]
-    ledger = [(row["candidate"], row["design"], row["TB ingested"])
+    ledger = [(row["candidate"], row["design"], row["$ / TB"], row["storage"], row["TB ingested"])
               for row in table(md, "Cost ledger: $ per TB ingested over the table's life")]
     plots = sorted(re.findall(r"!\[[^\]]*\]\((plots/[^)]+)\)", md))
-    return {"setup": setup, "summary": summary, "gates": gates, "ledger": ledger, "plots": plots}
+    return {"setup": setup, "summary": summary, "gates": gates, "ledger": ledger, "choice": choice(md),
+            "plots": plots}
+
+
+def choice(md: str) -> dict[str, object]:
+    """The answer's choice: the design and candidate named first, and the designs called equivalent
+    to it (empty when the answer says "Choose")."""
+    answer = section(md, "The answer")
+    chose = re.search(r"\*\*Scenario `\w+`\.\*\* Choose (.+?) \(`(\w+)`\)", answer)
+    if chose:
+        return {"design": chose.group(1), "candidate": chose.group(2), "equivalent": []}
+    tied = re.search(r"\*\*Scenario `\w+`\.\*\* (.+?) are equivalent in cost", answer)
+    assert tied, answer
+    named = re.findall(r"(?:^|, | and )(.+?) \(`(\w+)`\)", tied.group(1))
+    assert named, tied.group(1)
+    return {"design": named[0][0], "candidate": named[0][1], "equivalent": sorted(d for d, _ in named[1:])}
 
 
 def test_the_committed_example_is_whole_and_small() -> None:
@@ -89,6 +107,17 @@ def test_make_example_regenerates_the_committed_example(regenerated: Path) -> No
     assert sorted(p.name for p in (regenerated / "plots").iterdir()) == sorted(
         p.name for p in (COMMITTED / "plots").iterdir())
     assert (regenerated / "report.html").read_text().count("data:image/png;base64,") == len(want["plots"])  # type: ignore[arg-type]
+
+
+def test_the_answers_choice_follows_from_the_seed() -> None:
+    """The committed example prices no seconds, so its choice is the deterministic one the test above
+    compares (module docstring): every ledger part but storage is $0, and the answer says storage is
+    its cost."""
+    md = (COMMITTED / "report.md").read_text()
+    rows = table(md, "Cost ledger: $ per TB ingested over the table's life")
+    timed = ("compute: ingest", "compute: maintenance", "compute: cleaning", "queries", "requests")
+    assert all(float(row[p].split(" ")[0]) == 0 for row in rows for p in timed), rows
+    assert "Most of its cost is storage (100%), with no query runs priced" in section(md, "The answer")
 
 
 def test_the_answer_follows_the_gates(regenerated: Path) -> None:

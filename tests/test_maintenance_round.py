@@ -18,10 +18,13 @@ from test_table_core import commit_files, make_table
 from engines.append_compaction.plan import BaseFileCompactionOperation, BaseFileCompactionPlan
 from engines.base import MaintenanceResult, TableEngine, clean_result
 from engines.maintenance_round import (
+    CleanAt,
     MaintenanceRound,
     RoundPhase,
     Runs,
     TableService,
+    Trigger,
+    after_commit_round,
     earliest_pending,
     execute_pending,
     schedule_if_idle,
@@ -74,8 +77,10 @@ class FileMergeEngine(TableEngine, PlanExecutor):
 
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
         self.log.append(f"execute {instant}")
-        instant = instant or earliest_pending(self.table, (COMPACTION,))
-        return self.execute_plan(instant) if instant is not None else None
+        return super().execute(instant)
+
+    def execute_instant(self, instant: str) -> MaintenanceResult | None:
+        return self.execute_plan(instant)
 
     def clean(self) -> MaintenanceResult | None:
         self.log.append("clean")
@@ -221,7 +226,7 @@ def test_nothing_to_do(tmp_path) -> None:
         rnd = MaintenanceRound(engine, runs)
         assert rnd.run() == [] and rnd.scheduled is None and rnd.next_plan is None
         assert engine.log == {Runs.NEW: ["schedule", "clean"], Runs.NEW_OR_EARLIEST: ["schedule", "find", "clean"],
-                              Runs.PENDING: ["find", "clean"]}[runs]
+                              Runs.PENDING: ["find", "clean"], Runs.EARLIEST: ["find", "clean"]}[runs]
     engine.log.clear()
     assert execute_pending(engine) == [] and engine.log == ["find"]
     assert [i.action for i in table.refresh().instants] == ["commit"]  # no instant written
@@ -248,3 +253,84 @@ def test_a_failed_execution_names_its_plan_and_leaves_it_pending(tmp_path) -> No
         rnd.execute()
     assert rnd.next_plan == plan and rnd.executed == [] and rnd.cleaned is None
     assert earliest_pending(table, (COMPACTION,)) == plan
+
+
+def test_earliest_executes_one_pending_plan_or_the_given_one_and_never_schedules(tmp_path) -> None:
+    table = table_with(tmp_path, [[("dt=a", "a1")], [("dt=a", "a2")]])
+    engine = FileMergeEngine(table)
+    t1 = engine.schedule()
+    commit_files(table, [("dt=b", "b1")])
+    commit_files(table, [("dt=b", "b2")])
+    t2 = engine.schedule()
+    engine.log.clear()
+    given = MaintenanceRound(engine, Runs.EARLIEST, instant=t2)
+    given.run()
+    assert [r.instant for r in given.executed] == [t2] and engine.log == [f"execute {t2}", "clean"]
+    engine.log.clear()
+    earliest = MaintenanceRound(engine, Runs.EARLIEST)
+    earliest.run()
+    assert [r.instant for r in earliest.executed] == [t1] and engine.log == ["find", f"execute {t1}", "clean"]
+    with pytest.raises(ValueError, match="only with Runs.EARLIEST"):
+        MaintenanceRound(engine, Runs.NEW, instant=t1)
+
+
+def _failing_once(engine: FileMergeEngine, error: type[Exception]) -> list[str]:
+    """Make the engine's next execution fail once, right after its plan went inflight."""
+    failures: list[str] = []
+
+    def step(name: str) -> None:
+        if name == engine.points.after_inflight and not failures:
+            failures.append(name)
+            raise error("killed after inflight")
+
+    engine.on_step = step
+    return failures
+
+
+def test_retries_run_a_failed_execution_again_after_rolling_it_back(tmp_path) -> None:
+    table = table_with(tmp_path, [[("dt=a", "a1")], [("dt=a", "a2")]])
+    engine = FileMergeEngine(table)
+    failures = _failing_once(engine, RuntimeError)
+    rnd = MaintenanceRound(engine, retries=1)
+    rnd.run()
+    plan = rnd.scheduled
+    assert failures and [r.instant for r in rnd.executed] == [plan]
+    assert rnd.executed[0].details["rolled_back_attempt"] is not None
+    assert table.refresh().get(plan).is_completed
+
+
+def test_never_retry_and_on_error_end_the_step_with_the_plan_pending(tmp_path) -> None:
+    table = table_with(tmp_path, [[("dt=a", "a1")], [("dt=a", "a2")]])
+    engine = FileMergeEngine(table)
+    _failing_once(engine, KeyError)
+    errors: list[tuple[str, str]] = []
+    rnd = MaintenanceRound(engine, Runs.NEW, retries=3, never_retry=(KeyError,),
+                           on_error=lambda instant, exc: errors.append((instant, type(exc).__name__)))
+    rnd.run()
+    assert errors == [(rnd.scheduled, "KeyError")] and rnd.executed == []
+    assert earliest_pending(table, (COMPACTION,)) == rnd.scheduled and rnd.next_plan == rnd.scheduled
+
+
+def test_after_commit_round_orders_the_writers_post_commit_work(tmp_path) -> None:
+    table = table_with(tmp_path, [[("dt=a", "a1")], [("dt=a", "a2")]])
+    engine = FileMergeEngine(table)
+    pending = engine.schedule()
+    commit_files(table, [("dt=b", "b1")])
+    commit_files(table, [("dt=b", "b2")])
+    engine.log.clear()
+    out = after_commit_round(engine, Trigger.INLINE, run_pending_first=True, round_cleans=True)
+    new = [r.instant for r in out if r.kind == "merge"]
+    assert new[0] == pending and len(new) == 2
+    assert engine.log == ["clean", "find", f"execute {pending}", "find", "schedule", f"execute {new[1]}", "clean"]
+
+    commit_files(table, [("dt=c", "c1")])
+    commit_files(table, [("dt=c", "c2")])
+    engine.log.clear()
+    woken: list[str] = []
+    out = after_commit_round(engine, Trigger.ASYNC, clean=CleanAt.AFTER, notify=lambda: woken.append("woken"))
+    assert [r.kind for r in out] == ["clean"]  # the merged dt=a and dt=b inputs left the retained window
+    assert engine.log == ["schedule", "clean"] and woken == ["woken"]
+    assert earliest_pending(table, (COMPACTION,)) is not None  # scheduled, left to the async service
+    engine.log.clear()
+    assert after_commit_round(engine, Trigger.INLINE, due=lambda: False, clean=CleanAt.NONE) == []
+    assert engine.log == []

@@ -22,7 +22,7 @@ from engines.clustering.mor import execute_merged
 from engines.clustering.plan import RequestedReplace
 from engines.clustering.planner import SKIPPED_KEY
 from engines.files.deltacommit import PendingServiceConflictError, write_deltacommit
-from engines.maintenance_round import MaintenanceRound
+from engines.maintenance_round import MaintenanceRound, earliest_pending
 from engines.mor_compaction import executor as compaction
 from engines.mor_compaction.plan import CompactionOperation, CompactionPlan
 from engines.mor_compaction.planner import CompactionConfig, SliceLogs, plan_compaction
@@ -41,6 +41,13 @@ FORCE = CompactionConfig()
 
 def latest(truth: Truth) -> list[tuple]:
     return list(truth.at.values())[-1]
+
+
+def _earliest(table: HudiTable) -> str:
+    """The earliest pending compaction (what the service's ``execute()`` picks)."""
+    instant = earliest_pending(table, (MOR_COMPACTION,))
+    assert instant is not None
+    return instant
 
 
 def files_of(table: HudiTable) -> dict[str, bytes]:
@@ -96,7 +103,7 @@ def test_compaction_merges_logs_and_real_readers_agree(history) -> None:
     assert rows_of(snapshot_read(table).rows) == latest(truth) == hudi_rs_rows(table.base_uri)
     protected = plans.pending_paths(table.refresh())
     assert all(op.path(name) in protected for op in plan.operations for name in op.log_files)
-    result = compaction.execute(table)
+    result = compaction.execute(table, _earliest(table))
     assert result.instant == ts and result.operations == len(groups_with_logs)
     timeline = table.refresh()
     assert timeline.get(ts).is_completed and timeline.file_name(timeline.get(ts)) == f"{ts}.commit"
@@ -123,7 +130,7 @@ def test_a_deltacommit_on_a_group_under_pending_compaction_is_refused(history) -
     assert files_of(table) == before
     upserts = batch([50], 9, "new")  # an insert: a new file group, never refused
     truth.apply(write_deltacommit(table, upserts).instant, upserts)
-    compaction.execute(table)
+    compaction.execute(table, _earliest(table))
     assert rows_of(snapshot_read(table).rows) == latest(truth)
 
 
@@ -235,7 +242,9 @@ import sys
 from engines.mor_compaction import executor
 from engines.table.instants import InstantClock
 from engines.table.table import HudiTable, TableConfig
-executor.execute(HudiTable.open(sys.argv[1]))
+from engines.maintenance_round import earliest_pending
+table = HudiTable.open(sys.argv[1])
+executor.execute(table, earliest_pending(table, ("compaction",)))
 """
 
 
@@ -256,7 +265,7 @@ def test_a_killed_compaction_loses_and_duplicates_nothing(history, point) -> Non
     if not state.is_completed:
         assert state.state == State.REQUESTED  # the plan kept, its partial base files gone
         assert not [b for b in table.view().base_files if b.instant == ts]
-        compaction.execute(table)
+        compaction.execute(table, _earliest(table))
     assert table.refresh().get(ts).is_completed
     keys = [r[0] for r in rows_of(snapshot_read(table).rows)]
     assert len(keys) == len(set(keys)) and rows_of(snapshot_read(table).rows) == expected
@@ -272,9 +281,9 @@ def test_execute_rolls_back_an_inflight_attempt_first(history) -> None:
 
     compaction.schedule(table, FORCE, force=True)
     with pytest.raises(RuntimeError, match="stop"):
-        compaction.execute(table, on_step=crash)
+        compaction.execute(table, _earliest(table), on_step=crash)
     assert table.refresh().pending([MOR_COMPACTION])[0].state == State.INFLIGHT
-    result = compaction.execute(table)
+    result = compaction.execute(table, _earliest(table))
     assert result.rolled_back_first and rows_of(snapshot_read(table).rows) == latest(truth)
     assert [i.action for i in table.refresh().completed()][-2:] in ([MOR_COMPACTION, "rollback"],
                                                                     ["rollback", MOR_COMPACTION])

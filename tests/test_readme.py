@@ -19,8 +19,26 @@ def test_the_readmes_own_scenario_validates() -> None:
     assert block, "the README shows a scenario to copy"
     text = block.group(1)
     assert len(text.strip().splitlines()) <= 15
-    sc = parse_scenario(yaml.safe_load(text))
+    doc = yaml.safe_load(text)
+    sc = parse_scenario(doc)
     assert {e.kind for e in sc.engines} >= {"cow_baseline", "append_compaction", "clustering"}
+    # what a user changes: batch size and rate (batches over the partitions' time), limits, queries, store
+    assert {"batch_mb", "num_batches", "num_partitions", "partition_granularity"} <= set(doc["workload"])
+    assert "small_file_limit_mb" in doc["sizing"] and doc["queries"]["suite"]
+    assert "queries_per_hour" in doc["review"] and sc.store.external and sc.store.endpoint
+    assert "credentials" in text and "a batch every" in text
+
+
+def test_the_readmes_scenario_passes_validate(tmp_path: Path) -> None:
+    """``layoutbench validate`` on the README's scenario as a user would save it: exit 0."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    path = tmp_path / "my_logs.yaml"
+    path.write_text(re.search(r"```yaml\n(.*?)```", README, re.S).group(1))  # type: ignore[union-attr]
+    res = CliRunner().invoke(app, ["validate", str(path)])
+    assert res.exit_code == 0 and ": ok" in res.output, res.output
 
 
 def test_every_link_of_the_readme_resolves() -> None:
@@ -30,7 +48,8 @@ def test_every_link_of_the_readme_resolves() -> None:
 
 def test_the_two_commands_come_first() -> None:
     first = README.split("```sh\n", 1)[1].split("```", 1)[0]
-    assert first.startswith("make bench") and "make test" in first
+    commands = [ln.split("#")[0].strip() for ln in first.splitlines() if ln.split("#")[0].strip()]
+    assert commands == ["make bench", "make test"]
 
 
 def test_the_readme_quotes_the_examples_answer_and_shows_its_figure() -> None:

@@ -16,8 +16,10 @@ from reports import render_report
 from reports.answer import MAX_SENTENCES, answer_sentences, ledger_frame
 from runresults import Results
 from runresults.review import review, store_review
-from runresults.review.ledger import PARTS
+from runresults.review.choice import ledger_ratio
+from runresults.review.ledger import PARTS, Ledger
 from runresults.review.prices import DEFAULT_PRICES, HOURS_PER_MONTH
+from runresults.uncertainty import decide
 
 SLIGHTLY_FASTER = {"option1": 0.97, "baseline": 1.3}  # Option 1 3% faster on every timing
 
@@ -307,3 +309,19 @@ def test_without_rounds_at_every_checkpoint_one_repetition_is_one_sample(tmp_pat
     led = rev["candidates"]["option2"]["ledger"]
     assert (led["sample_basis"], led["samples"], led["usd_per_tb"]["n"]) == ("repetition", [0], 1)
     assert _rows(rev, "Option 1")["cost ($ per TB ingested)"]["verdict"] == "equivalent"
+
+
+def _storage_ledger(engine: str, usd: float, **timed: float) -> Ledger:
+    parts = {p: [0.0] for p in PARTS} | {"storage": [usd]} | {p: [v] for p, v in timed.items()}
+    return Ledger(engine, tb_ingested=1.0, cores=2, parts_usd=parts, samples=[0])
+
+
+def test_a_storage_only_ledger_is_exact_and_decides_on_its_value() -> None:
+    """Storage follows from the seed: one sample of it is the figure, not a measurement of one (the
+    example prices no seconds); a timed part priced makes the same ratio a single sample again."""
+    cheap, dear = _storage_ledger("a", 1.0), _storage_ledger("b", 1.3)
+    ratio = ledger_ratio(cheap, dear)
+    assert (ratio.kind, ratio.lo, ratio.hi) == ("exact", 1.3, 1.3)
+    assert decide(ratio, 0.1) == "higher" and decide(ledger_ratio(cheap, _storage_ledger("c", 1.05)), 0.1) == "equivalent"
+    timed = ledger_ratio(_storage_ledger("a", 1.0, queries=0.5), _storage_ledger("b", 1.3, queries=0.5))
+    assert timed.kind != "exact" and decide(timed, 0.1) == "equivalent"

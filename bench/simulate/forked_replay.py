@@ -33,6 +33,8 @@ from bench.batch_loop import MaintenanceSchedule, run_batches
 from bench.simulate import requests as reqmodel
 from runresults import rows_table
 
+# "1" keeps every replay serial (bench.sim_speed times the serial replay beside the replay's own choice)
+SERIAL_ENV = "LAYOUTBENCH_SERIAL_REPLAY"
 MIN_BATCHES = 20_000  # shorter replays stay serial: forking and merging would cost more than they save
 # the engine state the results folder reads after the replay (bench.simulate.results_folder)
 _STATE = ("live", "puts", "gets", "lists", "seq", "instants", "physical", "live_bytes", "phys_bytes", "small")
@@ -53,7 +55,9 @@ def processes_for(engines: int, batches: int, exact: bool) -> int:
     (the scheduler shares two cores among three engines better than two processes would), for the
     long replays of the estimated mode only, on a machine with a core to spare (:func:`machine_busy`);
     1 where fork is not available or in a daemon process (a sweep's worker, which may not start
-    processes of its own). The folder is the same either way; run.json's ``replay_processes`` says which."""
+    processes of its own), or when :data:`SERIAL_ENV` is 1. The folder is the same either way; run.json's ``replay_processes`` says which."""
+    if os.environ.get(SERIAL_ENV) == "1":
+        return 1
     cores = os.cpu_count() or 1
     if (exact or batches < MIN_BATCHES or engines < 2 or cores < 2 or multiprocessing.current_process().daemon
             or "fork" not in multiprocessing.get_all_start_methods() or machine_busy(cores)):

@@ -41,6 +41,7 @@ from bench.stream.sink import (
     micro_batch_files,
 )
 from engines.hudi.config import streaming_sink_options
+from engines.maintenance_round import execute_pending
 from engines.table.timeline import Instant, State
 
 MODE = "hudi_async_clustering"
@@ -111,19 +112,23 @@ class HudiSinkServices:
 
     def finish(self) -> list[Any]:
         """After the query stopped: a plan Hudi's service did not finish (the stop cancelled it, or
-        :meth:`drain` timed out) is executed by Hudi's write client (rolling back what was in flight)."""
-        out = []
-        for inst in self._pending():
-            try:
-                res = self.engine.execute(inst.timestamp)
-            except Exception as exc:  # noqa: BLE001 - named in the run's errors
-                self.errors.append(f"{type(exc).__name__}: {exc}")
-                continue
-            if res is not None:
-                self.seen.add((inst.timestamp, "replacecommit"))
-                self.runs += 1
-                self.record(res, "final")
-                out.append(res)
+        :meth:`drain` timed out) is executed by Hudi's write client (rolling back what was in flight),
+        earliest first (:func:`engines.maintenance_round.execute_pending`); a failure is named in the
+        run's errors and ends the round."""
+        self.poll()
+        if not self.engine_has_table():
+            return []
+
+        def executed(res: Any) -> None:
+            done = self.engine.table.refresh().get(res.instant)  # a replacecommit, or a compaction on MOR
+            self.seen.add((res.instant, done.action if done is not None else "replacecommit"))
+            self.runs += 1
+            self.record(res, "final")
+
+        def failed(instant: str, exc: Exception) -> None:
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+
+        out = execute_pending(self.engine, on_executed=executed, on_error=failed)
         self.poll()
         return out
 

@@ -25,7 +25,15 @@ from typing import Any
 from engines.async_service import AsyncService
 from engines.base import Engine, MaintenanceResult
 from engines.kinds import kind_of
-from engines.maintenance_round import MaintenanceRound, RoundPhase, Runs, execute_pending
+from engines.maintenance_round import (
+    CleanAt,
+    MaintenanceRound,
+    RoundPhase,
+    Runs,
+    Trigger,
+    after_commit_round,
+    execute_pending,
+)
 
 Recorder = Callable[[MaintenanceResult, str], None]
 
@@ -103,17 +111,19 @@ class Services:
         if self.mode == "async_clustering":
             from engines.clustering.modes import may_schedule
 
-            with self.mutex:
-                if may_schedule("async", self.engine.table.refresh(), 1, self.async_max_commits):
-                    instant = self.engine.schedule()
-                    if instant is not None and self._service is not None:
-                        self._service.notify()
-                cleaned = self.engine.clean()
-            if cleaned is not None:
-                out.append(cleaned)
+            def due() -> bool:
+                return may_schedule("async", self.engine.table.refresh(), 1, self.async_max_commits)
+
+            with self.mutex:  # schedule, wake the service, then the auto clean
+                out += after_commit_round(self.engine, Trigger.ASYNC, due=due, clean=CleanAt.AFTER,
+                                          notify=self._notify_service)
         for res in out:
             self.record(res, "inline")
         return out
+
+    def _notify_service(self) -> None:
+        if self._service is not None:
+            self._service.notify()
 
     # -- the service's side ----------------------------------------------------------------------
     @contextmanager

@@ -142,10 +142,9 @@ class AppendCompactionEngine(TableServiceModes, PlanExecutor):
         return BaseFileCompactionPlan.from_avro(plans.load_plan(self.table.refresh(), instant, COMPACTION))
 
     # -- execute (the shared skeleton of engines.service_executor) -----------------------------
-    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
+    def execute_instant(self, instant: str) -> MaintenanceResult | None:
         """compactBaseFile: inflight → merge each operation → delete old + commit (in the configured order)."""
-        instant = instant or self.pending_plan()
-        return self.execute_plan(instant) if instant is not None else None
+        return self.execute_plan(instant)
 
     @property
     def max_parallel(self) -> int:

@@ -38,7 +38,7 @@ from engines.clustering.planner import plan_clustering
 from engines.clustering.writer import ClusteringUpdateConflictError, insert, merge_write
 from engines.config.registry import BLOOM, O2, settings
 from engines.files.ordering import effective_ordering
-from engines.maintenance_round import MaintenanceRound, earliest_pending
+from engines.maintenance_round import Trigger, after_commit_round, earliest_pending
 from engines.service_executor import Committed, PlanExecutor
 from engines.table import faults, plans
 from engines.table import rollback as table_rollback
@@ -134,28 +134,24 @@ class ClusteringEngine(TableEngine, PlanExecutor):
 
     # -- modes ----------------------------------------------------------------------------------
     def after_commit(self) -> list[MaintenanceResult]:
-        """The writer's post-commit work in this mode: auto clean, then clustering (module ``modes``)."""
+        """The writer's post-commit work in this mode: auto clean, then clustering (module ``modes``)
+        as :func:`engines.maintenance_round.after_commit_round` orders it: inline runs the pending
+        plans, then schedules and executes; the other modes schedule and wake the async service."""
         mode = self.config.mode
         if mode == "manual":
             return []
-        out: list[MaintenanceResult] = []
-        cleaned = self.clean()
-        if cleaned is not None:
-            out.append(cleaned)
-        timeline = self.table.refresh()
-        if mode == "inline":
-            out += self.run_pending()  # runAnyPendingClustering
-            if modes.may_schedule(mode, self.table.refresh(), self.config.inline_max_commits,
-                                  self.config.async_max_commits, self.config.schedule_rules):
-                inline = MaintenanceRound(self)  # schedule and execute; the clean ran first
-                inline.schedule()
-                out += inline.execute()
-        elif modes.may_schedule(mode, timeline, self.config.inline_max_commits, self.config.async_max_commits,
-                                self.config.schedule_rules):
-            instant = self.schedule()
-            if instant is not None and self._service is not None:
-                self._service.notify()
-        return out
+
+        def due() -> bool:
+            return modes.may_schedule(mode, self.table.refresh(), self.config.inline_max_commits,
+                                      self.config.async_max_commits, self.config.schedule_rules)
+
+        inline = mode == "inline"
+        return after_commit_round(self, Trigger.INLINE if inline else Trigger.ASYNC, due=due,
+                                  run_pending_first=inline, notify=self._notify_service)
+
+    def _notify_service(self) -> None:
+        if self._service is not None:
+            self._service.notify()
 
     def wait_async(self, timeout: float | None = None) -> bool:
         """Async mode: wait until the service has executed everything queued."""
@@ -185,10 +181,7 @@ class ClusteringEngine(TableEngine, PlanExecutor):
     def load_plan(self, instant: str) -> ClusteringPlan:
         return executor.load_plan(self.table, instant)
 
-    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
-        instant = instant or self.pending_plan()
-        if instant is None:
-            return None
+    def execute_instant(self, instant: str) -> MaintenanceResult | None:
         return self.execute_plan(instant)
 
     # -- the parts of the shared execute skeleton (engines.service_executor) -------------------

@@ -38,7 +38,7 @@ from engines.clustering_mor.key_index import KeyIndex
 from engines.clustering_mor.small_files import average_record_bytes, small_file_targets
 from engines.config.registry import BLOOM, O2M, settings
 from engines.files.deltacommit import SmallFileTarget, write_deltacommit
-from engines.maintenance_round import MaintenanceRound, earliest_pending
+from engines.maintenance_round import CleanAt, Trigger, after_commit_round, earliest_pending, execute_pending
 from engines.mor_compaction.executor import planning_slices
 from engines.mor_compaction.planner import CompactionConfig
 from engines.mor_compaction.service import MorCompactionService
@@ -113,8 +113,8 @@ class MorClusteringEngine(ClusteringEngine):
 
     def _write(self, rows: pa.Table | None, deletes: Any, operation: str = "upsert") -> CommitResult:
         with self._mutex:
-            if self.config.compaction_inline and self.compaction.pending_plan() is not None:
-                self.compaction.execute()  # runAnyPendingCompactions: a write never meets a pending compaction
+            if self.config.compaction_inline:
+                execute_pending(self.compaction)  # runAnyPendingCompactions: a write never meets a pending compaction
             return write_deltacommit(self.table, rows, deletes, operation, locate=self.index.locate,
                                      small_files=self._small_files(), target_file_bytes=self.config.max_file_size,
                                      row_group_rows=self.config.row_group_rows, on_step=self.on_step)
@@ -144,15 +144,12 @@ class MorClusteringEngine(ClusteringEngine):
         out: list[MaintenanceResult] = []
         if self.config.compaction_inline:
             with self._mutex:
-                rnd = MaintenanceRound(self.compaction)
-                rnd.schedule()
-                out += rnd.execute()
-        cleaned = self.clean()
-        if cleaned is not None:
-            out.append(cleaned)
-        if self.config.mode == "inline" and self._commits_since_clustering() >= self.config.inline_max_commits:
-            out += MaintenanceRound(self).run()
-        return out
+                out += after_commit_round(self.compaction, Trigger.INLINE, clean=CleanAt.NONE)
+
+        def due() -> bool:
+            return self.config.mode == "inline" and self._commits_since_clustering() >= self.config.inline_max_commits
+
+        return out + after_commit_round(self, Trigger.INLINE, due=due, round_cleans=True)
 
     def _commits_since_clustering(self) -> int:
         timeline = self.table.refresh()
@@ -172,10 +169,7 @@ class MorClusteringEngine(ClusteringEngine):
     def pending_plan(self) -> str | None:
         return earliest_pending(self.table, (REPLACE, MOR_COMPACTION))
 
-    def execute(self, instant: str | None = None) -> MaintenanceResult | None:
-        instant = instant or self.pending_plan()
-        if instant is None:
-            return None
+    def execute_instant(self, instant: str) -> MaintenanceResult | None:
         found = self.table.refresh().get(instant)
         if found is not None and found.action == MOR_COMPACTION:
             with self._mutex:

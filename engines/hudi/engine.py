@@ -3,8 +3,11 @@
 Every write is ``df.write.format("hudi")`` with :func:`engines.hudi.config.hoodie_options`; table
 services (clustering schedule / execute, clean) go through Hudi's ``SparkRDDWriteClient`` built
 from the same options; a maintenance round (:mod:`engines.maintenance_round`) reaches them through
-the engine protocol: ``schedule`` is ``scheduleClustering``, ``execute`` is ``cluster``, ``clean``
-is ``clean``, and ``pending_plan`` reads the earliest pending replacecommit from the timeline.
+the engine protocol: ``schedule`` is ``scheduleClustering`` (nothing new while a clustering plan
+is pending: the round finds that one), ``execute`` is ``cluster`` for a clustering plan and
+``compact`` for a MERGE_ON_READ compaction plan, ``clean`` is ``clean``, and ``pending_plan`` reads
+the earliest pending replacecommit (with clustering on) or compaction (on MERGE_ON_READ) from the
+timeline.
 Nothing is measured from Hudi's word: after each call the instants it
 completed are read from the table's timeline and commit metadata by ``engines/table`` (the table
 is written at version 6), exactly as for our engines. Work Hudi does inside a write (automatic
@@ -231,36 +234,46 @@ class HudiEngine(TableEngine):
         if not self.config.clustering:
             return None
         with self._lock:
-            pending = earliest_pending(self.table, (REPLACE,))
-            if pending is not None:  # schedule_inline: the write already planned it
-                return pending
-            if self.config.mode == "schedule_inline":
+            # a pending plan is not a new one (schedule_inline: the write planned it): the round's
+            # FIND step executes it; schedule_inline schedules nothing outside the write
+            if self.config.mode == "schedule_inline" or earliest_pending(self.table, (REPLACE,)) is not None:
                 return None
             empty = self.spark._jvm.org.apache.hudi.common.util.Option.empty()
             planned = self._with_client("schedule clustering", lambda c: c.scheduleClustering(empty))
             return str(planned.get()) if planned.isPresent() else None
 
+    @property
+    def _plan_actions(self) -> tuple[str, ...]:
+        """The pending plans a round executes here: clustering's, and on MERGE_ON_READ compaction's."""
+        return (REPLACE,) * bool(self.config.clustering) + (MOR_COMPACTION,) * bool(self.config.merge_on_read)
+
     def pending_plan(self) -> str | None:
-        """The earliest pending clustering instant."""
-        if not self.config.clustering or (self._table is None and not self._exists()):
+        """The earliest pending clustering or compaction instant (:attr:`_plan_actions`)."""
+        if not self._plan_actions or (self._table is None and not self._exists()):
             return None
-        return earliest_pending(self.table, (REPLACE,))
+        return earliest_pending(self.table, self._plan_actions)
 
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
-        if not self.config.clustering:
-            return None
         with self._lock:
-            instant = instant or self.pending_plan()
-            if instant is None:
+            return super().execute(instant)
+
+    def execute_instant(self, instant: str) -> MaintenanceResult | None:
+        """``compact`` for a pending compaction, ``cluster`` for a clustering plan (None with clustering off)."""
+        with self._lock:
+            found = self.table.refresh().get(instant)
+            compaction = found is not None and found.action == MOR_COMPACTION
+            if not compaction and not self.config.clustering:
                 return None
+            what = "compaction" if compaction else "clustering"
             t0 = time.perf_counter()
-            self._with_client(f"execute clustering {instant}", lambda c: c.cluster(instant, True))
+            self._with_client(f"execute {what} {instant}",
+                              lambda c: c.compact(instant, True) if compaction else c.cluster(instant, True))
             duration = time.perf_counter() - t0
             new = self._new_instants()
             done = [i for i in new if i.timestamp == instant]
             self._pending += [self._maintenance_of(i) for i in new if i.timestamp != instant]
             if not done:
-                raise HudiError(f"{self.name}: clustering {instant} did not complete")
+                raise HudiError(f"{self.name}: {what} {instant} did not complete")
             return self._maintenance_of(done[0], duration)
 
     def clean(self) -> MaintenanceResult | None:

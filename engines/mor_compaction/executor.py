@@ -171,17 +171,14 @@ def compact_operation(table: HudiTable, s: MergeSlice, op: CompactionOperation, 
     return stat
 
 
-def execute(table: HudiTable, instant: str | None = None, on_step: faults.StepHook = None) -> CompactionResult | None:
-    """Execute the pending compaction ``instant`` (the earliest when None); see the module docstring."""
+def execute(table: HudiTable, instant: str, on_step: faults.StepHook = None) -> CompactionResult:
+    """Execute the pending compaction ``instant`` (the service resolves the earliest one:
+    :class:`engines.mor_compaction.service.MorCompactionService`); see the module docstring."""
     table.check_writable(merge_on_read=True)
     t0 = time.perf_counter()
     with table.lock:
-        timeline = table.refresh()
-        pending = timeline.pending([MOR_COMPACTION])
-        target = next((i for i in pending if instant is None or i.timestamp == instant), None)
-        if target is None:
-            if instant is None:
-                return None
+        target = table.refresh().get(instant)
+        if target is None or target.action != MOR_COMPACTION or target.is_completed:
             raise TimelineError(f"{instant} is not a pending compaction of {table.base_uri}")
         rolled_back = target.state == State.INFLIGHT
         if rolled_back:

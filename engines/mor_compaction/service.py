@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.maintenance_round import MaintenanceResult, earliest_pending
+from engines.maintenance_round import MaintenanceResult, earliest_pending, plan_to_execute
 from engines.mor_compaction import executor
 from engines.mor_compaction.planner import CompactionConfig
 from engines.table import faults
@@ -38,9 +38,10 @@ class MorCompactionService:
         return executor.schedule(self.table, self.config, on_step=self.on_step)
 
     def execute(self, instant: str | None = None) -> MaintenanceResult | None:
-        result = executor.execute(self.table, instant, on_step=self.on_step)
-        if result is None:
+        found = plan_to_execute(self, instant)
+        if found is None:
             return None
+        result = executor.execute(self.table, found, on_step=self.on_step)
         return MaintenanceResult(kind="compaction", instant=result.instant, duration_s=result.duration_s,
                                  files_in=result.operations + result.log_files_merged, files_out=len(result.stats),
                                  bytes_written=result.bytes_written, records=sum(s.num_writes for s in result.stats),

@@ -10,7 +10,7 @@ from typing import Any
 from runresults.review.families import DESIGNS
 from runresults.review.gates import GateResult, failed_required
 from runresults.review.ledger import Ledger
-from runresults.uncertainty import decide, paired_ratio
+from runresults.uncertainty import Interval, decide, paired_ratio
 
 
 @dataclass
@@ -41,10 +41,15 @@ def mean_per_tb(led: Ledger) -> float:
 
 
 def ledger_ratio(a: Ledger, b: Ledger):  # noqa: ANN201 - Interval | None
-    """b's $/TB over a's, paired by sample (the same repetition, or the same group of interleaved rounds)."""
+    """b's $/TB over a's, paired by sample (the same repetition, or the same group of interleaved rounds).
+    When both ledgers price storage alone (:meth:`Ledger.deterministic`), the ratio is exact: it decides on
+    its value against the margin, as no re-measurement would move it."""
     pa, pb = a.per_tb_by_sample(), b.per_tb_by_sample()
     common = sorted(set(pa) & set(pb))
-    return paired_ratio([pa[r] for r in common], [pb[r] for r in common])
+    ratio = paired_ratio([pa[r] for r in common], [pb[r] for r in common])
+    if ratio is not None and a.deterministic() and b.deterministic():
+        return Interval(ratio.value, ratio.value, ratio.value, ratio.n, "exact")
+    return ratio
 
 
 def choose(families: dict[str, str], gates: dict[str, dict[str, GateResult]], ledgers: dict[str, Ledger],

@@ -55,6 +55,9 @@ class GateResult:
         return {**asdict(self), "status": self.status}
 
 
+DETAIL_CHARS = 300  # a gate's detail in the answer and the gates table: whole clauses up to about this
+
+
 def _num(v: Any) -> float | None:
     try:
         x = float(v)
@@ -78,8 +81,25 @@ def _from_rows(gate: str, rows: pd.DataFrame) -> GateResult:
         out.figure = float(out.figure)
         out.figure_unit = str(out.figure_unit or "")
     details = [d for d in pick.detail if isinstance(d, str) and d]
-    out.detail = "; ".join(dict.fromkeys(details))[:300]
+    out.detail = whole_clauses(details, DETAIL_CHARS)
     return out
+
+
+def whole_clauses(details: list[str], limit: int) -> str:
+    """The rows' details joined by "; " and kept to about ``limit`` characters by dropping whole
+    clauses (a detail's own "; "-separated parts) from the end, never by cutting one: the answer
+    quotes this text, and a clause cut mid-instant reads as a wrong figure. What was dropped is
+    counted: "(N more clauses not shown)". Repeated details are given once; the first clause is
+    always kept whole."""
+    clauses = [c for d in dict.fromkeys(details) for c in d.split("; ") if c]
+    kept: list[str] = []
+    for c in clauses:
+        if kept and len("; ".join([*kept, c])) > limit:
+            break
+        kept.append(c)
+    dropped = len(clauses) - len(kept)
+    more = f" ({dropped} more clause{'s' if dropped > 1 else ''} not shown)" if dropped else ""
+    return "; ".join(kept) + more
 
 
 def _isolation(rows: pd.DataFrame) -> GateResult:

@@ -87,6 +87,11 @@ class Ledger:
         keys = [(self.basis, s) for s in self.samples]
         return dict(zip(keys, self.per_tb(), strict=True)) if self.tb_ingested else {}
 
+    def deterministic(self) -> bool:
+        """Whether every priced dollar is storage, which follows from the seed (the same files, the same
+        bytes): no compute or query seconds and no requests are priced. Such a ledger is an exact figure."""
+        return all(v == 0 for p in PARTS if p != "storage" for v in self.parts_usd.get(p, []))
+
     def usd_per_tb(self) -> Interval | None:
         return mean_interval(self.per_tb())
 
