@@ -537,7 +537,7 @@ def simulate(
 def _simulate_and_validate(sc: Any, out: str, calibration: str | None, horizon: int | None, reals: list[Any],
                            taken: list[Any]) -> tuple[Path, bool]:
     """The simulation, then each real run beside it (validation.md); (results folder, all in tolerance)."""
-    from bench.simulate import simulate as run_simulation
+    from bench.simulate.results_folder import simulate as run_simulation
     from bench.simulate.validate import batches_taken, render, validate, validate_store, validate_timings
     from runresults import Results
 
@@ -585,7 +585,7 @@ def sweep(
     rules choose where (whole candidates, the required gates, the ledger, the margin), and where the
     answer changes (map.md and heatmaps in the results folder)."""
     from bench.simulate.sweep import SweepError, load_sweep, run_grid, write_sweep
-    from bench.simulate.sweep import validate_corners as run_corners
+    from bench.simulate.sweep_corners import validate_corners as run_corners
     from reports.decision_map import render_section
 
     try:
@@ -623,7 +623,7 @@ def calibrate(
                                              "to (default: the first store run given)"),
 ) -> None:
     """Fit the simulator's cost model to real runs."""
-    from bench.simulate import calibrate as fit
+    from bench.simulate.calibrate import calibrate as fit
     from runresults import ResultsError
 
     try:

@@ -78,7 +78,7 @@ def batch_bytes(workload: Any) -> float:
 
 def _small_file_limit(spec: Any, scenario: Any) -> int:
     """The engine's small-file limit as it runs (the planner's, else its own config, else the sizing)."""
-    from bench.engine_factory import engine_config, resolve_planner
+    from bench.engine_config import engine_config, resolve_planner
 
     planner, _ = resolve_planner(spec, scenario)
     if planner is not None and hasattr(planner, "small_file_limit"):

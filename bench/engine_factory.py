@@ -10,14 +10,12 @@ engine and the key.
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime
-from typing import Any
 
-from bench.hoodie_conf import HoodieConfError, hudi_bloom, read_config, scenario_context
+from bench.engine_config import apply_config, config_values, planner_class, resolve_planner
+from bench.hoodie_conf import hudi_bloom
 from bench.scenario import EngineSpec, Scenario, ScenarioError
 from engines.base import Engine
-from engines.config.registry import MB
 from engines.kinds import KINDS, kind_of
 from engines.table.bloom import BloomConfig, bloom_of
 from engines.table.properties import UnsupportedTableError
@@ -25,24 +23,6 @@ from engines.table.table import HudiTable, TableConfig, logical_clock
 from workloads.spec import ORDERING_FIELD, RECORD_KEY
 
 LOGICAL_START = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def _apply(cls: type, base: dict[str, Any], overrides: dict[str, Any], where: str) -> Any:
-    """Instantiate dataclass ``cls`` from ``base`` updated by ``overrides`` (unknown keys rejected)."""
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(k for k in overrides if k not in names)
-    if unknown:
-        raise ScenarioError(f"{where}: unknown config keys {unknown}; allowed: {sorted(names)}")
-    values = {k: v for k, v in base.items() if k in names}
-    values.update(overrides)
-    try:
-        return cls(**values)
-    except (TypeError, ValueError) as exc:
-        raise ScenarioError(f"{where}: {exc}") from None
-
-
-def _split(config: dict[str, Any], keys: set[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    return ({k: v for k, v in config.items() if k in keys}, {k: v for k, v in config.items() if k not in keys})
 
 
 def spark_conf_for(scenario: Scenario) -> dict[str, str]:
@@ -65,49 +45,6 @@ def open_table(scenario: Scenario, table_path: str, name: str, table_type: str =
     return table
 
 
-def engine_config(spec: EngineSpec, scenario: Scenario) -> dict[str, Any]:
-    """The engine's own config as ``{field: value}``: its shorthands, ``*_mb`` sizes and ``hoodie.*``
-    keys read through the registry (:mod:`bench.hoodie_conf`; scheduling keys checked against the
-    maintenance section, identity keys against the workload). ``ScenarioError`` names the engine and the key."""
-    try:
-        return read_config(spec.kind, spec.config, f"engine {spec.name!r} ({spec.kind})",
-                           **scenario_context(scenario, spec.name))
-    except HoodieConfError as exc:
-        raise ScenarioError(str(exc)) from None
-
-
-def _values(spec: EngineSpec, scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the scenario's shared sizing as config values, the engine's own config)."""
-    sizing = scenario.sizing
-    common = {
-        "small_file_limit": int(sizing.small_file_limit_mb * MB),
-        "target_file_size": int(sizing.target_file_mb * MB),
-        "max_file_size": int(sizing.max_file_mb * MB),
-        "row_group_rows": sizing.row_group_rows,
-        "cleaner_commits_retained": sizing.cleaner_commits_retained,
-        "mode": "manual",
-    }
-    return common, engine_config(spec, scenario)
-
-
-def _planner_class(kind: str) -> type | None:
-    entry = KINDS.get(kind)
-    return entry.load("planner") if entry is not None and entry.planner else None
-
-
-def resolve_planner(spec: EngineSpec, scenario: Scenario) -> tuple[Any, dict[str, Any]]:
-    """The pure planner config of ``spec`` (the scenario's sizing, then the engine's overrides) and
-    the engine-level config keys left over. The one resolution both :func:`build_engine` and the
-    simulator use; ``ScenarioError`` names the engine and any bad key. Kinds without one of our
-    planners (delta_peer, hudi) give ``(None, config)``."""
-    common, config = _values(spec, scenario)
-    cls = _planner_class(spec.kind)
-    if cls is None:
-        return None, config
-    planner_over, engine_over = _split(config, {f.name for f in dataclasses.fields(cls)})
-    return _apply(cls, common, planner_over, f"engine {spec.name!r} ({spec.kind})"), engine_over
-
-
 def engine_bloom(spec: EngineSpec, scenario: Scenario) -> BloomConfig:
     """The footer bloom filter ``spec``'s base files carry, from its bloom keys (shorthands or
     ``hoodie.*``, also in real Hudi's ``options``): Hudi's default for our kinds and real Hudi, none
@@ -115,7 +52,7 @@ def engine_bloom(spec: EngineSpec, scenario: Scenario) -> BloomConfig:
     size files by it."""
     if not kind_of(spec.kind).hudi_rs_reads:  # no Hudi footer
         return BloomConfig(enabled=False)
-    if _planner_class(spec.kind) is not None:
+    if planner_class(spec.kind) is not None:
         return bloom_of(resolve_planner(spec, scenario)[1])
     return bloom_of(hudi_bloom(spec.config or {}))
 
@@ -127,16 +64,16 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
     entry = KINDS.get(spec.kind)
     if entry is None:
         raise ScenarioError(f"{where}: unknown engine kind; known: {', '.join(KINDS)}")
-    common, config = _values(spec, scenario)
+    common, config = config_values(spec, scenario)
     if entry.builder == "delta":
-        cfg = _apply(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
+        cfg = apply_config(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
                      config, where)
         return entry.load("engine")(table_path, cfg, name=spec.name)
     if entry.builder == "hudi":  # Apache Hudi creates its table with the first write
-        cfg = _apply(entry.load("config"), common, config, where)
+        cfg = apply_config(entry.load("config"), common, config, where)
         return entry.load("engine")(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
     planner, engine_over = resolve_planner(spec, scenario)
     base = {**common, entry.planner_field: planner} if entry.planner_field else common
-    cfg = _apply(entry.load("config"), base, engine_over, where)
+    cfg = apply_config(entry.load("config"), base, engine_over, where)
     table = open_table(scenario, table_path, spec.name, entry.table_types[0])
     return entry.load("engine")(table, cfg, name=spec.name)

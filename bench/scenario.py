@@ -13,16 +13,15 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bench.engine_config import resolve_planner
+from bench.scenario_error import ScenarioError
+from bench.simulate.supports import corrections_problems
 from engines.config.registry import COW, MB, default
 from engines.kinds import KINDS, kind_for_table_type, kind_of
 from runresults.review.settings import ReviewSpec
 from workloads.spec import WorkloadSpec
 
 QUERY_NAMES = ("full_scan_by_level", "service_hours", "point_lookup", "recent_hour", "topn_latency")
-
-
-class ScenarioError(ValueError):
-    """A scenario file with problems; the message lists all of them."""
 
 
 class _Strict(BaseModel):
@@ -226,6 +225,32 @@ class StreamSpec(_Strict):
     rate_search: RateSearchSpec = Field(default_factory=RateSearchSpec)
 
 
+def _target_problems(target: Any) -> list[str]:
+    """Each reason the simulator cannot model ``target`` (a :class:`runresults.review.settings.TargetSpec`),
+    named by the target's field; empty when it can."""
+    checks = (
+        (WorkloadSpec, {"batch_mb": target.batch_mb, "num_partitions": target.partitions,
+                        "num_batches": target.batches}, {"batch_mb": "batch_mb", "num_partitions": "partitions",
+                                                          "num_batches": "horizon_days"}),
+        (SizingSpec, {"small_file_limit_mb": target.small_file_limit_mb, "target_file_mb": target.target_file_mb,
+                      "max_file_mb": target.max_file_mb}, {}),
+        (StoreSpec, {"kind": target.store, "first_byte_ms": target.latency_ms}, {"kind": "store",
+                                                                                 "first_byte_ms": "latency_ms"}),
+    )
+    out = []
+    for spec, doc, names in checks:
+        try:
+            spec.model_validate(doc)
+        except ValidationError as exc:
+            for err in exc.errors():
+                field = ".".join(names.get(str(p), str(p)) for p in err["loc"]) or spec.__name__
+                out.append(f"{field}: {err['msg'].removeprefix('Value error, ')}")
+    if target.batch_mb > target.max_file_mb:
+        out.append(f"batch_mb: a batch of {target.batch_mb:g} MB is larger than max_file_mb "
+                   f"({target.max_file_mb:g} MB); the simulator's planners size files from batches below the maximum")
+    return out
+
+
 class Scenario(_Strict):
     name: str
     description: str = ""
@@ -346,8 +371,6 @@ class Scenario(_Strict):
                                  "take inserts only: they have no update path; remove them or set "
                                  "update_fraction to 0")
         if self.review.project:
-            from bench.simulate.supports import corrections_problems
-
             unmodelled = corrections_problems(self, designs_only=True)  # with corrections or in the config
             if unmodelled:
                 raise ValueError("review.project: " + "; ".join(unmodelled) + "; set review.project to false "
@@ -383,18 +406,14 @@ class Scenario(_Strict):
                     entry.load("config")(**fields)
                 except ValueError as exc:
                     raise ValueError(f"engines.{e.name}: {exc}") from None
-        from bench.engine_factory import resolve_planner
-
         for e in self.engines:
             resolve_planner(e, self)  # ScenarioError (a ValueError) names the engine
         return self
 
     @model_validator(mode="after")
     def _target_modelled(self) -> Scenario:
-        """``review.target`` must be a scale the simulator can model (bench.simulate.supports)."""
-        from bench.simulate.supports import target_problems
-
-        problems = target_problems(self.review.target)
+        """``review.target`` must be a scale the simulator can model."""
+        problems = _target_problems(self.review.target)
         if problems:
             raise ValueError("review.target: the simulator cannot model it: " + "; ".join(problems))
         return self

@@ -2,7 +2,7 @@
 
 After a run has written its folder and its review, the simulator, calibrated on the run itself,
 replays every candidate that passed the required gates at the target's sizes, rate, partitions,
-horizon and store (:func:`bench.simulate.project.project_review`), and the same review rules (ledger,
+horizon and store (:func:`bench.simulate.target_review.project_review`), and the same review rules (ledger,
 margin) choose among them there. The target's choice goes into ``run.json``'s
 ``review.choice.target``, beside the run's own, with how it was made and its seconds
 (``review.projection.phases_s``). Around the target, the prices and the query rate that flip the answer come from
@@ -33,11 +33,6 @@ def choice_text(choice: dict[str, Any]) -> str:
     return head
 
 
-def choose_at(results: Results) -> str:
-    """The review's choice on a (projected) results folder, in words."""
-    return choice_text(review(results, criteria=False)["choice"]["run"])
-
-
 def _production_clause(prod: dict[str, Any] | None) -> str:
     """The production map's answer at its point nearest the target, as a clause of the target's sentence."""
     if not prod:
@@ -54,7 +49,7 @@ def passing_candidates(stored: dict[str, Any]) -> list[str]:
 def project_run(run_dir: str | Path, scenario: Any) -> dict[str, Any] | None:
     """Project the stored review's passing candidates to the scenario's target and store the target's
     choice in ``run.json``; returns it (None when no candidate passed, said in the review)."""
-    from bench.simulate.project import project_review
+    from bench.simulate.target_review import project_review
 
     folder = Path(run_dir)
     results = Results(folder)

@@ -190,9 +190,6 @@ def ledger_frame(review: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-VERDICT_WORDS = {"lower": "lower", "higher": "higher", "equivalent": "equivalent", "n/a": "n/a"}
-
-
 def criteria_frame(review: dict[str, Any]) -> pd.DataFrame:
     """Each design's representative against the choice, criterion by criterion."""
     rows = []

@@ -12,6 +12,8 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from engines.config.registry import MB
+from reports.answer import shown_in_ledger  # noqa: E402
+from reports.stream import lag_plot  # noqa: E402
 from runresults import Results  # noqa: E402
 from runresults.uncertainty import MIN_N, interval  # noqa: E402
 
@@ -178,8 +180,6 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
         ax.set_title("Maintenance run duration (compaction / clustering), every run of every repetition")
         ax.set_ylabel("seconds")
         paths["maintenance"] = _save(fig, out / "maintenance.png")
-    from reports.stream import lag_plot
-
     lag = lag_plot(results, out)
     if lag is not None:
         paths["stream_lag"] = lag
@@ -203,8 +203,6 @@ def render_plots(results: Results, out: Path) -> dict[str, Path]:
 def ledger_plot(review: dict, path: Path) -> Path | None:
     """The answer's figure: $ per TB ingested per candidate, stacked by part (candidates failing a
     required gate are left out; references are marked), the interval of the total as an error bar."""
-    from reports.answer import shown_in_ledger
-
     engines = shown_in_ledger(review)
     if not engines:
         return None

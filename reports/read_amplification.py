@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from engines.config.registry import MB
+from reports.markdown import md_table
 from reports.summary import fmt
 from runresults import Results
 
@@ -47,7 +48,7 @@ def read_amplification_rows(results: Results) -> list[dict[str, Any]]:
     return rows
 
 
-def read_amplification_section(results: Results, md_table: Any) -> str | None:
+def read_amplification_section(results: Results) -> str | None:
     """The report's section (markdown), or None when no engine merged log files."""
     rows = read_amplification_rows(results)
     if not rows:

@@ -17,6 +17,7 @@ from reports.delta_peer import peer_rows
 from reports.design_review import conditions, findings
 from reports.hudi_fidelity import attachment_note, fidelity_rows, find_fidelity_run
 from reports.hudi_fidelity import note as HUDI_NOTE
+from reports.markdown import md_table
 from reports.plots import ledger_plot, render_plots
 from reports.read_amplification import read_amplification_section
 from reports.scale import scale_section
@@ -44,17 +45,6 @@ PLOT_CAPTIONS = {
     "cost_ledger": "Cost over the table's life, $ per TB ingested, stacked by part; the bar is the total's interval.",
     "query_files_scanned": "Files scanned per query at the final checkpoint (cold run, after min/max pruning).",
 }
-
-
-def md_table(df: pd.DataFrame) -> str:
-    """A Markdown table; ``|`` inside cells is replaced so the table stays intact."""
-    if df.empty:
-        return "_(no rows)_\n"
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
-    for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(str(v).replace("|", "/") for v in row) + " |")
-    return "\n".join(lines) + "\n"
 
 
 def _num(v: Any, pattern: str) -> str:
@@ -223,10 +213,10 @@ def render_markdown(results: Results, plots: dict[str, Path], design_review: boo
              "WA = data bytes written / batch bytes; space amplification = bytes on storage / live bytes; query "
              "cells are the warm-run median at the final checkpoint and, in parentheses, files scanned.\n",
              md_table(summary_frame(summaries))]
-    amplification = read_amplification_section(results, md_table)
+    amplification = read_amplification_section(results)
     if amplification is not None:  # engines whose queries merged log files (MERGE_ON_READ)
         parts += ["\n## Read amplification (MERGE_ON_READ)\n", amplification]
-    scale = scale_section(results, md_table)
+    scale = scale_section(results)
     if scale is not None:
         parts += ["\n## At scale: Apache Hudi's default sizes\n", scale]
     if design_review and review is not None:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from engines.config.registry import GB, MB
 from engines.kinds import engines_with
+from reports.markdown import md_table
 from runresults import Results
 from runresults.closed_form import closed_form_wa
 from runresults.uncertainty import interval, paired_ratio
@@ -178,8 +179,8 @@ def planning_frame(results: Results) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def scale_section(results: Results, md_table: Any) -> str | None:
-    """The section's Markdown (``md_table``: the report's table renderer), or None for another run."""
+def scale_section(results: Results) -> str | None:
+    """The section's Markdown, or None for another run."""
     if not is_scale_run(results):
         return None
     parts = ["\n".join(run_lines(results)) + "\n",

@@ -11,6 +11,7 @@ import pandas as pd
 
 from engines.config.registry import GB, MB
 from engines.kinds import engines_with
+from reports.markdown import md_table
 from runresults import Results
 from runresults.query_runs import runs_per_row
 from runresults.review.prices import DEFAULT_PRICES, Prices
@@ -223,7 +224,6 @@ def selective_ratio(frame: pd.DataFrame, slow: str | None, fast: str | None) -> 
 
 def requests_section(results: Results) -> str | None:
     """The section's Markdown, or None when the run was not on an object store."""
-    from reports.render import md_table  # render imports this module
     req = results.table("requests")
     if req.empty:
         return None

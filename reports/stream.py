@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from reports.markdown import md_table  # noqa: E402
 from runresults import Results  # noqa: E402
 
 GOAL_SLOWDOWN = 1.5  # Option 2's micro-batch p95 while clustering runs, over its p95 without
@@ -75,8 +76,6 @@ def stream_section(results: Results) -> str:
     rows = stream_rows(results)
     if not rows:
         return ""
-    from reports.render import md_table
-
     parts = [NOTE + "\n", md_table(pd.DataFrame(rows)), "\n" + goal_line(results) + "\n"]
     rates = results.table("stream_rates")
     if len(rates):

@@ -10,10 +10,8 @@ import pandas as pd
 
 from engines.config.registry import MB
 from runresults import Results
-from runresults.review.families import DESIGNS, family_of
+from runresults.review.families import family_of
 from runresults.uncertainty import Interval, interval, p95, ratio_interval, total_per_repeat
-
-RFC_DESIGNS = DESIGNS  # the designs that compete; the others are references
 
 
 def _num(x: Any) -> float | None:

@@ -45,9 +45,6 @@ class Interval:
     n: int
     kind: str = "bootstrap"
 
-    def overlaps(self, other: Interval) -> bool:
-        return not (self.hi < other.lo or other.hi < self.lo)
-
     def text(self, digits: int = 3) -> str:
         v = f"{self.value:.{digits}g}"
         if self.kind == "exact":  # its digits are all significant: 1.00, not 1

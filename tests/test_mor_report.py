@@ -14,7 +14,6 @@ import pytest
 
 from reports.hudi_fidelity import fidelity_pairs
 from reports.read_amplification import read_amplification_rows, read_amplification_section
-from reports.render import md_table
 from runresults import FORMAT_VERSION, Results, ResultsWriter
 
 ENGINES = {
@@ -76,7 +75,7 @@ def test_a_folder_before_format_7_has_no_section(tmp_path: Path) -> None:
     (res.folder / "run.json").write_text(json.dumps({**run, "format_version": 6}))
     old = Results(res.folder)
     assert old.table("queries").ro_latency_s.isna().all()
-    assert read_amplification_section(old, md_table) is None
+    assert read_amplification_section(old) is None
     assert FORMAT_VERSION == 8 and isinstance(old.table("queries"), pd.DataFrame)
 
 

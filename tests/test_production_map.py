@@ -211,9 +211,10 @@ def test_bad_fast_sweep_files_name_the_field(tmp_path: Path, body: str, names: l
 
 def test_the_verdict_at_a_target_is_the_maps_nearest_point_on_the_fast_path() -> None:
     from bench.simulate.target import Target
+    from bench.simulate.target_review import verdict_at
 
-    out = pm.verdict_at(Target(batch_mb=1, partitions=365, horizon_days=365, store="local",
-                               small_file_limit_mb=100), 1.0, engines=["baseline", "option2"])
+    out = verdict_at(Target(batch_mb=1, partitions=365, horizon_days=365, store="local",
+                            small_file_limit_mb=100), 1.0, engines=["baseline", "option2"])
     assert out["candidates"] == ["baseline", "option2"] and set(out["usd_per_tb"]) == {"baseline", "option2"}
     assert out["point"]["batch_mb"] == 1 and out["point"]["store"] == "local"
     cheaper = min(out["usd_per_tb"], key=out["usd_per_tb"].get)

@@ -156,7 +156,7 @@ def test_flip_map_names_each_point(run_dir: tuple[Path, object], tmp_path: Path)
 
 
 def test_project_review_is_json_data_with_its_phases(run_dir: tuple[Path, object], tmp_path: Path) -> None:
-    from bench.simulate.project import project_review
+    from bench.simulate.target_review import project_review
 
     folder, sc = run_dir
     out = project_review(folder, sc, SMALL_TARGET, cheapest, out_dir=tmp_path, workers=1)

@@ -137,7 +137,6 @@ def test_small_scale_run_wiring(spark, tmp_path: Path, monkeypatch: pytest.Monke
         seen.append((got.incomplete, len(got.table("commits"))))
 
     monkeypatch.setattr(PartialResults, "write", snapshot)
-    from reports.render import md_table
     from reports.scale import scale_section
 
     doc = small_scale_doc()
@@ -170,7 +169,7 @@ def test_small_scale_run_wiring(spark, tmp_path: Path, monkeypatch: pytest.Monke
     assert wa["append_only"]["closed_form_wa"] == 1.0 and wa["append_only"]["measured_wa"] == pytest.approx(1.0, rel=0.1)
     load = res.run["load"]
     assert load["samples"] and load["tables_peak_bytes"] > 0 and load["load1_max"] >= load["load1_min"]
-    md = scale_section(res, md_table)  # the section the report renders (tests/test_reports.py renders reports)
+    md = scale_section(res)  # the section the report renders (tests/test_reports.py renders reports)
     assert "### Write amplification beside its closed form" in md and "(projected: simulator)" in md
     assert "gain over append_only" in md and "rows per second" in md and "Planning apart from execution" in md
 
@@ -223,11 +222,10 @@ def _scale_folder(tmp_path: Path, rounds: int = 10, more: Any = None) -> Path:
 
 
 def test_scale_section_renders_from_results(tmp_path: Path) -> None:
-    from reports.render import md_table
     from reports.scale import planning_frame, scale_section, selective_frame
 
     res = Results(_scale_folder(tmp_path))
-    md = scale_section(res, md_table)
+    md = scale_section(res)
     assert md is not None and "wall time 10.0 min" in md and "max 3" in md and "3.00 GB" in md
     assert "200 of 1000" in md and "40 (projected: simulator)" in md and "50 (limit" not in md
     sel = selective_frame(res).set_index("engine")

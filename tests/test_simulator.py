@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.simulate import calibrate, replace_metadata_scaling, simulate
+from bench.simulate.calibrate import calibrate
+from bench.simulate.replace_metadata import replace_metadata_scaling
+from bench.simulate.results_folder import simulate
 from bench.simulate.simulator import LOGICAL_CLOCK, analytic_partition_counts, next_logical_instant
 from bench.simulate.validate import render, validate
 from runresults import Results

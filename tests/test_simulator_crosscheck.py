@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from bench.scenario import Scenario
-from bench.simulate import simulate
 from bench.simulate.costmodel import MB, CostModel
+from bench.simulate.results_folder import simulate
 from runresults import Results
 
 BPR = 1024  # bytes per record; equal to Hudi's record-size estimate so insert "room" is exact

@@ -192,7 +192,7 @@ def test_simulated_requests_match_the_counted_ones(s3_small_runs: tuple[Results,
     calibration was fitted to s3_small's own counts (bench/sweeps/s3_calibration.json, at 0 and 20 ms):
     this holds a fresh run to it (the counts are deterministic but for Apache Hudi's, not simulated)."""
     from bench.scenario import load_scenario
-    from bench.simulate import simulate
+    from bench.simulate.results_folder import simulate
     from bench.simulate.validate import REQUEST_SLACK, REQUEST_TOLERANCE, validate_store
 
     on_s3, _ = s3_small_runs

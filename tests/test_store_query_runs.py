@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from bench.scenario import load_scenario
-from bench.simulate import simulate
+from bench.simulate.results_folder import simulate
 from bench.simulate.validate import query_request_checks
 from reports.store_requests import query_runs_table, requests_section
 from runresults import Results, ResultsWriter

@@ -146,7 +146,8 @@ def test_update_under_a_pending_plan_is_rejected_then_retried(spark, tmp_path: P
     from bench.engine_factory import build_engine
     from bench.stream.engine_stream import stream_engine
     from bench.stream.landing import update_name
-    from bench.stream.run import _spec, key_check, truth_of
+    from bench.stream.run import _spec
+    from bench.stream.verify import key_check, truth_of
     from workloads.generator import batch_df, batch_updates_table
 
     doc = {**DOC, "workload": {**DOC["workload"], "corrections_fraction": 0.2},

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench.scenario import load_scenario
-from bench.simulate import simulate
 from bench.simulate.costmodel import CostModel
+from bench.simulate.results_folder import simulate
 from bench.simulate.validate import (
     MAINTENANCE_TOLERANCE,
     estimate_error,

@@ -57,10 +57,10 @@ from workloads.rowdef import (
 from workloads.spec import WorkloadSpec
 
 __all__ = [
-    "LEVELS", "LEVEL_SHARES", "S_KEY", "S_MSG", "arrow_schema", "batch_deletes_df", "batch_deletes_table",
+    "LEVELS", "LEVEL_SHARES", "S_KEY", "S_MSG", "arrow_schema", "batch_deletes_table",
     "batch_df", "batch_num_records", "batch_partition_counts", "batch_span", "batch_table", "batch_ts_range",
     "batch_updates_df", "batch_updates_table", "bytes_per_record", "hash64", "partition_unit", "partition_value",
-    "records_for_mb", "rows_range_table", "uniform",
+    "records_for_mb", "uniform",
 ]
 
 
@@ -313,11 +313,6 @@ def batch_table(spec: WorkloadSpec, b: int, columns: tuple[str, ...] | None = No
     return _rows(spec, b, np.arange(n, dtype=np.int64), n, columns)
 
 
-def rows_range_table(spec: WorkloadSpec, b: int, lo: int, hi: int) -> pa.Table:
-    """Rows ``lo..hi-1`` of batch ``b`` on the driver."""
-    return _rows(spec, b, np.arange(lo, hi, dtype=np.int64), batch_num_records(spec, b))
-
-
 def batch_partition_counts(spec: WorkloadSpec, b: int) -> dict[str, int]:
     """Rows per partition value of batch ``b`` (exact)."""
     return table_partition_counts(batch_table(spec, b, (spec.partition_column,)), spec.partition_column)
@@ -419,11 +414,4 @@ def batch_updates_df(spark, spec: WorkloadSpec, b: int):  # noqa: ANN001, ANN201
     from pyspark.sql.pandas.types import from_arrow_schema
 
     tbl = batch_updates_table(spec, b)
-    return spark.createDataFrame(tbl.to_pandas(), schema=from_arrow_schema(tbl.schema))
-
-
-def batch_deletes_df(spark, spec: WorkloadSpec, b: int):  # noqa: ANN001, ANN201
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    tbl = batch_deletes_table(spec, b)
     return spark.createDataFrame(tbl.to_pandas(), schema=from_arrow_schema(tbl.schema))

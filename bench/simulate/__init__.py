@@ -1,7 +1,7 @@
-"""The simulator: the designs on a metadata-only table, driven by the same scenarios and planners."""
+"""The simulator: the designs on a metadata-only table, driven by the same scenarios and planners.
 
-from bench.simulate.calibrate import calibrate
-from bench.simulate.replace_metadata import replace_metadata_scaling
-from bench.simulate.results_folder import simulate
-
-__all__ = ["calibrate", "replace_metadata_scaling", "simulate"]
+Import what you need from its modules (``bench.simulate.results_folder.simulate``,
+``bench.simulate.calibrate.calibrate``, ...): this package's ``__init__`` imports nothing, so a
+module that needs one small piece of it (the scenario's validation needs :mod:`bench.simulate.supports`)
+does not load the whole simulator.
+"""

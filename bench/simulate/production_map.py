@@ -48,7 +48,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,7 +65,6 @@ from runresults.review.prices import HOURS_PER_MONTH
 # what changes the replay; the rest (horizon, query rate, store) is priced from a shared replay
 REPLAY_PARAMETERS = ("batch_mb", "small_file_limit_mb", "partitions_per_year", "maintenance_every",
                      "cleaner_retention", "update_fraction")
-PRICING_PARAMETERS = ("horizon_days", "queries_per_hour", "store")
 PARAMETERS: dict[str, str] = {
     "batch_mb": "MB per batch",
     "small_file_limit_mb": "small-file limit (MB); max file and target are 1.2x it, as Hudi's 100/120",
@@ -638,31 +636,3 @@ def nearest_point(values: dict[str, list[Any]], target: Target, queries_per_hour
         else:
             out[name] = min(vals, key=lambda v: abs(math.log(max(float(v), 1e-9) / max(float(w), 1e-9))))
     return out
-
-
-SHIPPED = Path(__file__).resolve().parents[1] / "sweeps" / "rfc19_production.yaml"
-
-
-def verdict_at(target: Target, queries_per_hour: float, engines: list[str] | None = None,
-               sweep: str | Path = SHIPPED, update_fraction: float = 0.0) -> dict[str, Any]:
-    """The production map's answer at a user's target (the review's ``production_map``): the map's
-    point nearest the target (:func:`nearest_point`), run on the fast path with the map's base and
-    calibration, and its choice by $ per TB. ``engines``: the review's passing candidates; the map's
-    base keeps those of its engines (all of them when it names none). ``update_fraction``: the run's
-    corrections, matched to the map's nearest level."""
-    from bench.simulate.sweep import fast_model, fast_settings, load_sweep
-
-    t0 = time.perf_counter()
-    grid = load_sweep(sweep)
-    settings = fast_settings(grid)
-    point = nearest_point(grid.values, target, queries_per_hour, settings, update_fraction)
-    base = grid.base
-    kept = [e for e in base.engines if engines is None or e.name in engines]
-    if kept and len(kept) < len(base.engines):
-        base = base.model_copy(update={"engines": kept})
-    rows, statement = run_points(base, [point], settings, fast_model(grid), workers=1)
-    return {"sweep": grid.spec.name, "point": point, "choice": choice(rows, grid.margin),
-            "candidates": [e.name for e in base.engines],
-            "usd_per_tb": {r["engine"]: round(float(r["usd_per_tb"]), 4) for r in rows},
-            "periodic": bool(rows and rows[0]["periodic"]), "replayed_batches": rows[0]["replayed_batches"] if rows else 0,
-            "elapsed_s": round(time.perf_counter() - t0, 3)}

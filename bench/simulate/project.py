@@ -49,12 +49,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bench.scenario import fingerprint
+from bench.simulate import requests as reqmodel
 from bench.simulate.costmodel import CostModel
 from bench.simulate.simulator import RowSink, run_simulation
 from bench.simulate.target import Target, TargetError, target_scenario, validate_target
 from engines.kinds import KINDS
 from engines.table.archiver import DEFAULT_KEEP_MAX, DEFAULT_KEEP_MIN
 from runresults import FORMAT_VERSION, TABLES, Results, derive_cumulative, run_record
+from runresults.plain_ledger import queries_per_hour as run_queries_per_hour
 
 S3_CALIBRATION = Path(__file__).resolve().parents[1] / "sweeps" / "s3_calibration.json"
 MAX_REPLAY_BATCHES = 1800  # the replay's cap: one map point must stay within a few seconds
@@ -174,8 +177,6 @@ def replay(scenario: Any, model: CostModel, plan: Plan, start_at: int = 0
             batch_bytes[row["batch"]] = row["batch_bytes"]
     derive_cumulative(sink, batch_bytes)  # type: ignore[arg-type]
     if model.requests:
-        from bench.simulate import requests as reqmodel
-
         for e in done.engines:
             for row in reqmodel.predict(model.requests, e.kind, archived(e.events)):
                 sink.add("requests", engine=e.name, repeat=0, request_bytes=0, response_bytes=0, throttled=0, **row)
@@ -188,8 +189,6 @@ def replay(scenario: Any, model: CostModel, plan: Plan, start_at: int = 0
 def repriced_latency(queries: pd.DataFrame, scenario: Any, model: CostModel, was_ms: float) -> pd.DataFrame:
     """The replay's query rows at the scenario's first-byte latency instead of ``was_ms``: the cost
     model's latency term (share x requests per run x latency) is the only one that moves."""
-    from bench.simulate import requests as reqmodel
-
     kinds = {e.name: e.kind for e in scenario.engines}
     now_ms = scenario.store.first_byte_ms if scenario.store.kind == "s3" else 0.0
     per_run = np.array([reqmodel.per_run(model.requests, kinds[r.engine], "query_scan",
@@ -431,8 +430,6 @@ def _projection_run(scenario: Any, target: Target, plan: Plan, info: dict[str, A
               f"{plan.replay:,} batches replayed, the last window of {plan.window:,} repeated for the remaining "
               f"{plan.extrapolated:,} with the state's growth per window"
               + ("" if check.get("periodic") else " (NOT periodic: " + "; ".join(check["off"][:3]) + ")"))
-    from bench.scenario import fingerprint
-
     run = run_record(
         run_id=run_id, scenario=scenario, simulated=True, wall_time_s=elapsed, spark_master=None, overhead_s=0.0,
         failures=[], scenario_fingerprint=fingerprint(scenario),
@@ -469,7 +466,7 @@ def _project(run_results: Results | str | Path, scenario: Any, target: Any, out_
     per-batch workload and plan (the horizon alone moved), extrapolated again instead of replayed."""
     t0 = time.perf_counter()
     run = run_results if isinstance(run_results, Results) else Results(run_results)
-    tgt = _checked(target)
+    tgt = checked_target(target)
     if model is None:
         model, note = projection_model(run, tgt)
     else:
@@ -496,7 +493,8 @@ def _project(run_results: Results | str | Path, scenario: Any, target: Any, out_
     return _written_results(folder / rid, full, doc), (plan, tables, info, replay_s)
 
 
-def _checked(target: Any) -> Target:
+def checked_target(target: Any) -> Target:
+    """``target`` as a :class:`Target`; ``TargetError`` names each reason the simulator cannot model it."""
     problems = validate_target(target)
     if problems:
         raise TargetError("; ".join(problems))
@@ -564,7 +562,7 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
     projection (``review/projection``) and of the rest of the map (``review/flip_map``)."""
     t0 = time.perf_counter()
     run = run_results if isinstance(run_results, Results) else Results(run_results)
-    tgt = _checked(target)
+    tgt = checked_target(target)
     folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
     model, _ = projection_model(run, tgt)
     points: list[dict[str, Any]] = []
@@ -596,7 +594,7 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
         futures = [(i, pool.submit(_map_job, job)) for i, job in replays] if pool else []
         center, replayed = _project(run, scenario, tgt, folder, engines, model, queries_per_hour, "target")
         t_center = time.perf_counter()
-        qph0 = float(center.run["projection"].get("queries_per_hour") or _scenario_qph(center.run))
+        qph0 = float(center.run["projection"].get("queries_per_hour") or run_queries_per_hour(center.run))
         for i, rid, moved in later:
             p = points[i]
             if p["param"] == "queries_per_hour":
@@ -628,51 +626,3 @@ def flip_map(run_results: Results | str | Path, scenario: Any, target: Any, choo
                 shutil.rmtree(p["folder"], ignore_errors=True)
                 p["folder"] = None
     return points
-
-
-def _scenario_qph(run: dict[str, Any]) -> float:
-    from runresults.plain_ledger import queries_per_hour
-
-    return queries_per_hour(run)
-
-
-def project_review(run_results: Results | str | Path, scenario: Any, target: Any, choose: Chooser,
-                   engines: list[str] | None = None, out_dir: str | Path | None = None,
-                   flip: bool = True, workers: int | None = None, production: bool = True) -> dict[str, Any]:
-    """The verdict at the target as data for the review (``run.json`` → ``review.choice.target``):
-    the target, its choice, how the projection was made, the decision map around it and the wall
-    seconds of each step (``phases_s``: ``review/projection``, ``review/flip_map``). ``engines``:
-    the candidates that passed the run's required gates. With ``production``, also the production
-    decision map's answer at its point nearest the target (``production_map``,
-    :func:`bench.simulate.production_map.verdict_at`; ``review/production_map`` in ``phases_s``)."""
-    run = run_results if isinstance(run_results, Results) else Results(run_results)
-    tgt = _checked(target)
-    folder = Path(out_dir) if out_dir is not None else run.folder / "projection"
-    timings: dict[str, float] = {}
-    points = []
-    if flip:
-        points = flip_map(run, scenario, tgt, choose, folder, engines=engines, workers=workers, timings=timings)
-        center = Results(folder / "target")
-    else:
-        t0 = time.perf_counter()
-        center = project_to_target(run, scenario, tgt, folder, engines, run_id="target")
-        timings["review/projection"] = time.perf_counter() - t0
-    proj = center.run["projection"]
-    out: dict[str, Any] = {
-        "target": tgt.as_dict(), "choice": choose(center), "folder": str(center.folder),
-        "candidates": list(center.engines), "method": proj["method"], "periodic": proj["periodic"],
-        "model": proj["model"], "horizon_batches": proj["horizon_batches"],
-        "replayed_batches": proj["replayed_batches"], "phases_s": timings}
-    if production:
-        from bench.simulate.production_map import verdict_at
-
-        t0 = time.perf_counter()
-        qph = float(proj.get("queries_per_hour") or _scenario_qph(center.run))
-        out["production_map"] = verdict_at(tgt, qph, engines,
-                                             update_fraction=scenario.workload.corrections_fraction)
-        timings["review/production_map"] = time.perf_counter() - t0
-    if flip:
-        out["flip_map"] = [{k: p[k] for k in ("param", "factor", "value", "choice", "flips", "note")} for p in points]
-        out["flips"] = [f"{MAP_PARAMS[p['param']]} x{p['factor']:g} ({p['value']:g}): {p['choice']}"
-                        for p in points if p["flips"]]
-    return out

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.batch_loop import SCHEDULE, MaintenanceSchedule, checkpoints_of, run_batches
-from bench.engine_factory import LOGICAL_START, MB, engine_bloom, resolve_planner
+from bench.engine_factory import LOGICAL_START, engine_bloom, resolve_planner
 from bench.progress import ProgressBar
 from bench.query_suite import PREDICATES, QueryParams, choose_params
 from bench.scenario import EngineSpec, Scenario
@@ -46,6 +46,7 @@ from bench.simulate.behaviour import SimBehaviour, behaviour_class, behaviour_of
 from bench.simulate.commit_log import CommitLog
 from bench.simulate.costmodel import CostModel
 from bench.simulate.rows import merge_stats, merge_two
+from engines.config.registry import MB
 from engines.cow_baseline.assign import assign_inserts, rank_ranges
 from engines.cow_baseline.config import CowConfig
 from engines.files.hash_partitioning import hash_partition

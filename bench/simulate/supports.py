@@ -1,40 +1,15 @@
-"""What the simulator can model: a target scale (``review.target``) checked against the specs the
-simulator replays (the workload, the shared file sizing, the store), before anything runs."""
+"""What the simulator can model of a scenario's engines, before anything runs (a target scale,
+``review.target``, is checked by the scenario itself: against its workload, sizing and store specs).
+
+A leaf below :mod:`bench.scenario`, whose validation calls it: it reads the scenario it is given,
+never imports the scenario's model."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-
-def target_problems(target: Any) -> list[str]:
-    """Each reason the simulator cannot model ``target`` (a :class:`runresults.review.settings.TargetSpec`),
-    named by the target's field; empty when it can."""
-    from bench.scenario import SizingSpec, StoreSpec
-    from workloads.spec import WorkloadSpec
-
-    checks = (
-        (WorkloadSpec, {"batch_mb": target.batch_mb, "num_partitions": target.partitions,
-                        "num_batches": target.batches}, {"batch_mb": "batch_mb", "num_partitions": "partitions",
-                                                          "num_batches": "horizon_days"}),
-        (SizingSpec, {"small_file_limit_mb": target.small_file_limit_mb, "target_file_mb": target.target_file_mb,
-                      "max_file_mb": target.max_file_mb}, {}),
-        (StoreSpec, {"kind": target.store, "first_byte_ms": target.latency_ms}, {"kind": "store",
-                                                                                 "first_byte_ms": "latency_ms"}),
-    )
-    out = []
-    for spec, doc, names in checks:
-        try:
-            spec.model_validate(doc)
-        except ValidationError as exc:
-            for err in exc.errors():
-                field = ".".join(names.get(str(p), str(p)) for p in err["loc"]) or spec.__name__
-                out.append(f"{field}: {err['msg'].removeprefix('Value error, ')}")
-    if target.batch_mb > target.max_file_mb:
-        out.append(f"batch_mb: a batch of {target.batch_mb:g} MB is larger than max_file_mb "
-                   f"({target.max_file_mb:g} MB); the simulator's planners size files from batches below the maximum")
-    return out
+from bench.engine_config import resolve_planner
+from engines.kinds import kind_of
 
 
 def corrections_problems(scenario: Any, designs_only: bool = False) -> list[str]:
@@ -45,9 +20,6 @@ def corrections_problems(scenario: Any, designs_only: bool = False) -> list[str]
     (:mod:`bench.simulate.corrections`) and MERGE_ON_READ Option 2's log files and compaction
     (:mod:`engines.clustering_mor.sim`). ``designs_only``: the engines a projection would project (the
     verdict's candidates)."""
-    from bench.engine_factory import resolve_planner
-    from engines.kinds import kind_of
-
     out = []
     fraction = scenario.workload.corrections_fraction
     for e in scenario.engines:

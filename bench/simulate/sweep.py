@@ -33,6 +33,7 @@ from bench.scenario import Scenario, ScenarioError, load_scenario
 from bench.simulate.costmodel import CostModel
 from bench.simulate.production_map import DEFAULTS as FAST_DEFAULTS
 from bench.simulate.production_map import PARAMETERS as FAST_PARAMETERS
+from bench.simulate.production_map import Settings, point_problems, run_points
 from bench.simulate.simulator import RowSink, run_simulation
 from runresults import SWEEP_CRITERIA as CRITERIA
 from runresults import SWEEP_RUN, SWEEP_TABLE
@@ -322,8 +323,6 @@ def load_sweep(path: str | Path, gates_run: str | Path | None = None) -> Grid:
 
 def _check_fast(path: Path, grid: Grid) -> None:
     """A fast map's calibration (its bytes per record size the batches) and each value on the base point."""
-    from bench.simulate.production_map import point_problems
-
     if grid.calibration is None or CostModel.load(grid.calibration).bytes_per_record is None:
         raise SweepError(f"{path}: calibration: method 'fast' needs a calibration with bytes_per_record "
                          "(a batch's records are its MB over the calibrated bytes per record)")
@@ -339,10 +338,8 @@ def _check_fast(path: Path, grid: Grid) -> None:
                                  + "; ".join(problems))
 
 
-def fast_settings(grid: Grid) -> Any:
+def fast_settings(grid: Grid) -> Settings:
     """The production map's shared settings from a fast sweep file."""
-    from bench.simulate.production_map import Settings
-
     return Settings(batches_per_hour=grid.spec.batches_per_hour, latency_ms=grid.spec.latency_ms,
                     replay_cap=grid.spec.replay_cap, replay_max=grid.spec.replay_max or grid.spec.replay_cap,
                     margin=grid.margin, corrections_replay_cap=grid.spec.corrections_replay_cap)
@@ -419,8 +416,6 @@ def run_grid(grid: Grid, workers: int | None = None) -> tuple[list[dict[str, Any
     """Every point's figures per engine, and the wall time. Points run in worker processes."""
     t0 = time.perf_counter()
     if grid.fast:
-        from bench.simulate.production_map import run_points
-
         rows, grid.statement = run_points(grid.base, grid.points(), fast_settings(grid), fast_model(grid),
                                           workers or grid.spec.workers)
         return rows, time.perf_counter() - t0
@@ -469,51 +464,3 @@ def write_sweep(grid: Grid, rows: list[dict[str, Any]], wall_s: float, out_dir: 
         run["fast_path"] = grid.statement
     (folder / SWEEP_RUN).write_text(json.dumps(run, indent=2, default=str))
     return folder
-
-
-def corners(grid: Grid) -> list[dict[str, Any]]:
-    """The corners of the map's axes, the other parameters on the base line (validation points)."""
-    base = grid.base_values()
-    x, y = grid.axes
-    xs = [grid.values[x][0], grid.values[x][-1]]
-    ys = [grid.values[y][0], grid.values[y][-1]] if y else [None]
-    out = []
-    for vx in xs:
-        for vy in ys:
-            p = dict(base, **{x: vx})
-            if y:
-                p[y] = vy
-            out.append(p)
-    return out
-
-
-def validate_corners(grid: Grid, out_dir: str | Path, progress: bool = False) -> list[dict[str, Any]]:
-    """Real runs of the map's corners, each beside the simulator's figures for the same scenario.
-
-    Per corner: the checks of :func:`bench.simulate.validate.validate` (file counts and files
-    scanned exact, WA within 10%), counted, with the largest WA error."""
-    from bench.runner import run_scenario
-    from bench.simulate.results_folder import simulate
-    from bench.simulate.validate import validate
-    from runresults import Results
-
-    out = []
-    for i, point in enumerate(corners(grid)):
-        sc = grid.scenario(point).model_copy(update={"name": f"{grid.spec.name}_corner{i}"})
-        real = Results(run_scenario(sc, out=Path(out_dir), progress=progress, run_id=f"corner{i}-real"))
-        sim = Results(simulate(sc, out_dir, calibration_path=grid.calibration, run_id=f"corner{i}-sim"))
-        checks = validate(real, sim)
-        wa = [c for c in checks if c.figure == "final WA"]
-        worst = max(wa, key=lambda c: abs(float(c.simulated) / float(c.real) - 1) if c.real else 0.0, default=None)
-        out.append({
-            "corner": point, "real_run": str(real.folder), "checks": len(checks),
-            "ok": sum(c.ok for c in checks),
-            "file_counts_exact": all(c.ok for c in checks if "per commit" in c.figure),
-            "files_scanned_equal": f"{sum(c.ok for c in checks if c.figure.startswith('files scanned'))}/"
-                                   f"{sum(1 for c in checks if c.figure.startswith('files scanned'))}",
-            "worst_wa_error": (f"{worst.engine} {float(worst.simulated) / float(worst.real) - 1:+.1%}"
-                               if worst is not None and worst.real else None),
-            "failures": [f"{c.engine}: {c.figure}: real {c.real}, simulated {c.simulated}"
-                         for c in checks if not c.ok],
-        })
-    return out

@@ -27,10 +27,6 @@ from engines.kinds import kind_of
 from workloads.generator import arrow_schema
 
 
-class StreamFailed(RuntimeError):
-    """The streaming query failed or the run timed out; the message names the engine and why."""
-
-
 @dataclass
 class StreamRun:
     engine: Any
@@ -157,10 +153,4 @@ def stream_engine(spark: Any, scenario: Scenario, engine: Any, kind: str, root: 
     return run
 
 
-def expected_names(names: list[str]) -> list[str]:
-    """The landing files whose rows the table must hold (all but the foreign one)."""
-    return [n for n in names if n not in (BAD_NAME,)]
-
-
-__all__ = ["OLD_NAME", "StreamFailed", "StreamRun", "expected_names", "landing_names", "stream_engine",
-           "stream_manual"]
+__all__ = ["OLD_NAME", "StreamRun", "landing_names", "stream_engine", "stream_manual"]

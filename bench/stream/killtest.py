@@ -21,6 +21,7 @@ from typing import Any
 
 from bench.scenario import Scenario
 from bench.stream.child import resume
+from bench.stream.verify import key_check, truth_of
 from engines.kinds import kind_of
 from engines.table import faults
 
@@ -71,7 +72,6 @@ def kill_and_restart(spark: Any, scenario: Scenario, scenario_path: str, engine:
                      master: str = "local[2]") -> dict[str, Any]:
     """One kill and restart; the ``crash`` table's row for it."""
     from bench.crashtest import hudi_rs_keys
-    from bench.stream.run import key_check, truth_of
 
     if os.environ.get(faults.ENV):
         raise ValueError(f"unset {faults.ENV} before a kill test: it would kill this process")

@@ -27,9 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from bench.engine_factory import build_engine, spark_conf_for
 from bench.interrupt import reclaim
@@ -46,8 +43,9 @@ from bench.runner import (
 )
 from bench.scenario import EngineSpec, Scenario
 from bench.stream.engine_stream import StreamRun, stream_engine, stream_manual
-from bench.stream.landing import batch_rows, update_of
+from bench.stream.killtest import kill_and_restart, kill_points
 from bench.stream.ratesearch import capacity_intervals, search
+from bench.stream.verify import key_check, truth_of
 from engines.config.registry import MB
 from engines.kinds import kinds_with
 from engines.spark.session import check_master_syntax, get_spark, resolve_master, warm_up
@@ -65,33 +63,6 @@ from workloads.generator import batch_num_records
 
 def _spec(es: EngineSpec) -> EngineSpec:
     return es.model_copy(update={"config": stream_manual(es.config, es.kind)})
-
-
-def truth_of(scenario: Scenario, names: list[str]) -> pa.Table:
-    """Ground truth: the rows of every landed generator file, then the landed update files' rows
-    in place of the rows they correct (same key), in landing order."""
-    def rows(n: str) -> pa.Table:
-        return batch_rows(scenario.workload, n, scenario.stream.retention_hours)
-
-    table = pa.concat_tables([rows(n) for n in names if update_of(n) is None])
-    for n in names:
-        if update_of(n) is not None:
-            upd = rows(n)
-            kept = table.filter(pc.invert(pc.is_in(table.column("trace_id"), value_set=upd.column("trace_id"))))
-            table = pa.concat_tables([kept, upd.select(kept.schema.names).cast(kept.schema)])
-    return table
-
-
-def key_check(engine: Any, truth: pa.Table) -> dict[str, int]:
-    """Every ground-truth key in the live snapshot exactly once: rows lost and rows duplicated."""
-    probe = engine.probe()
-    keys: list[str] = []
-    for s in probe.snapshot():
-        keys += pq.read_table(probe.storage.abs(s.path), columns=["trace_id"]).column(0).to_pylist()
-    want = set(truth.column("trace_id").to_pylist())
-    got = set(keys)
-    return {"rows": len(keys), "rows_lost": len(want - got), "rows_duplicated": len(keys) - len(got),
-            "rows_unexpected": len(got - want)}
 
 
 def verify(ctx: RunContext, st: EngineState, run: StreamRun) -> dict[str, int]:
@@ -242,8 +213,6 @@ def _stream_one(ctx: RunContext, es: EngineSpec, scenario: Scenario, batches: li
 
 def _kill_tests(ctx: RunContext, scenario: Scenario, scenario_path: str | Path | None, spark: Any) -> None:
     """The stream's kill points (``killtest.kill_points``) for every engine that has them: ``crash`` rows."""
-    from bench.stream.killtest import kill_and_restart, kill_points
-
     if scenario_path is None:
         raise ValueError("the kill test needs the scenario's file: the killed child process loads it")
     master = spark.sparkContext.master

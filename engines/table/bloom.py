@@ -127,13 +127,6 @@ def _murmur2_words(mixed: np.ndarray, tail: np.ndarray | None, length: int, seed
     return h
 
 
-def murmur2(keys: np.ndarray, length: int, seeds: np.ndarray) -> np.ndarray:
-    """Hadoop's ``MurmurHash.hash(data, length, seed)`` of ``keys`` (uint8, one key of ``length``
-    bytes per row) with one seed per key; uint32 results (Java's int bits)."""
-    mixed, tail = _words(keys, length)
-    return _murmur2_words(mixed, tail, length, seeds)
-
-
 def _hashes(keys: np.ndarray, length: int, vector_size: int, num_hashes: int) -> Iterator[np.ndarray]:
     """HashFunction.hash for each key, one hash function at a time: uint32 bit positions, the array
     reused between steps (copy to keep one)."""

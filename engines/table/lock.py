@@ -96,11 +96,6 @@ class WriterLock:
             info = {"pid": -1, "host": "?", "owner": "unreadable lock file", "since": 0}
         return info, lock_token(info, raw)
 
-    def holder(self) -> dict | None:
-        """Who holds the lock (None when nobody does)."""
-        found = self._read()
-        return found[0] if found else None
-
     def is_stale(self, info: dict) -> bool:
         """True when the holder is gone: a dead pid on this host, or a remote lock older than ``stale_after_s``."""
         if info.get("host") == socket.gethostname():

@@ -364,11 +364,3 @@ def read_log_bytes(data: bytes, path: str) -> LogReadResult:
         nxt = data.find(MAGIC, pos + 1)
         pos = len(data) if nxt < 0 else nxt
     return LogReadResult(path, blocks, corrupt)
-
-
-def log_schema(blocks: Iterable[LogBlock]) -> str | None:
-    """The Avro schema of the last data block that carries one."""
-    schema = None
-    for block in blocks:
-        schema = block.header.get(HeaderKey.SCHEMA, schema)
-    return schema
