@@ -127,16 +127,29 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
     entry = KINDS.get(spec.kind)
     if entry is None:
         raise ScenarioError(f"{where}: unknown engine kind; known: {', '.join(KINDS)}")
-    common, config = _values(spec, scenario)
+    cfg = build_config(spec, scenario)
     if entry.builder == "delta":
-        cfg = _apply(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
-                     config, where)
         return entry.load("engine")(table_path, cfg, name=spec.name)
     if entry.builder == "hudi":  # Apache Hudi creates its table with the first write
-        cfg = _apply(entry.load("config"), common, config, where)
         return entry.load("engine")(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
-    planner, engine_over = resolve_planner(spec, scenario)
-    base = {**common, entry.planner_field: planner} if entry.planner_field else common
-    cfg = _apply(entry.load("config"), base, engine_over, where)
     table = open_table(scenario, table_path, spec.name, entry.table_types[0])
     return entry.load("engine")(table, cfg, name=spec.name)
+
+
+def build_config(spec: EngineSpec, scenario: Scenario) -> Any:
+    """The engine's whole config object, as its engine gets it (pure: no Spark, no table): the one
+    code path that decides whether a config is valid, for :func:`build_engine` and ``layoutbench
+    validate`` alike. ``ScenarioError`` names the engine and the problem."""
+    where = f"engine {spec.name!r} ({spec.kind})"
+    entry = KINDS.get(spec.kind)
+    if entry is None:
+        raise ScenarioError(f"{where}: unknown engine kind; known: {', '.join(KINDS)}")
+    common, config = _values(spec, scenario)
+    if entry.builder == "delta":
+        return _apply(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
+                      config, where)
+    if entry.builder == "hudi":
+        return _apply(entry.load("config"), common, config, where)
+    planner, engine_over = resolve_planner(spec, scenario)
+    base = {**common, entry.planner_field: planner} if entry.planner_field else common
+    return _apply(entry.load("config"), base, engine_over, where)

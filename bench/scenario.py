@@ -354,16 +354,10 @@ class Scenario(_Strict):
                 if missing:  # a sort by a column the rows lack plans nothing here and fails in Hudi's sort
                     raise ValueError(f"engines.{e.name}: {key} names {missing}, not a column of this workload; "
                                      f"its columns are {columns}")
-            entry = kind_of(e.kind)
-            if entry.builder == "hudi":  # built from these fields alone, no planner: its config class checks them
-                try:
-                    entry.load("config")(**fields)
-                except ValueError as exc:
-                    raise ValueError(f"engines.{e.name}: {exc}") from None
-        from bench.engine_factory import resolve_planner
+        from bench.engine_factory import build_config
 
-        for e in self.engines:
-            resolve_planner(e, self)  # ScenarioError (a ValueError) names the engine
+        for e in self.engines:  # each engine's whole config, as build_engine builds it: one code path decides
+            build_config(e, self)  # ScenarioError (a ValueError) names the engine
         return self
 
     @model_validator(mode="after")

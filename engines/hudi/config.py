@@ -8,7 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from engines.config.registry import HUDI, setting, settings
+from engines.config.registry import (
+    CLUSTERING_PRESETS,
+    HUDI,
+    MOR_PRESETS,
+    SIMPLE_KEY_GENERATOR,
+    hudi_preset_keys,
+    setting,
+    settings,
+)
 
 PRESETS: tuple[str, ...] = setting("preset", HUDI).parse.choices  # type: ignore[attr-defined]
 MODES: tuple[str, ...] = setting("mode", HUDI).parse.choices  # type: ignore[attr-defined]
@@ -59,21 +67,16 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
             raise ValueError(f"options may hold only hoodie.* keys (passed to Apache Hudi unchanged); got {bad}")
         if not isinstance(self.sort_columns, tuple):
             object.__setattr__(self, "sort_columns", tuple(self.sort_columns))
-        for name in ("small_file_limit", "max_file_size", "target_file_size", "record_size_estimate",
-                     "inline_every"):
-            if getattr(self, name) < (0 if name == "small_file_limit" else 1):
-                raise ValueError(f"{name} must be positive")
+        self.check_settings()
 
     @property
     def clustering(self) -> bool:
-        return self.preset in ("hudi_clustering", "hudi_mor_clustering")
+        return self.preset in CLUSTERING_PRESETS
 
     @property
     def merge_on_read(self) -> bool:
         return self.preset in MOR_PRESETS
 
-
-MOR_PRESETS = ("hudi_mor", "hudi_mor_clustering")
 
 
 # Which engine kind (engines/kinds.py) writes each preset: the MERGE_ON_READ ones are kinds of their own,
@@ -105,62 +108,25 @@ def _text(value: object) -> str:
 
 def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, record_key: str,
                    ordering_field: str = "ts") -> dict[str, str]:
-    """Every ``hoodie.*`` option of the engine's writes and table services: table identity
-    (version 6, hive-style partitions, as our tables), the preset's write path, the scenario's
-    sizing under Hudi's own keys, then ``cfg.options`` unchanged (they win)."""
-    retained = cfg.cleaner_commits_retained
-    keep_min = max(20, retained + 1)
-    opts: dict[str, object] = {
-        "hoodie.table.name": table_name,
-        "hoodie.datasource.write.table.type": "MERGE_ON_READ" if cfg.merge_on_read else "COPY_ON_WRITE",
-        "hoodie.datasource.write.recordkey.field": record_key,
-        "hoodie.datasource.write.partitionpath.field": partition_field,
-        "hoodie.datasource.write.precombine.field": ordering_field,
-        "hoodie.datasource.write.hive_style_partitioning": True,
-        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
-        "hoodie.write.table.version": 6,
-        "hoodie.metadata.enable": cfg.metadata_table,
-        # No timeline server (it is a network server on the driver); markers written directly.
-        "hoodie.embed.timeline.server": False,
-        "hoodie.write.markers.type": "DIRECT",
-        "hoodie.parquet.compression.codec": "snappy",  # as our writer
-        "hoodie.parquet.max.file.size": cfg.max_file_size,
-        "hoodie.copyonwrite.record.size.estimate": cfg.record_size_estimate,
-        "hoodie.clean.automatic": True,
-        "hoodie.cleaner.policy": "KEEP_LATEST_COMMITS",
-        "hoodie.cleaner.commits.retained": retained,
-        "hoodie.keep.min.commits": keep_min,
-        "hoodie.keep.max.commits": keep_min + 10,
-    }
-    if cfg.clustering:
-        opts.update({
-            "hoodie.datasource.write.operation": cfg.operation or "insert",
-            "hoodie.parquet.small.file.limit": 0,
-            "hoodie.clustering.plan.strategy.small.file.limit": cfg.small_file_limit,
-            "hoodie.clustering.plan.strategy.target.file.max.bytes": cfg.target_file_size,
-            "hoodie.clustering.inline": cfg.mode == "inline",
-            "hoodie.clustering.inline.max.commits": cfg.inline_every,
-            "hoodie.clustering.schedule.inline": cfg.mode == "schedule_inline",
-            "hoodie.clustering.async.enabled": cfg.mode == "async",
-            "hoodie.clustering.async.max.commits": cfg.inline_every,
-        })
-        if cfg.sort_columns:
-            opts["hoodie.clustering.plan.strategy.sort.columns"] = ",".join(cfg.sort_columns)
-    else:
-        opts.update({
-            "hoodie.datasource.write.operation": cfg.operation or "upsert",
-            "hoodie.parquet.small.file.limit": cfg.small_file_limit,
-        })
-    if cfg.merge_on_read:
-        # Updates (and, under hudi_mor, inserts topping up small base-only slices) go to log files; the
-        # writer compacts inline once compact_max_delta_commits deltacommits followed the last compaction.
-        # Hudi's datasource runs async compaction only inside its streaming sink, so a batch write compacts inline.
-        opts.update({
-            "hoodie.compact.inline": True,
-            "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
-            "hoodie.compact.inline.max.delta.commits": cfg.compact_max_delta_commits,
-            "hoodie.datasource.compaction.async.enable": False,
-        })
+    """Every ``hoodie.*`` option of the engine's writes and table services, generated from the
+    config registry's entries of real Hudi under ``cfg.preset`` (:func:`registry.hudi_preset_keys`):
+    the table's identity, each field of ``cfg`` under the key it goes to under the preset, the
+    values the engine fixes (the entries' defaults) or derives; then ``cfg.options`` unchanged (they win)."""
+    identity = {"table_name": table_name, "record_key": record_key, "partition_column": partition_field,
+                "ordering_field": ordering_field, "key_generator": SIMPLE_KEY_GENERATOR}
+    opts: dict[str, object] = {}
+    for key, s in hudi_preset_keys(cfg.preset).items():
+        if s.derive is not None:
+            value = s.derive(cfg)
+        elif s.name is not None:
+            value = getattr(cfg, s.name)
+        elif s.writes:
+            value = identity[s.identity] if s.identity else s.default
+        else:
+            continue
+        if value is None or value == ():
+            continue
+        opts[key] = ",".join(value) if isinstance(value, tuple) else value
     opts.update(cfg.options)
     return {k: _text(v) for k, v in opts.items()}
 
