@@ -153,6 +153,11 @@ class StoreSpec(_Strict):
 
     @model_validator(mode="after")
     def _external_store(self) -> StoreSpec:
+        if self.endpoint is not None and "@" in self.endpoint.split("://", 1)[-1].split("/", 1)[0]:
+            # never echo the value: it holds a secret, and the scenario is copied into run.json
+            raise ValueError("store.endpoint holds credentials (user:password@host); credentials come from the "
+                             "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or an AWS profile "
+                             "(AWS_PROFILE), never from the scenario, which is written into run.json")
         if self.endpoint is not None and self.bucket is None:
             raise ValueError("store.endpoint needs store.bucket (the bucket the tables go to)")
         if self.bucket is not None:
