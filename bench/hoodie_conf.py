@@ -186,6 +186,11 @@ def read_config(kind: str, config: Mapping[str, Any], where: str = "", schedule:
         fields[name], source[name] = parsed, key
     if passes_through:
         preset = fields.get("preset") or _default_preset(kind)
+        unread = sorted(source[n] for n in fields if shorthands[n].hudi_key(preset) is None
+                        and shorthands[n].derive is None and n not in reg.HUDI_ENGINE_READS)
+        if unread:
+            raise HoodieConfError(f"{prefix}{', '.join(unread)}: no Hudi key carries it to Apache Hudi and the engine "
+                                  "does not read it; give its registry entry a hoodie.* key")
         dropped = sorted(source[n] for n in fields if not shorthands[n].honoured_by(preset))
         if dropped:
             honoured = ", ".join(shorthands[_field_of(dropped[0], source)].presets or ())

@@ -337,3 +337,37 @@ def test_real_hudis_options_are_generated_from_the_registry() -> None:
     assert mor["hoodie.compact.inline.trigger.strategy"] == "NUM_COMMITS"
     assert mor["hoodie.parquet.small.file.limit"] == "0"
     assert mor["hoodie.clustering.plan.strategy.small.file.limit"] == str(HudiConfig().small_file_limit)
+
+
+NEW_HUDI_SHORTHAND = textwrap.dedent('''
+    """A child process: two hudi-kind shorthands added, one with a Hudi key and one without."""
+    import json
+
+    from engines.config import parsers, registry
+
+    registry.SETTINGS = (*registry.SETTINGS,
+        registry.Setting("test_hudi_knob", ("hudi",), 7, parsers.positive, "count", "with a key",
+                         hudi="hoodie.test.hudi.knob"),
+        registry.Setting("test_hudi_unkeyed", ("hudi",), 7, parsers.positive, "count", "without a key"))
+
+    from bench.hoodie_conf import HoodieConfError, read_config
+    from engines.hudi.config import HudiConfig, hoodie_options
+
+    out = {"reaches": hoodie_options(HudiConfig(**read_config("hudi", {"test_hudi_knob": 9})), "t", "dt",
+                                     "trace_id").get("hoodie.test.hudi.knob")}
+    try:
+        read_config("hudi", {"test_hudi_unkeyed": 9})
+        out["unkeyed"] = "accepted"
+    except HoodieConfError as exc:
+        out["unkeyed"] = "no Hudi key carries it" in str(exc) and "test_hudi_unkeyed" in str(exc)
+    print(json.dumps(out))
+''')
+
+
+def test_a_new_hudi_shorthand_reaches_hudi_or_is_refused() -> None:
+    got = subprocess.run([sys.executable, "-c", NEW_HUDI_SHORTHAND], cwd=REPO, capture_output=True, text=True,
+                         timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    import json
+
+    assert json.loads(got.stdout.strip().splitlines()[-1]) == {"reaches": "9", "unkeyed": True}

@@ -38,6 +38,9 @@ CLUSTERING_PRESETS = ("hudi_clustering", "hudi_mor_clustering")
 MOR_PRESETS = ("hudi_mor", "hudi_mor_clustering")
 COW_PRESETS = ("hudi_cow", "hudi_clustering")
 PRESET_NAMES = ("hudi_cow", "hudi_clustering", "hudi_mor", "hudi_mor_clustering")
+# The hudi kinds' fields the engine reads itself (engines/hudi/engine.py: which options, its clustering
+# service, its stream sink); every other field of theirs reaches Apache Hudi under its key, or is refused.
+HUDI_ENGINE_READS = ("preset", "mode", "inline_every", "async_interval_s", "stream_sink")
 
 # Sizes that are not keys: fixed by the writers, named here so no size is written twice.
 DICTIONARY_PAGE_LIMIT = 1 * MB  # parquet-mr's parquet.dictionary.page.size: a larger dictionary falls back
