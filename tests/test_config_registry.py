@@ -128,8 +128,6 @@ MISTAKES = [
     ({"kind": "hudi", "config": {"preset": "hudi_clustering", "small_file_limit": 52428800,
                                  "hoodie.clustering.plan.strategy.small.file.limit": 209715200}},
      "small_file_limit and hoodie.clustering.plan.strategy.small.file.limit", "set twice"),
-    ({"kind": "hudi", "config": {"preset": "hudi_clustering", "hoodie.parquet.small.file.limit": 52428800}},
-     "hoodie.parquet.small.file.limit", "Option 2 inserts never merge into small files"),
     # a key the preset would drop
     ({"kind": "hudi", "config": {"preset": "hudi_cow", "sort_columns": ["service"]}}, "sort_columns",
      "preset 'hudi_cow' does not read it"),

@@ -145,9 +145,12 @@ SETTINGS: tuple[Setting, ...] = (
        hudi="hoodie.parquet.small.file.limit", type=int, hudi_for=((CLUSTERING_PRESETS, _CS + "small.file.limit"),)),
     _s("small_file_limit", _O2S, 300 * MB, p.non_negative, "bytes",
        "files below this are clustered", hudi=_CS + "small.file.limit", type=int),
-    _s(None, (O2, HUDI), 0, p.zero_only("Option 2 inserts never merge into small files (the article's setting is 0)"),
-       "bytes", "fixed at 0: Option 2's inserts never top up a small file (real Hudi's clustering presets too)",
-       hudi="hoodie.parquet.small.file.limit", presets=CLUSTERING_PRESETS, writes=True),
+    _s(None, (O2,), 0, p.zero_only("Option 2 inserts never merge into small files (the article's setting is 0)"),
+       "bytes", "fixed at 0: Option 2's inserts never top up a small file", hudi="hoodie.parquet.small.file.limit"),
+    _s(None, (HUDI,), 0, p.non_negative, "bytes",
+       "real Hudi's clustering presets write 0 (Option 2 as shipped: inserts never top up a small file); "
+       "another value is passed to Hudi", hudi="hoodie.parquet.small.file.limit", presets=CLUSTERING_PRESETS,
+       writes=True),
     _s("insert_small_file_limit", (O2M,), 0, p.non_negative, "bytes",
        "MERGE_ON_READ inserts: 0 writes them to new base files; above 0 appends them as log blocks to the "
        "smallest base-only file groups below it (Hudi's MOR small-file handling)",
