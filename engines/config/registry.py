@@ -405,7 +405,8 @@ SETTINGS: tuple[Setting, ...] = (
                                      "FLINK_STATE", "RECORD_INDEX", "GLOBAL_RECORD_LEVEL_INDEX",
                                      "RECORD_LEVEL_INDEX", fold=str.upper),
        "name", "the writer's index (Hudi's default)", hudi="hoodie.index.type"),
-    _s(None, (HUDI,), None, p.positive, "bytes", "Parquet row-group size", hudi="hoodie.parquet.block.size"),
+    _s(None, (HUDI,), 120 * MB, p.positive, "bytes", "Parquet row-group size (Hudi's default; not written)",
+       hudi="hoodie.parquet.block.size"),
     _s(None, (HUDI,), None, p.choice("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
                                      "PARTITION_PATH_REPARTITION_AND_SORT", fold=str.upper),
        "name", "bulk_insert's sort", hudi="hoodie.bulkinsert.sort.mode"),
@@ -456,6 +457,11 @@ def hudi_preset_keys(preset: str) -> dict[str, Setting]:
                 raise ValueError(f"{key} has two entries of the hudi kind under preset {preset!r}")
             out[key] = s
     return out
+
+
+def hudi_default(key: str) -> Any:
+    """The default of Hudi key ``key`` (its first entry's): for prose that quotes Hudi's defaults."""
+    return next(s.default for s in SETTINGS if s.hudi == key)
 
 
 def hudi_names() -> list[str]:
