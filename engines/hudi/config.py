@@ -45,18 +45,15 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
     KIND: ClassVar[str] = "hudi"  # the engine kind this config class is (KIND_OF_PRESET)
 
     def __post_init__(self) -> None:
-        if self.preset not in PRESETS:
-            raise ValueError(f"unknown Hudi preset {self.preset!r}; known: {list(PRESETS)}")
-        if KIND_OF_PRESET[self.preset] != self.KIND:
-            mine = [p for p, k in KIND_OF_PRESET.items() if k == self.KIND]
-            raise ValueError(f"preset {self.preset!r} is engine kind {KIND_OF_PRESET[self.preset]!r} "
-                             f"(kind: {KIND_OF_PRESET[self.preset]}); kind {self.KIND!r} takes {mine}")
-        if self.mode not in MODES:
-            raise ValueError(f"unknown Hudi clustering mode {self.mode!r}; known: {list(MODES)}")
         if self.stream_sink not in STREAM_SINKS:
             raise ValueError(f"unknown stream_sink {self.stream_sink!r}; known: {list(STREAM_SINKS)} "
                              f"(foreach_batch: our foreachBatch writes each micro-batch; hudi: Hudi's own "
                              f"streaming sink with its async clustering)")
+        self.check_settings()  # each value by its registry entry's parser (preset and mode among them)
+        if KIND_OF_PRESET[self.preset] != self.KIND:
+            mine = [p for p, k in KIND_OF_PRESET.items() if k == self.KIND]
+            raise ValueError(f"preset {self.preset!r} is engine kind {KIND_OF_PRESET[self.preset]!r} "
+                             f"(kind: {KIND_OF_PRESET[self.preset]}); kind {self.KIND!r} takes {mine}")
         if self.stream_sink == "hudi" and self.mode != "manual":
             raise ValueError(f"stream_sink 'hudi' runs Hudi's own async clustering inside the sink; mode must be "
                              f"'manual' (got {self.mode!r})")
@@ -67,7 +64,6 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
             raise ValueError(f"options may hold only hoodie.* keys (passed to Apache Hudi unchanged); got {bad}")
         if not isinstance(self.sort_columns, tuple):
             object.__setattr__(self, "sort_columns", tuple(self.sort_columns))
-        self.check_settings()
 
     @property
     def clustering(self) -> bool:
