@@ -80,6 +80,8 @@ class Setting:
     implies: tuple[tuple[Any, tuple[tuple[str, Any], ...]], ...] = ()
     # the kinds that read ``hudi`` (None: all of ``kinds``); the others take only the shorthand
     hudi_kinds: tuple[str, ...] | None = None
+    # real Hudi's streaming sink writes this default into its options (engines.hudi.config.streaming_sink_options)
+    stream: bool = False
 
     def hudi_key(self, preset: str | None = None) -> str | None:
         """The ``hoodie.*`` key of this entry under real Hudi's ``preset`` (``hudi`` elsewhere)."""
@@ -410,10 +412,12 @@ SETTINGS: tuple[Setting, ...] = (
     _s(None, (HUDI,), None, p.choice("NONE", "GLOBAL_SORT", "PARTITION_SORT", "PARTITION_PATH_REPARTITION",
                                      "PARTITION_PATH_REPARTITION_AND_SORT", fold=str.upper),
        "name", "bulk_insert's sort", hudi="hoodie.bulkinsert.sort.mode"),
-    _s(None, (HUDI,), None, p.text, "name", "the streaming sink's writer id",
-       hudi="hoodie.datasource.write.streaming.checkpoint.identifier"),
-    _s(None, (HUDI,), None, p.boolean, "bool", "false: a failed micro-batch fails",
-       hudi="hoodie.datasource.write.streaming.ignore.failed.batch"),
+    # Hudi's streaming sink (layoutbench stream with stream_sink hudi): written into the sink's options
+    _s(None, (HUDI,), "layoutbench", p.text, "name", "the streaming sink's writer id (the foreachBatch writer's)",
+       hudi="hoodie.datasource.write.streaming.checkpoint.identifier", stream=True),
+    _s(None, (HUDI,), False, p.fixed("false", "a failed micro-batch must fail the stream: skipping it would lose "
+                                     "its rows"), "bool", "false: a failed micro-batch fails",
+       hudi="hoodie.datasource.write.streaming.ignore.failed.batch", stream=True),
 )
 
 INSERT_SIZING = ("record_size_estimate", "record_size_estimation_threshold", "insert_split_size", "auto_split_inserts")

@@ -6,13 +6,16 @@ options every write and table service of the engine uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import ClassVar
 
 from engines.config.registry import (
     CLUSTERING_PRESETS,
     HUDI,
     MOR_PRESETS,
+    SETTINGS,
     SIMPLE_KEY_GENERATOR,
+    hudi_default,
     hudi_preset_keys,
     setting,
     settings,
@@ -24,7 +27,11 @@ MODES: tuple[str, ...] = setting("mode", HUDI).parse.choices  # type: ignore[att
 # calls ingest and runs the table services) or hudi (Hudi's own sink, writeStream.format("hudi"),
 # which schedules clustering after its commits and executes it on its own async service).
 STREAM_SINKS: tuple[str, ...] = setting("stream_sink", HUDI).parse.choices  # type: ignore[attr-defined]
-STREAM_WRITER_ID = "layoutbench"  # the sink's checkpoint identifier, as the foreachBatch writer's
+# the sink's checkpoint identifier, as the foreachBatch writer's (the registry's default of Hudi's key)
+STREAM_WRITER_ID: str = hudi_default("hoodie.datasource.write.streaming.checkpoint.identifier")
+# the scheduling keys the sink's options carry: inline and semi-async off, async as the stream asks
+SINK_SCHEDULE_KEYS = ("hoodie.clustering.inline", "hoodie.clustering.schedule.inline",
+                      "hoodie.clustering.async.enabled", "hoodie.clustering.async.max.commits")
 
 
 @dataclass(frozen=True)
@@ -141,16 +148,10 @@ def streaming_sink_options(cfg: HudiConfig, options: dict[str, str], async_max_c
     if async_max_commits < 1:
         raise ValueError("async_max_commits must be at least 1")
     out = dict(options)
-    out.update({
-        "hoodie.datasource.write.streaming.checkpoint.identifier": STREAM_WRITER_ID,
-        "hoodie.datasource.write.streaming.ignore.failed.batch": "false",
-    })
-    if cfg.clustering:
-        out.update({
-            "hoodie.clustering.inline": "false",
-            "hoodie.clustering.schedule.inline": "false",
-            "hoodie.clustering.async.enabled": _text(async_clustering),
-            "hoodie.clustering.async.max.commits": str(async_max_commits),
-        })
+    out.update({s.hudi: _text(s.default) for s in SETTINGS if s.stream and s.hudi})
+    if cfg.clustering:  # the scheduling keys as the sink's async service reads them (their registry derive)
+        sink = SimpleNamespace(mode="async" if async_clustering else "manual", inline_every=async_max_commits)
+        own = hudi_preset_keys(cfg.preset)
+        out.update({key: _text(own[key].derive(sink)) for key in SINK_SCHEDULE_KEYS})  # type: ignore[misc]
     out.update({k: _text(v) for k, v in cfg.options.items()})
     return out
