@@ -333,11 +333,11 @@ def _check_schedule(key: str, value: Any, schedule: Schedule, prefix: str) -> No
         if isinstance(exc, HoodieConfError):
             raise
         raise HoodieConfError(f"{prefix}{key}={value}: {exc}") from None
-    reads = {"hoodie.clustering.inline.max.commits": ("inline", "every_commits", schedule.every_commits),
-             "hoodie.clustering.async.max.commits": ("async", "async_max_commits", schedule.async_max_commits)}
+    reads = {s.hudi: s.counts_for for s in reg.SETTINGS if s.counts_for}
     if key not in reads:
         raise HoodieConfError(f"{prefix}{key}: a scheduling key the harness does not read")
-    own_mode, field_name, want = reads[key]
+    own_mode, field_name = reads[key]
+    want = getattr(schedule, field_name)
     if mode != own_mode:
         semi = (" (semi-async schedules after every commit when no plan is pending, as Hudi 0.12.1, and "
                 "executes every maintenance.every_commits)" if mode == "schedule_inline" else "")
@@ -358,18 +358,17 @@ def clustering_job_gates(conf: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
     ``.async.max.commits``, default 4) followed the last clustering. ``.schedule.inline`` does not
     gate a job's schedule. Returns (the other keys, {gating key: commits needed})."""
     rest = {k: v for k, v in conf.items() if k not in SCHEDULE_KEYS}
+    flag_of = {s.maintenance: s for s in reg.SETTINGS if s.hudi in SCHEDULE_KEYS and SCHEDULE_KEYS[s.hudi]}
+    gates = {}
     try:
-        on = {flag: boolean(conf.get(flag, False)) for flag in ("hoodie.clustering.inline",
-                                                                "hoodie.clustering.async.enabled")}
-        counts = {k: integer(conf.get(k, reg.hudi_keys(reg.O2)[k][0].default))
-                  for k in ("hoodie.clustering.inline.max.commits", "hoodie.clustering.async.max.commits")}
-        boolean(conf.get("hoodie.clustering.schedule.inline", False))
+        for flag in flag_of.values():
+            boolean(conf.get(flag.hudi, flag.default))  # every flag checked, .schedule.inline gating nothing
+        for count in (s for s in reg.SETTINGS if s.counts_for):  # a count gates when its mode's flag is on
+            n = integer(conf.get(count.hudi, count.default))
+            flag = flag_of[count.counts_for[0]]
+            if boolean(conf.get(flag.hudi, flag.default)):
+                gates[str(count.hudi)] = n
     except ValueError as exc:
         bad = next(k for k in SCHEDULE_KEYS if k in conf)
         raise HoodieConfError(f"{bad}: {exc}") from None
-    gates = {}
-    if on["hoodie.clustering.inline"]:
-        gates["hoodie.clustering.inline.max.commits"] = counts["hoodie.clustering.inline.max.commits"]
-    if on["hoodie.clustering.async.enabled"]:
-        gates["hoodie.clustering.async.max.commits"] = counts["hoodie.clustering.async.max.commits"]
     return rest, gates

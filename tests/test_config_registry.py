@@ -369,3 +369,33 @@ def test_a_new_hudi_shorthand_reaches_hudi_or_is_refused() -> None:
     import json
 
     assert json.loads(got.stdout.strip().splitlines()[-1]) == {"reaches": "9", "unkeyed": True}
+
+
+NEW_SCHEDULING_COUNT = textwrap.dedent('''
+    """A child process: a new scheduling count, read by inline mode as maintenance.every_commits."""
+    import json
+
+    from engines.config import parsers, registry
+
+    registry.SETTINGS = (*registry.SETTINGS, registry.Setting(
+        None, ("clustering",), 4, parsers.positive, "commits", "a test scheduling count",
+        hudi="hoodie.clustering.test.max.commits", maintenance="commits", counts_for=("inline", "every_commits")))
+
+    from bench.hoodie_conf import HoodieConfError, Schedule, read_config
+
+    out = {"agrees": read_config("clustering", {"hoodie.clustering.test.max.commits": 4}, schedule=Schedule("inline", 4))}
+    try:
+        read_config("clustering", {"hoodie.clustering.test.max.commits": 3}, schedule=Schedule("inline", 4))
+    except HoodieConfError as exc:
+        out["disagrees"] = "disagrees with the scenario's maintenance.every_commits 4" in str(exc)
+    print(json.dumps(out))
+''')
+
+
+def test_a_new_scheduling_count_is_one_registry_entry() -> None:
+    got = subprocess.run([sys.executable, "-c", NEW_SCHEDULING_COUNT], cwd=REPO, capture_output=True, text=True,
+                         timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    import json
+
+    assert json.loads(got.stdout.strip().splitlines()[-1]) == {"agrees": {}, "disagrees": True}

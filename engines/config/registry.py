@@ -82,6 +82,8 @@ class Setting:
     hudi_kinds: tuple[str, ...] | None = None
     # real Hudi's streaming sink writes this default into its options (engines.hudi.config.streaming_sink_options)
     stream: bool = False
+    # a scheduling count: (the maintenance.mode that reads it, the maintenance field it must equal)
+    counts_for: tuple[str, str] | None = None
 
     def hudi_key(self, preset: str | None = None) -> str | None:
         """The ``hoodie.*`` key of this entry under real Hudi's ``preset`` (``hudi`` elsewhere)."""
@@ -288,12 +290,14 @@ SETTINGS: tuple[Setting, ...] = (
        derive=lambda c: c.mode == "async"),
     _s(None, (O1, *_O2S, HUDI), 4, p.positive, "commits",
        "inline: must equal maintenance.every_commits; refused in another mode (nothing would read it)",
-       hudi="hoodie.clustering.inline.max.commits", maintenance="commits", presets=CLUSTERING_PRESETS,
+       hudi="hoodie.clustering.inline.max.commits", maintenance="commits", counts_for=("inline", "every_commits"),
+       presets=CLUSTERING_PRESETS,
        derive=lambda c: c.inline_every),
     _s(None, (O1, *_O2S, HUDI), 4, p.positive, "commits",
        "async: must equal maintenance.async_max_commits (the async service waits for that many commits after "
        "the last maintenance); refused in another mode (semi-async schedules after every commit)",
-       hudi="hoodie.clustering.async.max.commits", maintenance="commits", presets=CLUSTERING_PRESETS,
+       hudi="hoodie.clustering.async.max.commits", maintenance="commits",
+       counts_for=("async", "async_max_commits"), presets=CLUSTERING_PRESETS,
        derive=lambda c: c.inline_every),
     # -- Option 1 ------------------------------------------------------------------------------------
     _s("order", (O1,), "rfc", p.choice("rfc", "commit_before_delete"), "name",
