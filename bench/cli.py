@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bench.cli_errors import command, exit_code_of, log_traceback
+from runresults.review.settings import HUDI_SMALL_FILE_LIMIT_MB
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Benchmark and simulate Hudi RFC-19 small-file designs on Spark.")
@@ -79,7 +80,7 @@ def inspect(
     table: str = typer.Argument(..., help="table base path or URI"),
     as_of: str | None = typer.Option(None, "--as-of", help="17-digit instant to time-travel to"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
-    small_file_limit_mb: float = typer.Option(100.0, help="small-file threshold for the count"),
+    small_file_limit_mb: float = typer.Option(HUDI_SMALL_FILE_LIMIT_MB, help="small-file threshold for the count"),
 ) -> None:
     """Print a Hudi table's timeline, partitions, file groups, file sizes and row count (merged: MERGE_ON_READ logs over their base files)."""
     from bench.inspect_table import inspect_table

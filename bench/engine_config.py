@@ -80,3 +80,22 @@ def resolve_planner(spec: EngineSpec, scenario: Scenario) -> tuple[Any, dict[str
         return None, config
     planner_over, engine_over = _split(config, {f.name for f in dataclasses.fields(cls)})
     return apply_config(cls, common, planner_over, f"engine {spec.name!r} ({spec.kind})"), engine_over
+
+
+def build_config(spec: EngineSpec, scenario: Scenario) -> Any:
+    """The engine's whole config object, as its engine gets it (pure: no Spark, no table): the one
+    code path that decides whether a config is valid, for :func:`build_engine` and ``layoutbench
+    validate`` alike. ``ScenarioError`` names the engine and the problem."""
+    where = f"engine {spec.name!r} ({spec.kind})"
+    entry = KINDS.get(spec.kind)
+    if entry is None:
+        raise ScenarioError(f"{where}: unknown engine kind; known: {', '.join(KINDS)}")
+    common, config = config_values(spec, scenario)
+    if entry.builder == "delta":
+        return apply_config(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
+                      config, where)
+    if entry.builder == "hudi":
+        return apply_config(entry.load("config"), common, config, where)
+    planner, engine_over = resolve_planner(spec, scenario)
+    base = {**common, entry.planner_field: planner} if entry.planner_field else common
+    return apply_config(entry.load("config"), base, engine_over, where)

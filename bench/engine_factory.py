@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bench.engine_config import apply_config, config_values, planner_class, resolve_planner
+from bench.engine_config import build_config, planner_class, resolve_planner
 from bench.hoodie_conf import hudi_bloom
 from bench.scenario import EngineSpec, Scenario, ScenarioError
 from engines.base import Engine
@@ -64,16 +64,10 @@ def build_engine(spec: EngineSpec, scenario: Scenario, table_path: str) -> Engin
     entry = KINDS.get(spec.kind)
     if entry is None:
         raise ScenarioError(f"{where}: unknown engine kind; known: {', '.join(KINDS)}")
-    common, config = config_values(spec, scenario)
+    cfg = build_config(spec, scenario)
     if entry.builder == "delta":
-        cfg = apply_config(entry.load("config"), {**common, "partition_column": scenario.workload.partition_column},
-                     config, where)
         return entry.load("engine")(table_path, cfg, name=spec.name)
     if entry.builder == "hudi":  # Apache Hudi creates its table with the first write
-        cfg = apply_config(entry.load("config"), common, config, where)
         return entry.load("engine")(table_path, cfg, spec.name, partition_field=scenario.workload.partition_column)
-    planner, engine_over = resolve_planner(spec, scenario)
-    base = {**common, entry.planner_field: planner} if entry.planner_field else common
-    cfg = apply_config(entry.load("config"), base, engine_over, where)
     table = open_table(scenario, table_path, spec.name, entry.table_types[0])
     return entry.load("engine")(table, cfg, name=spec.name)

@@ -117,7 +117,9 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "", schedule: Sch
     prefix = f"{where}: " if where else ""
     entry = KINDS.get(kind)
     if entry is None or entry.settings is None:
-        raise HoodieConfError(f"{prefix}engine kind {kind!r} takes no hoodie.* keys")
+        keys = ", ".join(sorted(conf))
+        raise HoodieConfError(f"{prefix}{keys}: engine kind {kind!r} takes no hoodie.* keys (its config is our "
+                              f"shorthands: {', '.join(sorted(reg.for_kind(kind)))})")
     keys = reg.hudi_keys(entry.settings)
     fields: dict[str, Any] = {}
     for key, value in conf.items():
@@ -141,6 +143,11 @@ def translate(kind: str, conf: Mapping[str, Any], where: str = "", schedule: Sch
             parsed = _parse(s, key, value, prefix)
             if s.name is not None:
                 fields[s.name] = parsed
+            for field_name, implied in dict(s.implies).get(parsed, ()):
+                if fields.get(field_name, implied) != implied:
+                    raise HoodieConfError(f"{prefix}{key}={value} sets {field_name} {implied}, which another key "
+                                          f"set to {fields[field_name]}; keep one")
+                fields[field_name] = implied
     return fields
 
 
@@ -178,18 +185,53 @@ def read_config(kind: str, config: Mapping[str, Any], where: str = "", schedule:
             raise HoodieConfError(f"{prefix}{name} set twice, by {source[name]} and by {key}; keep one")
         fields[name], source[name] = parsed, key
     if passes_through:
-        passed = _hudi_options(hoodie, options, prefix, schedule, identity)
-        both = sorted(n for n in fields if shorthands[n].hudi in passed)
+        preset = fields.get("preset") or _default_preset(kind)
+        unread = sorted(source[n] for n in fields if shorthands[n].hudi_key(preset) is None
+                        and shorthands[n].derive is None and n not in reg.HUDI_ENGINE_READS)
+        if unread:
+            raise HoodieConfError(f"{prefix}{', '.join(unread)}: no Hudi key carries it to Apache Hudi and the engine "
+                                  "does not read it; give its registry entry a hoodie.* key")
+        dropped = sorted(source[n] for n in fields if not shorthands[n].honoured_by(preset))
+        if dropped:
+            honoured = ", ".join(shorthands[_field_of(dropped[0], source)].presets or ())
+            raise HoodieConfError(f"{prefix}{', '.join(dropped)}: preset {preset!r} does not read it (only "
+                                  f"{honoured} do); remove it rather than have it ignored")
+        passed = _hudi_options(hoodie, options, prefix, schedule, identity, preset)
+        both = {source[n]: shorthands[n].hudi_key(preset) for n in fields if shorthands[n].hudi_key(preset) in passed}
         if both:
-            raise HoodieConfError(f"{prefix}{both} set both by a hoodie.* key and by its shorthand; keep one")
+            raise HoodieConfError(f"{prefix}{_pairs(both)} set twice, by the shorthand and by its hoodie.* key; "
+                                  "keep one")
         return {**fields, "options": passed} if passed or options is not None else fields
     if hoodie:
         from_keys = translate(kind, hoodie, where, schedule, identity)
-        both = sorted(set(from_keys) & set(fields))
+        both = {source[n]: _hoodie_key_of(kind, n, hoodie) for n in set(from_keys) & set(fields)}
         if both:
-            raise HoodieConfError(f"{prefix}{both} set both by a hoodie.* key and by its shorthand; keep one")
+            raise HoodieConfError(f"{prefix}{_pairs(both)} set twice, by the shorthand and by its hoodie.* key; "
+                                  "keep one")
         fields.update(from_keys)
     return fields
+
+
+def _pairs(both: Mapping[str, str]) -> str:
+    return ", ".join(f"{short} and {key}" for short, key in sorted(both.items()))
+
+
+def _field_of(key: str, source: Mapping[str, str]) -> str:
+    return next(n for n, k in source.items() if k == key)
+
+
+def _hoodie_key_of(kind: str, name: str, hoodie: Mapping[str, Any]) -> str:
+    """The key of ``hoodie`` that set field ``name`` for ``kind`` (its own entry or one implying it)."""
+    keys = reg.hudi_keys(settings_kind(kind))
+    return next((k for k in hoodie for s in keys.get(k, []) if s.name == name
+                 or any(name == f for _, implied in s.implies for f, _ in implied)), "a hoodie.* key")
+
+
+def _default_preset(kind: str) -> str:
+    """The preset of a hudi kind's config class when the config names none."""
+    from dataclasses import fields as dc_fields
+
+    return next(f.default for f in dc_fields(KINDS[kind].load("config")) if f.name == "preset")
 
 
 def settings_kind(kind: str) -> str:
@@ -206,7 +248,7 @@ def _passes_hoodie_through(kind: str) -> bool:
 
 
 def _hudi_options(hoodie: dict[str, Any], options: Any, prefix: str, schedule: Schedule | None = None,
-                  identity: Mapping[str, str] | None = None) -> dict[str, Any]:
+                  identity: Mapping[str, str] | None = None, preset: str = "hudi_cow") -> dict[str, Any]:
     """Real Hudi's pass-through keys (top level, then ``options``, which win), each checked: a key
     the registry does not list is taken for a misspelling, a value its parser refuses is refused;
     with ``schedule``, a scheduling key is checked against it and left to the maintenance section
@@ -223,7 +265,10 @@ def _hudi_options(hoodie: dict[str, Any], options: Any, prefix: str, schedule: S
         if key not in known:
             raise HoodieConfError(f"{prefix}{key}: not a Hudi key this harness knows{_nearest(key, sorted(known))}; "
                                   "a key real Hudi reads is one entry in engines/config/registry.py")
-        s = hudi_entry(key)
+        try:
+            s = hudi_entry(key, preset)
+        except HoodieConfError as exc:
+            raise HoodieConfError(f"{prefix}{exc}") from None
         if s.maintenance and schedule is not None:
             _check_schedule(key, value, schedule, prefix)
             del passed[key]
@@ -234,10 +279,19 @@ def _hudi_options(hoodie: dict[str, Any], options: Any, prefix: str, schedule: S
     return passed
 
 
-def hudi_entry(key: str) -> Setting:
-    """The entry whose parser checks ``key`` for real Hudi: the hudi kind's own, else a field's."""
+def hudi_entry(key: str, preset: str = "hudi_cow") -> Setting:
+    """The entry whose parser checks ``key`` for real Hudi under ``preset``: the hudi kind's own
+    (:func:`registry.hudi_preset_keys`), else a field's of our kinds (passed through). A key of the
+    hudi kind that ``preset`` does not write or read is refused: Hudi would drop it."""
+    own = reg.hudi_preset_keys(preset)
+    if key in own:
+        return own[key]
+    others = [p for p in reg.PRESET_NAMES if key in reg.hudi_preset_keys(p)]
+    if others:
+        raise HoodieConfError(f"{key}: preset {preset!r} does not read it (only {', '.join(others)} do); remove it "
+                              "rather than have it ignored")
     entries = reg.hudi_keys(HUDI)[key]
-    return next((s for s in entries if HUDI in s.kinds), next((s for s in entries if s.name), entries[0]))
+    return next((s for s in entries if s.name), entries[0])
 
 
 def named_columns(kind: str, fields: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -245,9 +299,10 @@ def named_columns(kind: str, fields: Mapping[str, Any]) -> dict[str, tuple[str, 
     names them: its column-valued shorthands, and for real Hudi its column-valued ``hoodie.*`` options."""
     shorthands = reg.for_kind(settings_kind(kind))
     named = {k: tuple(v) for k, v in fields.items() if k in shorthands and shorthands[k].unit == "columns" and v}
+    preset = fields.get("preset") or (_default_preset(kind) if _passes_hoodie_through(kind) else "hudi_cow")
     for key, value in (fields.get("options") or {}).items():
-        if key in reg.hudi_keys(HUDI) and hudi_entry(key).unit == "columns" and value not in (None, ""):
-            named[key] = hudi_entry(key).parse(value)
+        if key in reg.hudi_keys(HUDI) and hudi_entry(key, preset).unit == "columns" and value not in (None, ""):
+            named[key] = hudi_entry(key, preset).parse(value)
     return named
 
 
@@ -257,7 +312,7 @@ def hudi_bloom(config: Mapping[str, Any]) -> dict[str, Any]:
     fields = read_config(HUDI, config)
     out = {k: v for k, v in fields.items() if k in reg.BLOOM}
     for key, value in fields.get("options", {}).items():
-        s = hudi_entry(key)
+        s = hudi_entry(key, fields.get("preset") or _default_preset(HUDI))
         if s.name in reg.BLOOM:
             out[s.name] = s.parse(value)
     return out
@@ -278,11 +333,11 @@ def _check_schedule(key: str, value: Any, schedule: Schedule, prefix: str) -> No
         if isinstance(exc, HoodieConfError):
             raise
         raise HoodieConfError(f"{prefix}{key}={value}: {exc}") from None
-    reads = {"hoodie.clustering.inline.max.commits": ("inline", "every_commits", schedule.every_commits),
-             "hoodie.clustering.async.max.commits": ("async", "async_max_commits", schedule.async_max_commits)}
+    reads = {s.hudi: s.counts_for for s in reg.SETTINGS if s.counts_for}
     if key not in reads:
         raise HoodieConfError(f"{prefix}{key}: a scheduling key the harness does not read")
-    own_mode, field_name, want = reads[key]
+    own_mode, field_name = reads[key]
+    want = getattr(schedule, field_name)
     if mode != own_mode:
         semi = (" (semi-async schedules after every commit when no plan is pending, as Hudi 0.12.1, and "
                 "executes every maintenance.every_commits)" if mode == "schedule_inline" else "")
@@ -303,18 +358,17 @@ def clustering_job_gates(conf: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
     ``.async.max.commits``, default 4) followed the last clustering. ``.schedule.inline`` does not
     gate a job's schedule. Returns (the other keys, {gating key: commits needed})."""
     rest = {k: v for k, v in conf.items() if k not in SCHEDULE_KEYS}
+    flag_of = {s.maintenance: s for s in reg.SETTINGS if s.hudi in SCHEDULE_KEYS and SCHEDULE_KEYS[s.hudi]}
+    gates = {}
     try:
-        on = {flag: boolean(conf.get(flag, False)) for flag in ("hoodie.clustering.inline",
-                                                                "hoodie.clustering.async.enabled")}
-        counts = {k: integer(conf.get(k, reg.hudi_keys(reg.O2)[k][0].default))
-                  for k in ("hoodie.clustering.inline.max.commits", "hoodie.clustering.async.max.commits")}
-        boolean(conf.get("hoodie.clustering.schedule.inline", False))
+        for flag in flag_of.values():
+            boolean(conf.get(flag.hudi, flag.default))  # every flag checked, .schedule.inline gating nothing
+        for count in (s for s in reg.SETTINGS if s.counts_for):  # a count gates when its mode's flag is on
+            n = integer(conf.get(count.hudi, count.default))
+            flag = flag_of[count.counts_for[0]]
+            if boolean(conf.get(flag.hudi, flag.default)):
+                gates[str(count.hudi)] = n
     except ValueError as exc:
         bad = next(k for k in SCHEDULE_KEYS if k in conf)
         raise HoodieConfError(f"{bad}: {exc}") from None
-    gates = {}
-    if on["hoodie.clustering.inline"]:
-        gates["hoodie.clustering.inline.max.commits"] = counts["hoodie.clustering.inline.max.commits"]
-    if on["hoodie.clustering.async.enabled"]:
-        gates["hoodie.clustering.async.max.commits"] = counts["hoodie.clustering.async.max.commits"]
     return rest, gates

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bench.engine_config import resolve_planner
+from bench.engine_config import build_config
 from bench.scenario_error import ScenarioError
 from bench.simulate.supports import corrections_problems
 from engines.config.registry import COW, MB, default
@@ -175,6 +175,11 @@ class StoreSpec(_Strict):
 
     @model_validator(mode="after")
     def _external_store(self) -> StoreSpec:
+        if self.endpoint is not None and "@" in self.endpoint.split("://", 1)[-1].split("/", 1)[0]:
+            # never echo the value: it holds a secret, and the scenario is copied into run.json
+            raise ValueError("store.endpoint holds credentials (user:password@host); credentials come from the "
+                             "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or an AWS profile "
+                             "(AWS_PROFILE), never from the scenario, which is written into run.json")
         if self.endpoint is not None and self.bucket is None:
             raise ValueError("store.endpoint needs store.bucket (the bucket the tables go to)")
         if self.bucket is not None:
@@ -400,14 +405,8 @@ class Scenario(_Strict):
                 if missing:  # a sort by a column the rows lack plans nothing here and fails in Hudi's sort
                     raise ValueError(f"engines.{e.name}: {key} names {missing}, not a column of this workload; "
                                      f"its columns are {columns}")
-            entry = kind_of(e.kind)
-            if entry.builder == "hudi":  # built from these fields alone, no planner: its config class checks them
-                try:
-                    entry.load("config")(**fields)
-                except ValueError as exc:
-                    raise ValueError(f"engines.{e.name}: {exc}") from None
-        for e in self.engines:
-            resolve_planner(e, self)  # ScenarioError (a ValueError) names the engine
+        for e in self.engines:  # each engine's whole config, as build_engine builds it: one code path decides
+            build_config(e, self)  # ScenarioError (a ValueError) names the engine
         return self
 
     @model_validator(mode="after")

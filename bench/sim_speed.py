@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from bench.simulate.forked_replay import SERIAL_ENV
+from engines.config.registry import KIB, MB
 from runresults import cpu_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +69,7 @@ def _simulate(checkout: Path, scenario: str, out: Path, env_extra: dict[str, str
     if proc.returncode != 0:
         err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
         raise SystemExit(f"simulate failed in {checkout} (exit {proc.returncode}):\n{err[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * KIB / MB  # ru_maxrss: KiB on Linux
 
 
 def _folder(out: Path) -> Path:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engines.config.registry import MB
+from engines.config.registry import MB, hudi_default
 from engines.kinds import APACHE_HUDI, BASELINE, KINDS, OPTION_2, family_of
 from reports.summary import EngineSummary, fmt
 from runresults import Results
@@ -22,7 +22,7 @@ RULES = [
     "**File rolling on the open row group's size** (HoodieBaseParquetWriter.canWrite: "
     "ParquetWriter.getDataSize() against `hoodie.parquet.max.file.size` × (1 + `hoodie.parquet.compression.ratio`)): "
     "while a row group is open its bytes are counted before compression, and with `hoodie.parquet.block.size` "
-    "(120 MB) larger than the file the whole file is one open row group, so Hudi closes a file at about "
+    f"({hudi_default('hoodie.parquet.block.size') // MB} MB) larger than the file the whole file is one open row group, so Hudi closes a file at about "
     "max size / compression ratio and opens the next (clustering output groups `-0`, `-1`, `-2`, and extra insert "
     "files); ours size files by written bytes.",
     "**The cleaner after every write** (BaseHoodieWriteClient.mayBeCleanAndArchive → autoCleanOnCommit after each write, `hoodie.clean.automatic`): "
@@ -46,14 +46,16 @@ RULES = [
 # no difference any more; a scenario that switches one off brings its difference back.
 FOLLOWED = [
     "**Bloom filter in every base file** (HoodieBloomFilterWriteSupport; `hoodie.parquet.bloom.filter.enabled`, "
-    "`hoodie.index.bloom.num_entries`=60000, `hoodie.index.bloom.fpp`=1e-9, `hoodie.bloom.index.filter.type`="
-    "DYNAMIC_V0): our files carry the same ~431 KB serialized filter and min/max record keys in their footers, "
+    f"`hoodie.index.bloom.num_entries`={hudi_default('hoodie.index.bloom.num_entries')}, `hoodie.index.bloom.fpp`="
+    f"{hudi_default('hoodie.index.bloom.fpp'):.0e}".replace("e-0", "e-") + ", `hoodie.bloom.index.filter.type`="
+    f"{hudi_default('hoodie.bloom.index.filter.type')}): our files carry the same ~431 KB serialized filter and min/max record keys in their footers, "
     "byte for byte Hudi's (real Hudi's BLOOM index finds our keys).",
     "**Column encodings as parquet-mr chooses them** (Hudi writes base files with parquet-mr, which keeps a "
     "column dictionary-encoded only where the dictionary pays on the first page): our writer falls back to plain "
     "the same way, so the same rows take the same data bytes (within 1% per record on the default scenario).",
     "**Insert split by estimated record size** (UpsertPartitioner: new buckets of `hoodie.parquet.max.file.size` / "
-    "average record size records, `hoodie.copyonwrite.record.size.estimate`=1024 until a commit wrote more than "
+    f"average record size records, `hoodie.copyonwrite.record.size.estimate`="
+    f"{hudi_default('hoodie.copyonwrite.record.size.estimate')} until a commit wrote more than "
     "`hoodie.parquet.small.file.limit` × `hoodie.record.size.estimation.threshold` bytes): Option 2's ingest "
     "(small-file limit 0) splits a batch as Hudi does (`insert_split: hudi`).",
 ]

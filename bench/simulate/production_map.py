@@ -61,6 +61,7 @@ from engines.config.registry import DECIMAL_TB as TB
 from engines.config.registry import GB, MB
 from runresults.plain_ledger import PRICES, design_choice
 from runresults.review.prices import HOURS_PER_MONTH
+from runresults.review.settings import HUDI_MAX_FILE_MB, HUDI_SMALL_FILE_LIMIT_MB
 
 # what changes the replay; the rest (horizon, query rate, store) is priced from a shared replay
 REPLAY_PARAMETERS = ("batch_mb", "small_file_limit_mb", "partitions_per_year", "maintenance_every",
@@ -77,12 +78,12 @@ PARAMETERS: dict[str, str] = {
     "queries_per_hour": "query suites per hour (the ledger's query rate)",
     "store": "local disk, or S3 at the sweep's first-byte latency with the request model",
 }
-DEFAULTS: dict[str, Any] = {"batch_mb": 1.0, "small_file_limit_mb": 100.0, "partitions_per_year": 365,
+DEFAULTS: dict[str, Any] = {"batch_mb": 1.0, "small_file_limit_mb": HUDI_SMALL_FILE_LIMIT_MB, "partitions_per_year": 365,
                             "maintenance_every": 4, "cleaner_retention": 10, "update_fraction": 0.0,
                             "horizon_days": 365.0,
                             "queries_per_hour": 1.0, "store": "s3"}
 STORES = ("local", "s3")
-MAX_FILE_RATIO = 1.2  # Hudi's max file over its small-file limit (120 MB / 100 MB)
+MAX_FILE_RATIO = HUDI_MAX_FILE_MB / HUDI_SMALL_FILE_LIMIT_MB  # Hudi's max file over its small-file limit
 YEAR_DAYS = 365.0
 # The fast path against the full simulator on small points (tests/test_production_map.py)
 FULL_TOLERANCE = {"wa": 0.05, "bytes_written": 0.05, "live_files": 0.10}

@@ -16,8 +16,10 @@ to the partition span (only the time-windowed queries read event time).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, make_dataclass
 from typing import Any
+
+from runresults.review.settings import TargetSpec
 
 # Beyond this many batches the projection's results (a row per batch and candidate) outgrow memory.
 MAX_HORIZON_BATCHES = 3_000_000
@@ -26,21 +28,16 @@ STORES = ("local", "s3")
 FIELD_PREFIX = "review.target"
 
 
-@dataclass(frozen=True)
-class Target:
-    """The scale a user asks the question at. Defaults: RFC-19's own example (1 MB batches against
-    Hudi's 100 MB small-file limit and 120 MB max file size, one year, on S3 at 20 ms first-byte
-    latency), one batch a minute into one partition (the review's ``TargetSpec`` defaults)."""
+# the fields, types and defaults of the scenario's review.target, declared once (TargetSpec)
+_TargetFields = make_dataclass("_TargetFields", [(name, f.annotation, field(default=f.default))
+                                                 for name, f in TargetSpec.model_fields.items()], frozen=True)
 
-    batch_mb: float = 1.0
-    batches_per_hour: float = 60.0
-    partitions: int = 1
-    horizon_days: float = 365.0
-    small_file_limit_mb: float = 100.0
-    target_file_mb: float = 120.0
-    max_file_mb: float = 120.0
-    store: str = "s3"
-    latency_ms: float = 20.0
+
+@dataclass(frozen=True)
+class Target(_TargetFields):
+    """The scale a user asks the question at, with the fields and defaults of the review's
+    ``TargetSpec``: RFC-19's own example (1 MB batches against Hudi's small-file limit and max file
+    size, one year, on S3 at 20 ms first-byte latency), one batch a minute into one partition."""
 
     @classmethod
     def of(cls, target: Any) -> Target:

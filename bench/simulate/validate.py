@@ -46,6 +46,7 @@ import pandas as pd
 
 from bench.scenario import Scenario
 from bench.simulate import requests as reqmodel
+from engines.config.registry import MB
 from runresults import Results
 
 WA_TOLERANCE = 0.10
@@ -146,8 +147,6 @@ def _sizing(res: Results, engine: str | None = None) -> dict[str, float]:
     """The size limits a planner compares estimated bytes with: the scenario's small-file limit and max
     file size, and ``engine``'s own small-file limit where its config sets another (a clustering plan's
     ``hoodie.clustering.plan.strategy.small.file.limit``, 300 MB at Hudi's defaults)."""
-    from engines.config.registry import MB
-
     sz = (res.run.get("scenario") or {}).get("sizing") or {}
     out = {name: float(sz[key]) * MB for name, key in (("small-file limit", "small_file_limit_mb"),
                                                        ("max file size", "max_file_mb")) if sz.get(key)}
@@ -234,7 +233,7 @@ def _bytes_cause(rc: pd.DataFrame, sc: pd.DataFrame, engine: str) -> str:
         rb, sb = float(r.bytes_written.sum()), float(s.bytes_written.sum())
         rr, sr = float(r.records_written.sum()), float(s.records_written.sum())
         bpr = f"; bytes per record real {rb / rr:.1f}, simulated {sb / sr:.1f}" if rr and sr else ""
-        parts.append(f"{kind}: real {rb / 1e6:,.1f} MB, simulated {sb / 1e6:,.1f} MB ({_err(rb, sb)}){bpr}")
+        parts.append(f"{kind}: real {rb / MB:,.1f} MB, simulated {sb / MB:,.1f} MB ({_err(rb, sb)}){bpr}")
     return "bytes written by kind: " + " | ".join(parts)
 
 
@@ -316,8 +315,9 @@ def _query_terms(model: dict, sel: pd.DataFrame, seconds: float) -> str:
 
 def _maintenance_cause(r: pd.DataFrame, s: pd.DataFrame, sim: Results) -> str:
     model = (sim.run.get("simulation") or {}).get("cost_model") or {}
-    rmb = float(r.bytes_read.sum() + r.bytes_written.sum()) / 1e6
-    smb = float(s.bytes_read.sum() + s.bytes_written.sum()) / 1e6
+    # MB = 2^20 bytes, the cost model's unit (its s/MB is printed beside this one)
+    rmb = float(r.bytes_read.sum() + r.bytes_written.sum()) / MB
+    smb = float(s.bytes_read.sum() + s.bytes_written.sum()) / MB
     per = f"{float(r.duration_s.sum()) / rmb:.4f}" if rmb else "n/a"
     return (f"MB read + written real {rmb:,.1f}, simulated {smb:,.1f}; real {per} s/MB over {len(r)} runs "
             f"(per run {r.duration_s.min():.2f}-{r.duration_s.max():.2f} s) against the model's "

@@ -17,9 +17,6 @@ class CompactionConfig(settings(*PLANNER_KEYS, kind=O1, frozen=True)):
     ``target_file_size``, per partition with at least ``min_files_per_partition`` of them."""
 
     def __post_init__(self) -> None:
-        if self.target_file_size <= 0:
-            raise ValueError("target_file_size must be positive")
-        if self.min_files_per_partition < 1:
-            raise ValueError("min_files_per_partition must be at least 1")
+        self.check_settings()
         if self.partitions is not None and not isinstance(self.partitions, tuple):
             object.__setattr__(self, "partitions", tuple(self.partitions))

@@ -67,10 +67,7 @@ class Option1Config(BloomFields, settings(kind=O1, exclude=(*PLANNER_KEYS, *BLOO
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
 
     def __post_init__(self) -> None:
-        if self.order not in ("rfc", "commit_before_delete"):
-            raise ValueError(f"order must be 'rfc' or 'commit_before_delete', got {self.order!r}")
-        if self.max_parallel_operations < 1 or self.inline_every < 1:
-            raise ValueError("max_parallel_operations and inline_every must be at least 1")
+        self.check_settings()
         self.check_bloom()
 
 

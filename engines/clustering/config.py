@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.config.registry import INSERT_SIZING, O2, settings
+from engines.config.registry import INSERT_SIZING, O2, setting, settings
 from engines.cow_baseline.config import CowConfig
 
-INSERT_SPLITS = ("hudi", "bytes")
+INSERT_SPLITS: tuple[str, ...] = setting("insert_split", O2).parse.choices  # type: ignore[attr-defined]
 PLANNER_KEYS = ("small_file_limit", "target_file_size", "max_bytes_per_group", "max_num_groups", "sort_columns",
                 "single_group_clustering_enabled", "partition_filter_mode", "lookback_partitions",
                 "skip_from_latest_partitions", "begin_partition", "end_partition", "partitions", "partition_regex",
@@ -23,9 +23,7 @@ class ClusteringConfig(settings(*PLANNER_KEYS, kind=O2, frozen=True)):
     record_key_column: str = "_hoodie_record_key"
 
     def __post_init__(self) -> None:
-        for name in ("target_file_size", "max_bytes_per_group", "max_num_groups"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive")
+        self.check_settings()
         if not isinstance(self.sort_columns, tuple):
             object.__setattr__(self, "sort_columns", tuple(self.sort_columns))
         if self.partitions is not None and not isinstance(self.partitions, tuple):
@@ -47,10 +45,6 @@ class IngestSizing(settings("insert_split", *INSERT_SIZING, kind=O2, frozen=True
     that commit's bytes / records after (:func:`engines.cow_baseline.assign.average_record_size`).
     ``bytes``: one file per partition and task, rolled when its written bytes reach
     ``max_file_size`` (no estimate; how our ingest cut files before it followed Hudi)."""
-
-    def __post_init__(self) -> None:
-        if self.insert_split not in INSERT_SPLITS:
-            raise ValueError(f"unknown insert_split {self.insert_split!r}; expected one of {list(INSERT_SPLITS)}")
 
     def cow_config(self, max_file_size: int) -> CowConfig | None:
         """The UpsertPartitioner config of this ingest (small-file limit 0), or None for ``bytes``."""

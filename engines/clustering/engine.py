@@ -62,18 +62,7 @@ class Option2Config(BloomFields, settings(kind=O2, exclude=(*PLANNER_KEYS, *BLOO
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
 
     def __post_init__(self) -> None:
-        if self.mode not in modes.MODES:
-            raise ValueError(f"unknown clustering mode {self.mode!r}; expected one of {modes.MODES}")
-        if self.max_parallel_groups < 1 or self.cleaner_commits_retained < 1:
-            raise ValueError("max_parallel_groups and cleaner_commits_retained must be at least 1")
-        if self.schedule_rules not in modes.SCHEDULE_RULES:
-            raise ValueError(f"unknown schedule_rules {self.schedule_rules!r}; expected one of {modes.SCHEDULE_RULES}")
-        if self.inline_max_commits < 1 or self.async_max_commits < 1:
-            raise ValueError("inline_max_commits and async_max_commits must be at least 1")
-        if self.clustering_split not in ("even", "hudi"):
-            raise ValueError(f"unknown clustering_split {self.clustering_split!r}; expected even or hudi")
-        if self.update_strategy not in ("reject", "allow"):
-            raise ValueError(f"unknown update strategy {self.update_strategy!r}; expected reject or allow")
+        self.check_settings()  # each value by its registry entry's parser
         effective_ordering(self.ordering, self.clustering.sort_columns)  # validates the name
         self.ingest_sizing.cow_config(self.max_file_size)  # validates the insert sizing
         self.check_bloom()

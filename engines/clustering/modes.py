@@ -33,12 +33,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from engines.config.registry import O2, setting
 from engines.table.timeline import REPLACE, Timeline
 
 Mode = Literal["inline", "async", "schedule_inline", "manual"]
-MODES: tuple[str, ...] = ("inline", "async", "schedule_inline", "manual")
+MODES: tuple[str, ...] = setting("mode", O2).parse.choices  # type: ignore[attr-defined]
 COUNTED_ACTIONS = ("commit", "deltacommit", REPLACE)
-SCHEDULE_RULES: tuple[str, ...] = ("0.12.1", "1.2")
+SCHEDULE_RULES: tuple[str, ...] = setting("schedule_rules", O2).parse.choices  # type: ignore[attr-defined]
 
 
 def hudi_configs(mode: str, inline_max_commits: int, async_max_commits: int) -> dict[str, str]:

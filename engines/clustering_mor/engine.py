@@ -36,7 +36,7 @@ from engines.clustering.config import PLANNER_KEYS, ClusteringConfig
 from engines.clustering.engine import ClusteringEngine
 from engines.clustering_mor.key_index import KeyIndex
 from engines.clustering_mor.small_files import average_record_bytes, small_file_targets
-from engines.config.registry import BLOOM, O2M, settings
+from engines.config.registry import BLOOM, O2M, setting, settings
 from engines.files.deltacommit import SmallFileTarget, write_deltacommit
 from engines.maintenance_round import CleanAt, Trigger, after_commit_round, earliest_pending, execute_pending
 from engines.mor_compaction.executor import planning_slices
@@ -49,7 +49,7 @@ from engines.table.table import HudiTable
 from engines.table.timeline import COMMIT, DELTACOMMIT, MOR_COMPACTION, REPLACE
 from engines.table.transaction import CommitResult
 
-MODES = ("inline", "manual")
+MODES: tuple[str, ...] = setting("mode", O2M).parse.choices  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -59,11 +59,7 @@ class MorOption2Config(BloomFields, settings(kind=O2M, exclude=(*PLANNER_KEYS, *
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"unknown clustering mode {self.mode!r}; expected one of {MODES}")
-        if self.cleaner_commits_retained < 1 or self.inline_max_commits < 1 or self.small_file_group_candidates < 1:
-            raise ValueError("cleaner_commits_retained, inline_max_commits and small_file_group_candidates must be "
-                             "at least 1")
+        self.check_settings()  # each value by its registry entry's parser
         if self.insert_small_file_limit > self.max_file_size:
             raise ValueError("insert_small_file_limit must not exceed max_file_size")
         CompactionConfig(max_delta_commits=self.compact_max_delta_commits)  # validates it

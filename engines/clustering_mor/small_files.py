@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from engines.config.registry import COW, default
 from engines.files.deltacommit import SmallFileTarget
 from engines.mor_compaction.planner import SliceLogs
 
-DEFAULT_RECORD_BYTES = 1024  # hoodie.copyonwrite.record.size.estimate
+DEFAULT_RECORD_BYTES: int = default("record_size_estimate", COW)  # hoodie.copyonwrite.record.size.estimate
 
 
 def small_file_targets(slices: Iterable[SliceLogs], limit: int, candidates: int, max_file_size: int,

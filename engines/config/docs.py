@@ -46,13 +46,25 @@ def _values(s: Setting) -> str:
     return f" (one of: {', '.join(choices)})" if choices and len(choices) > 1 else ""
 
 
+def _kinds(s: Setting) -> str:
+    """The kinds honouring ``s``: real Hudi's with the presets that read it, the kinds that take its
+    Hudi key when only some do."""
+    names = [f"{k} ({', '.join(s.presets)})" if k == HUDI and s.presets else k for k in s.kinds]
+    text = ", ".join(names)
+    if s.hudi_kinds is not None and s.hudi:
+        text += f"; its Hudi key: {', '.join(s.hudi_kinds)}"
+    return text
+
+
 def _row(s: Setting) -> str:
     refused = getattr(s.parse, "refused", None)
-    kinds = ", ".join(s.kinds)
+    kinds = _kinds(s)
     if refused:
         kinds = f"refused by {kinds}"
     shorthand = f"`{s.name}`" if s.name else ("maintenance section" if s.maintenance else "—")
     hudi = f"`{s.hudi}`" if s.hudi else "—"
+    for presets, key in s.hudi_for:
+        hudi += f" (`{key}` under {', '.join(presets)})"
     doc = (refused or s.doc).replace("|", "\\|") + _values(s)
     return f"| {hudi} | {shorthand} | {_default(s)} | {s.unit} | {kinds} | {doc} |"
 

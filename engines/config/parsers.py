@@ -31,6 +31,26 @@ def positive(v: Any) -> int:
     return n
 
 
+def at_least(lowest: int, why: str = "") -> Parser:
+    """An int of at least ``lowest`` (``why`` says what a smaller one would mean)."""
+
+    def parse(v: Any) -> int:
+        n = integer(v)
+        if n < lowest:
+            raise ValueError(f"expected a number >= {lowest}{f' ({why})' if why else ''}, got {v!r}")
+        return n
+
+    return parse
+
+
+def fraction(v: Any) -> float:
+    """A number strictly between 0 and 1 (a rate, such as a bloom filter's false-positive rate)."""
+    x = number(v)
+    if not 0 < x < 1:
+        raise ValueError(f"expected a number in (0, 1), got {v!r}")
+    return x
+
+
 def optional_positive(v: Any) -> int | None:
     return None if v is None else positive(v)
 

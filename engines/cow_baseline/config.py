@@ -12,8 +12,5 @@ PLANNER_KEYS = ("small_file_limit", "max_file_size", *INSERT_SIZING)
 
 @dataclass(frozen=True)
 class CowConfig(settings(*PLANNER_KEYS, kind=COW, frozen=True)):
-    """The UpsertPartitioner's inputs: the small-file limit, the max file size and the insert sizing."""
-
-    def __post_init__(self) -> None:
-        if self.max_file_size <= 0 or self.record_size_estimate <= 0 or self.insert_split_size <= 0:
-            raise ValueError("max_file_size, record_size_estimate and insert_split_size must be positive")
+    """The UpsertPartitioner's inputs: the small-file limit, the max file size and the insert sizing
+    (each value checked by its registry entry's parser)."""

@@ -42,12 +42,10 @@ class DeltaPeerConfig(settings(kind=DELTA)):
     partition_column: str = "dt"
 
     def __post_init__(self) -> None:
-        if self.small_file_limit <= 0 or self.target_file_size <= 0:
-            raise ValueError("small_file_limit and target_file_size must be positive")
-        if self.cleaner_commits_retained < 1:
-            raise ValueError(f"cleaner_commits_retained must be >= 1, got {self.cleaner_commits_retained}")
-        if self.min_files < 2:
-            raise ValueError(f"min_files must be >= 2 (one file cannot be compacted), got {self.min_files}")
+        self.check_settings()  # each value by its registry entry's parser
+        if self.small_file_limit == 0:  # the entry our kinds share allows 0; OPTIMIZE would pick no file
+            raise ValueError("small_file_limit=0: delta-rs OPTIMIZE picks the files below it, so 0 compacts nothing; "
+                             "set it above 0")
 
 
 class DeltaProbe:

@@ -6,9 +6,20 @@ options every write and table service of the engine uses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import ClassVar
 
-from engines.config.registry import HUDI, setting, settings
+from engines.config.registry import (
+    CLUSTERING_PRESETS,
+    HUDI,
+    MOR_PRESETS,
+    SETTINGS,
+    SIMPLE_KEY_GENERATOR,
+    hudi_default,
+    hudi_preset_keys,
+    setting,
+    settings,
+)
 from engines.kinds import kind_of, kind_of_preset
 
 PRESETS: tuple[str, ...] = setting("preset", HUDI).parse.choices  # type: ignore[attr-defined]
@@ -17,7 +28,11 @@ MODES: tuple[str, ...] = setting("mode", HUDI).parse.choices  # type: ignore[att
 # calls ingest and runs the table services) or hudi (Hudi's own sink, writeStream.format("hudi"),
 # which schedules clustering after its commits and executes it on its own async service).
 STREAM_SINKS: tuple[str, ...] = setting("stream_sink", HUDI).parse.choices  # type: ignore[attr-defined]
-STREAM_WRITER_ID = "layoutbench"  # the sink's checkpoint identifier, as the foreachBatch writer's
+# the sink's checkpoint identifier, as the foreachBatch writer's (the registry's default of Hudi's key)
+STREAM_WRITER_ID: str = hudi_default("hoodie.datasource.write.streaming.checkpoint.identifier")
+# the scheduling keys the sink's options carry: inline and semi-async off, async as the stream asks
+SINK_SCHEDULE_KEYS = ("hoodie.clustering.inline", "hoodie.clustering.schedule.inline",
+                      "hoodie.clustering.async.enabled", "hoodie.clustering.async.max.commits")
 
 
 @dataclass(frozen=True)
@@ -38,18 +53,15 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
     KIND: ClassVar[str] = "hudi"  # the engine kind this config class is (KIND_OF_PRESET)
 
     def __post_init__(self) -> None:
-        if self.preset not in PRESETS:
-            raise ValueError(f"unknown Hudi preset {self.preset!r}; known: {list(PRESETS)}")
-        if kind_of_preset(self.preset) != self.KIND:  # the registry says which kind writes each preset
-            raise ValueError(f"preset {self.preset!r} is engine kind {kind_of_preset(self.preset)!r} "
-                             f"(kind: {kind_of_preset(self.preset)}); kind {self.KIND!r} takes "
-                             f"{list(kind_of(self.KIND).presets)}")
-        if self.mode not in MODES:
-            raise ValueError(f"unknown Hudi clustering mode {self.mode!r}; known: {list(MODES)}")
         if self.stream_sink not in STREAM_SINKS:
             raise ValueError(f"unknown stream_sink {self.stream_sink!r}; known: {list(STREAM_SINKS)} "
                              f"(foreach_batch: our foreachBatch writes each micro-batch; hudi: Hudi's own "
                              f"streaming sink with its async clustering)")
+        self.check_settings()  # each value by its registry entry's parser (preset and mode among them)
+        if kind_of_preset(self.preset) != self.KIND:  # the registry says which kind writes each preset
+            raise ValueError(f"preset {self.preset!r} is engine kind {kind_of_preset(self.preset)!r} "
+                             f"(kind: {kind_of_preset(self.preset)}); kind {self.KIND!r} takes "
+                             f"{list(kind_of(self.KIND).presets)}")
         if self.stream_sink == "hudi" and self.mode != "manual":
             raise ValueError(f"stream_sink 'hudi' runs Hudi's own async clustering inside the sink; mode must be "
                              f"'manual' (got {self.mode!r})")
@@ -60,21 +72,15 @@ class HudiConfig(settings(kind=HUDI, frozen=True)):
             raise ValueError(f"options may hold only hoodie.* keys (passed to Apache Hudi unchanged); got {bad}")
         if not isinstance(self.sort_columns, tuple):
             object.__setattr__(self, "sort_columns", tuple(self.sort_columns))
-        for name in ("small_file_limit", "max_file_size", "target_file_size", "record_size_estimate",
-                     "inline_every"):
-            if getattr(self, name) < (0 if name == "small_file_limit" else 1):
-                raise ValueError(f"{name} must be positive")
 
     @property
     def clustering(self) -> bool:
-        return self.preset in ("hudi_clustering", "hudi_mor_clustering")
+        return self.preset in CLUSTERING_PRESETS
 
     @property
     def merge_on_read(self) -> bool:
         return self.preset in MOR_PRESETS
 
-
-MOR_PRESETS = ("hudi_mor", "hudi_mor_clustering")
 
 
 # Which engine kind writes each preset (engines/kinds.py's EngineKind.presets): the MERGE_ON_READ ones are
@@ -105,62 +111,25 @@ def _text(value: object) -> str:
 
 def hoodie_options(cfg: HudiConfig, table_name: str, partition_field: str, record_key: str,
                    ordering_field: str = "ts") -> dict[str, str]:
-    """Every ``hoodie.*`` option of the engine's writes and table services: table identity
-    (version 6, hive-style partitions, as our tables), the preset's write path, the scenario's
-    sizing under Hudi's own keys, then ``cfg.options`` unchanged (they win)."""
-    retained = cfg.cleaner_commits_retained
-    keep_min = max(20, retained + 1)
-    opts: dict[str, object] = {
-        "hoodie.table.name": table_name,
-        "hoodie.datasource.write.table.type": "MERGE_ON_READ" if cfg.merge_on_read else "COPY_ON_WRITE",
-        "hoodie.datasource.write.recordkey.field": record_key,
-        "hoodie.datasource.write.partitionpath.field": partition_field,
-        "hoodie.datasource.write.precombine.field": ordering_field,
-        "hoodie.datasource.write.hive_style_partitioning": True,
-        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
-        "hoodie.write.table.version": 6,
-        "hoodie.metadata.enable": cfg.metadata_table,
-        # No timeline server (it is a network server on the driver); markers written directly.
-        "hoodie.embed.timeline.server": False,
-        "hoodie.write.markers.type": "DIRECT",
-        "hoodie.parquet.compression.codec": "snappy",  # as our writer
-        "hoodie.parquet.max.file.size": cfg.max_file_size,
-        "hoodie.copyonwrite.record.size.estimate": cfg.record_size_estimate,
-        "hoodie.clean.automatic": True,
-        "hoodie.cleaner.policy": "KEEP_LATEST_COMMITS",
-        "hoodie.cleaner.commits.retained": retained,
-        "hoodie.keep.min.commits": keep_min,
-        "hoodie.keep.max.commits": keep_min + 10,
-    }
-    if cfg.clustering:
-        opts.update({
-            "hoodie.datasource.write.operation": cfg.operation or "insert",
-            "hoodie.parquet.small.file.limit": 0,
-            "hoodie.clustering.plan.strategy.small.file.limit": cfg.small_file_limit,
-            "hoodie.clustering.plan.strategy.target.file.max.bytes": cfg.target_file_size,
-            "hoodie.clustering.inline": cfg.mode == "inline",
-            "hoodie.clustering.inline.max.commits": cfg.inline_every,
-            "hoodie.clustering.schedule.inline": cfg.mode == "schedule_inline",
-            "hoodie.clustering.async.enabled": cfg.mode == "async",
-            "hoodie.clustering.async.max.commits": cfg.inline_every,
-        })
-        if cfg.sort_columns:
-            opts["hoodie.clustering.plan.strategy.sort.columns"] = ",".join(cfg.sort_columns)
-    else:
-        opts.update({
-            "hoodie.datasource.write.operation": cfg.operation or "upsert",
-            "hoodie.parquet.small.file.limit": cfg.small_file_limit,
-        })
-    if cfg.merge_on_read:
-        # Updates (and, under hudi_mor, inserts topping up small base-only slices) go to log files; the
-        # writer compacts inline once compact_max_delta_commits deltacommits followed the last compaction.
-        # Hudi's datasource runs async compaction only inside its streaming sink, so a batch write compacts inline.
-        opts.update({
-            "hoodie.compact.inline": True,
-            "hoodie.compact.inline.trigger.strategy": "NUM_COMMITS",
-            "hoodie.compact.inline.max.delta.commits": cfg.compact_max_delta_commits,
-            "hoodie.datasource.compaction.async.enable": False,
-        })
+    """Every ``hoodie.*`` option of the engine's writes and table services, generated from the
+    config registry's entries of real Hudi under ``cfg.preset`` (:func:`registry.hudi_preset_keys`):
+    the table's identity, each field of ``cfg`` under the key it goes to under the preset, the
+    values the engine fixes (the entries' defaults) or derives; then ``cfg.options`` unchanged (they win)."""
+    identity = {"table_name": table_name, "record_key": record_key, "partition_column": partition_field,
+                "ordering_field": ordering_field, "key_generator": SIMPLE_KEY_GENERATOR}
+    opts: dict[str, object] = {}
+    for key, s in hudi_preset_keys(cfg.preset).items():
+        if s.derive is not None:
+            value = s.derive(cfg)
+        elif s.name is not None:
+            value = getattr(cfg, s.name)
+        elif s.writes:
+            value = identity[s.identity] if s.identity else s.default
+        else:
+            continue
+        if value is None or value == ():
+            continue
+        opts[key] = ",".join(value) if isinstance(value, tuple) else value
     opts.update(cfg.options)
     return {k: _text(v) for k, v in opts.items()}
 
@@ -179,16 +148,10 @@ def streaming_sink_options(cfg: HudiConfig, options: dict[str, str], async_max_c
     if async_max_commits < 1:
         raise ValueError("async_max_commits must be at least 1")
     out = dict(options)
-    out.update({
-        "hoodie.datasource.write.streaming.checkpoint.identifier": STREAM_WRITER_ID,
-        "hoodie.datasource.write.streaming.ignore.failed.batch": "false",
-    })
-    if cfg.clustering:
-        out.update({
-            "hoodie.clustering.inline": "false",
-            "hoodie.clustering.schedule.inline": "false",
-            "hoodie.clustering.async.enabled": _text(async_clustering),
-            "hoodie.clustering.async.max.commits": str(async_max_commits),
-        })
+    out.update({s.hudi: _text(s.default) for s in SETTINGS if s.stream and s.hudi})
+    if cfg.clustering:  # the scheduling keys as the sink's async service reads them (their registry derive)
+        sink = SimpleNamespace(mode="async" if async_clustering else "manual", inline_every=async_max_commits)
+        own = hudi_preset_keys(cfg.preset)
+        out.update({key: _text(own[key].derive(sink)) for key in SINK_SCHEDULE_KEYS})  # type: ignore[misc]
     out.update({k: _text(v) for k, v in cfg.options.items()})
     return out

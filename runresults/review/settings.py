@@ -11,7 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from engines.config.registry import COW, MB, default
 from runresults.review.prices import Prices
+
+# Hudi's defaults, in the scenario's MB: the registry's (engines/config/registry.py), not written again
+HUDI_SMALL_FILE_LIMIT_MB = default("small_file_limit", COW) / MB
+HUDI_MAX_FILE_MB = default("max_file_size", COW) / MB
 
 GATES = ("isolation", "no_loss", "incremental", "time_travel", "concurrent_update")
 GATE_LABELS = {"isolation": "isolation", "no_loss": "no loss", "incremental": "incremental",
@@ -31,9 +36,9 @@ class TargetSpec(BaseModel):
     batches_per_hour: float = Field(60.0, gt=0)
     partitions: int = Field(1, ge=1)
     horizon_days: float = Field(365.0, gt=0)
-    small_file_limit_mb: float = Field(100.0, ge=0)
-    target_file_mb: float = Field(120.0, gt=0)
-    max_file_mb: float = Field(120.0, gt=0)
+    small_file_limit_mb: float = Field(HUDI_SMALL_FILE_LIMIT_MB, ge=0)
+    target_file_mb: float = Field(HUDI_MAX_FILE_MB, gt=0)
+    max_file_mb: float = Field(HUDI_MAX_FILE_MB, gt=0)
     store: Literal["local", "s3"] = "s3"
     latency_ms: float = Field(20.0, ge=0, le=5000)
 
