@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from bench.scenario import load_scenario
-from bench.simulate import forked_replay, simulate
+from bench.simulate import forked_replay
+from bench.simulate.results_folder import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 
