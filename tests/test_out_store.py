@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
+from dead_repository import dead_repository_scenario
 
 from bench.store.server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
 
@@ -90,21 +91,8 @@ def test_credentials_in_the_out_uri_are_refused_unechoed(store, tmp_path: Path) 
 
 def test_a_failed_run_leaves_its_folder_in_the_bucket_not_in_tmp(store, tmp_path: Path) -> None:
     # a real failure after the run folder exists: Apache Hudi's bundle from a repository nobody serves
-    import socket
-
-    import yaml
-
     server, fs = store
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    settings = tmp_path / "ivysettings.xml"
-    settings.write_text(f'<ivysettings><settings defaultResolver="dead"/><resolvers><ibiblio name="dead" '
-                        f'm2compatible="true" root="http://127.0.0.1:{port}/maven2/"/></resolvers></ivysettings>')
-    doc = yaml.safe_load((REPO / "bench" / "scenarios" / "hudi_small.yaml").read_text())
-    doc["spark"]["conf"] = {"spark.jars.ivy": str(tmp_path / "ivy"), "spark.jars.ivySettings": str(settings)}
-    path = tmp_path / "dead-repo.yaml"
-    path.write_text(yaml.safe_dump(doc))
+    path, _ = dead_repository_scenario(tmp_path)
     staging = tmp_path / "tmp"
     staging.mkdir()
     proc = layoutbench(["run", str(path), "--out", out_uri(server, "userbucket", "failed")], tmp_path, timeout=120,
