@@ -164,8 +164,8 @@ class StoreSpec(_Strict):
                 raise ValueError(f"store.{key}: {where}")
         endpoint = data.get("endpoint")
         if isinstance(endpoint, str) and "@" in urlsplit(endpoint if "://" in endpoint else f"//{endpoint}").netloc:
-            raise ValueError(f"store.endpoint has a user name or password before '@': {where}; "
-                             "give the endpoint as http://host:port")
+            raise ValueError(f"store.endpoint holds credentials (a user name or password before '@'): {where}, "
+                             "which is written into run.json; give the endpoint as http://host:port")
         return data
 
     @property
@@ -175,11 +175,6 @@ class StoreSpec(_Strict):
 
     @model_validator(mode="after")
     def _external_store(self) -> StoreSpec:
-        if self.endpoint is not None and "@" in self.endpoint.split("://", 1)[-1].split("/", 1)[0]:
-            # never echo the value: it holds a secret, and the scenario is copied into run.json
-            raise ValueError("store.endpoint holds credentials (user:password@host); credentials come from the "
-                             "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or an AWS profile "
-                             "(AWS_PROFILE), never from the scenario, which is written into run.json")
         if self.endpoint is not None and self.bucket is None:
             raise ValueError("store.endpoint needs store.bucket (the bucket the tables go to)")
         if self.bucket is not None:

@@ -125,8 +125,9 @@ def test_engines_without_a_model_of_corrections_are_named() -> None:
     sc = _corrected(load_scenario(SMALL), 4)
     assert corrections_problems(sc) == []
     mor = sc.engines[0].model_copy(update={"name": "option2_mor", "kind": "clustering_mor", "config": {}})
+    # inserts into logs below 0.6 MB: within small.yaml's 0.8 MB files (a limit above the max file is refused)
     logs = mor.model_copy(update={"name": "option2_mor_logs",
-                                  "config": {"hoodie.parquet.small.file.limit": 4194304}})
+                                  "config": {"hoodie.parquet.small.file.limit": 600_000}})
     late = mor.model_copy(update={"name": "option2_mor_async", "config": {"compaction_inline": False}})
     assert corrections_problems(sc.model_copy(update={"engines": [*sc.engines, mor, logs]})) == []
     with_late = sc.model_copy(update={"engines": [*sc.engines, mor, logs, late]})
