@@ -60,6 +60,14 @@ def env_of(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def user_bucket(server: S3Server) -> pafs.S3FileSystem:
+    """The store as a user reaches it, with the bucket ``userbucket`` made."""
+    fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=server.endpoint,
+                           scheme="http", region=REGION, allow_bucket_creation=True)
+    fs.create_dir("userbucket")
+    return fs
+
+
 def on_a_terminal(argv: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess, str]:
     """Run with stderr on a pseudo-terminal; the process and what reached the terminal, escapes removed."""
     master, slave = pty.openpty()
@@ -102,9 +110,7 @@ def test_run_shows_engine_repetition_batch_and_phase_on_a_terminal(tmp_path: Pat
 @pytest.mark.slow
 def test_run_on_a_pipe_draws_nothing_and_its_folder_lands_in_the_bucket(tmp_path: Path) -> None:
     with S3Server() as server:
-        fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=server.endpoint,
-                               scheme="http", region=REGION, allow_bucket_creation=True)
-        fs.create_dir("userbucket")
+        fs = user_bucket(server)
         out = f"s3://userbucket/runs?endpoint_override={server.endpoint}&scheme=http"
         proc = subprocess.run([sys.executable, "-m", "bench.cli", "run", str(tiny_run(tmp_path)), "--out", out],
                               capture_output=True, text=True, timeout=600, env=env_of(tmp_path), cwd=tmp_path)
@@ -121,9 +127,7 @@ def test_run_on_a_pipe_draws_nothing_and_its_folder_lands_in_the_bucket(tmp_path
 @pytest.mark.slow
 def test_stream_shows_micro_batches_lag_and_rate_step_and_lands_in_the_bucket(tmp_path: Path) -> None:
     with S3Server() as server:
-        fs = pafs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, endpoint_override=server.endpoint,
-                               scheme="http", region=REGION, allow_bucket_creation=True)
-        fs.create_dir("userbucket")
+        fs = user_bucket(server)
         out = f"s3://userbucket/streams?endpoint_override={server.endpoint}&scheme=http"
         proc, shown = on_a_terminal(["stream", str(tiny_stream(tmp_path)), "--out", out], tmp_path)
         assert proc.returncode == 0, shown[-3000:]
